@@ -1,0 +1,91 @@
+/**
+ * The in-memory shape of a trace: one prompt, one sampler run, every denoising (or decoding)
+ * step, plus one forward pass over the final sequence with the same probes (what the paper's
+ * figures use). A batch of prompts yields one Trace per prompt.
+ *
+ * The on-disk format (writer/reader) lives beside this file; analyses only ever see this type.
+ * Leaf module on the data side: imports only util/.
+ */
+import type { Axis, ProbeRequest, ProbeTensor } from "../util/probes.js";
+
+export const TRACE_FORMAT_VERSION = 1;
+
+export type CharSpan = [number, number];
+
+export interface TraceModelInfo {
+  /** Folder name or user label, e.g. "tiny-llada". */
+  name: string;
+  family: "llama" | "qwen2" | "llada" | "dream";
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  causal: boolean;
+  /** 1 for Dream: token i was produced by query row i−1. */
+  logitShift: 0 | 1;
+  maskTokenId?: number;
+  bosTokenId?: number;
+  eosTokenIds: number[];
+  padTokenId?: number;
+}
+
+/** A named token span of the prompt (from character offsets), e.g. "query", "doc 3", "gold". */
+export interface Region {
+  name: string;
+  /** Token span [start, end). */
+  tokens: [number, number];
+  /** Character span in `prompt.text`. */
+  chars: CharSpan;
+}
+
+export interface TracePrompt {
+  /** The exact text fed to the tokenizer (after any chat template). */
+  text: string;
+  /** Prompt token ids (length = promptLength). */
+  ids: number[];
+  promptLength: number;
+  regions: Region[];
+}
+
+/** Per-step record. All arrays cover the whole canvas (prompt + generation) unless said. */
+export interface TraceStep {
+  /** 0-based step index over the whole run (LLaDA: across blocks). */
+  step: number;
+  /** LLaDA block index (0 for Dream/ARM). */
+  block: number;
+  /** The canvas fed to the model at this step, [seq]. */
+  canvas: Int32Array;
+  /** Positions unmasked (ARM: appended) at this step. */
+  transferred: Int32Array;
+  /** Token written at each transferred position. */
+  tokens: Int32Array;
+  /** Sampler confidence of each transferred position (LLaDA: softmax prob; Dream: per `alg`). */
+  confidence: Float32Array;
+  /** Query row whose output produced each transferred token (i for LLaDA/ARM, i−1 for Dream). */
+  producingRow: Int32Array;
+  /** Probe tensors of this step's forward pass, batch axis removed. */
+  probes: Map<string, ProbeTensor>;
+}
+
+export interface Trace {
+  formatVersion: number;
+  model: TraceModelInfo;
+  prompt: TracePrompt;
+  /** Token strings and char offsets of the final sequence (prompt + generated), [seq]. */
+  tokens: string[];
+  offsets: CharSpan[];
+  /** Every setting of the run, verbatim (sampler, steps, genLength, blockLength, alg, temperature, seed, …). */
+  settings: Record<string, unknown>;
+  probes: ProbeRequest;
+  steps: TraceStep[];
+  /** Forward pass over the final sequence with the same probes. */
+  final: { sequence: Int32Array; probes: Map<string, ProbeTensor> };
+  /** Step at which each position was unmasked (−1 for prompt positions), [seq]. */
+  unmaskedAt: Int32Array;
+  /** Decoded answer text. */
+  answer: string;
+  /** true when the run was interrupted and this trace holds only the steps written so far. */
+  partial: boolean;
+}
+
+export type { Axis, ProbeTensor };
