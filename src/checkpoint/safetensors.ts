@@ -1,0 +1,268 @@
+/**
+ * safetensors: an 8-byte little-endian header length N, N bytes of JSON header
+ * `{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {str: str}}`, then the
+ * data. Offsets are relative to the end of the header.
+ *
+ * The reader validates everything before anything is trusted: header length against the file
+ * size and a sanity cap (no giant allocation from a lying length), JSON shape, dtype names,
+ * shape × dtype size == byte range, ranges inside the file, no overlaps. Errors name the file
+ * and the tensor/field.
+ *
+ * The writer is used by tests, fixtures and the trace format (safetensors + JSON).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CheckpointError } from "../util/errors.js";
+import type { SafetensorsDType, TensorInfo } from "./types.js";
+
+/** Bytes per element for each dtype. */
+export const DTYPE_BYTES: Record<SafetensorsDType, number> = {
+  F64: 8, F32: 4, F16: 2, BF16: 2,
+  I64: 8, I32: 4, I16: 2, I8: 1,
+  U64: 8, U32: 4, U16: 2, U8: 1,
+  BOOL: 1,
+};
+
+/** Headers larger than this are refused: real checkpoints have headers of a few hundred KB. */
+export const MAX_HEADER_BYTES = 100 * 1024 * 1024;
+
+export interface SafetensorsHeader {
+  /** Absolute, symlink-resolved path. */
+  file: string;
+  /** Byte offset where tensor data starts (8 + header length). */
+  dataStart: number;
+  fileSize: number;
+  tensors: TensorInfo[];
+  metadata: Record<string, string>;
+}
+
+/**
+ * Read and validate the header of one safetensors file. Reads only the header bytes.
+ * @param file path (symlinks are resolved: ORT external data must name the real file)
+ */
+export function readSafetensorsHeader(file: string): SafetensorsHeader {
+  let real: string;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    throw new CheckpointError("Safetensors file not found", { file, expected: "an existing .safetensors file" });
+  }
+  const fd = openOrThrow(real, file);
+  try {
+    const fileSize = fs.fstatSync(fd).size;
+    if (fileSize < 8) {
+      throw new CheckpointError("Safetensors file is too short to hold a header length", {
+        file, field: "header length", expected: "at least 8 bytes", found: `${fileSize} bytes`,
+      });
+    }
+    const lenBuf = Buffer.alloc(8);
+    fs.readSync(fd, lenBuf, 0, 8, 0);
+    const headerLen = lenBuf.readBigUInt64LE(0);
+    if (headerLen === 0n || headerLen > BigInt(Math.min(MAX_HEADER_BYTES, fileSize - 8))) {
+      throw new CheckpointError("Safetensors header length is impossible", {
+        file, field: "header length",
+        expected: `1..${Math.min(MAX_HEADER_BYTES, fileSize - 8)} bytes (file is ${fileSize} bytes)`,
+        found: headerLen.toString(),
+      });
+    }
+    const n = Number(headerLen);
+    const headerBuf = Buffer.alloc(n);
+    const got = fs.readSync(fd, headerBuf, 0, n, 8);
+    if (got !== n) {
+      throw new CheckpointError("Safetensors header is truncated", { file, field: "header", expected: `${n} bytes`, found: `${got} bytes` });
+    }
+    return parseHeader(real, headerBuf, 8 + n, fileSize);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function openOrThrow(real: string, given: string): number {
+  try {
+    return fs.openSync(real, "r");
+  } catch (e) {
+    throw new CheckpointError("Cannot open safetensors file", { file: given, found: (e as Error).message });
+  }
+}
+
+function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSize: number): SafetensorsHeader {
+  let json: unknown;
+  try {
+    // Trailing spaces are the format's padding.
+    json = JSON.parse(headerBuf.toString("utf8"));
+  } catch (e) {
+    throw new CheckpointError("Safetensors header is not valid JSON", { file, field: "header", found: (e as Error).message });
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) {
+    throw new CheckpointError("Safetensors header is not a JSON object", { file, field: "header", expected: "{name: {dtype, shape, data_offsets}}" });
+  }
+  const dataSize = fileSize - dataStart;
+  const tensors: TensorInfo[] = [];
+  let metadata: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(json as Record<string, unknown>)) {
+    if (name === "__metadata__") {
+      metadata = validateMetadata(file, entry);
+      continue;
+    }
+    tensors.push(validateEntry(file, name, entry, dataStart, dataSize));
+  }
+  // Overlapping ranges would mean two tensors alias the same bytes: a corrupt or hostile file.
+  const sorted = [...tensors].sort((a, b) => a.byteOffset - b.byteOffset);
+  for (let i = 1; i < sorted.length; i++) {
+    const prev = sorted[i - 1];
+    if (sorted[i].byteOffset < prev.byteOffset + prev.byteLength) {
+      throw new CheckpointError("Safetensors tensors overlap", {
+        file, field: `${prev.name} / ${sorted[i].name}`, expected: "disjoint data_offsets",
+      });
+    }
+  }
+  return { file, dataStart, fileSize, tensors, metadata };
+}
+
+function validateMetadata(file: string, entry: unknown): Record<string, string> {
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+    throw new CheckpointError("Safetensors __metadata__ is not an object", { file, field: "__metadata__", expected: "{string: string}" });
+  }
+  for (const [k, v] of Object.entries(entry)) {
+    if (typeof v !== "string") {
+      throw new CheckpointError("Safetensors __metadata__ value is not a string", { file, field: `__metadata__.${k}`, expected: "string", found: typeof v });
+    }
+  }
+  return entry as Record<string, string>;
+}
+
+function validateEntry(file: string, name: string, entry: unknown, dataStart: number, dataSize: number): TensorInfo {
+  const bad = (field: string, expected: string, found: unknown) =>
+    new CheckpointError("Safetensors header entry is invalid", {
+      file, field: `${name}.${field}`, expected, found: short(found),
+    });
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) throw bad("", "{dtype, shape, data_offsets}", entry);
+  const e = entry as Record<string, unknown>;
+  if (typeof e.dtype !== "string" || !(e.dtype in DTYPE_BYTES)) {
+    throw bad("dtype", `one of ${Object.keys(DTYPE_BYTES).join(", ")}`, e.dtype);
+  }
+  const dtype = e.dtype as SafetensorsDType;
+  if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    throw bad("shape", "an array of non-negative integers", e.shape);
+  }
+  const shape = e.shape as number[];
+  const off = e.data_offsets;
+  if (!Array.isArray(off) || off.length !== 2 || !off.every((d) => Number.isSafeInteger(d) && d >= 0) || off[0] > off[1]) {
+    throw bad("data_offsets", "[begin, end] with 0 <= begin <= end", off);
+  }
+  const [begin, end] = off as [number, number];
+  if (end > dataSize) {
+    throw bad("data_offsets", `end <= ${dataSize} (data bytes in the file)`, off);
+  }
+  let count = 1;
+  for (const d of shape) {
+    count *= d;
+    if (!Number.isSafeInteger(count)) throw bad("shape", "a shape whose element count fits in 2^53", shape);
+  }
+  const expectedBytes = count * DTYPE_BYTES[dtype];
+  if (expectedBytes !== end - begin) {
+    throw bad("data_offsets", `${expectedBytes} bytes for ${dtype}[${shape.join(",")}]`, `${end - begin} bytes`);
+  }
+  return { name, file, dtype, shape, byteOffset: dataStart + begin, byteLength: end - begin };
+}
+
+function short(v: unknown): string {
+  const s = JSON.stringify(v);
+  if (s === undefined) return String(v);
+  return s.length > 80 ? s.slice(0, 77) + "..." : s;
+}
+
+/** Read one tensor's raw bytes (copy). Validated header first: offsets are trusted here. */
+export function readTensorBytes(info: TensorInfo): Buffer {
+  const fd = fs.openSync(info.file, "r");
+  try {
+    const buf = Buffer.alloc(info.byteLength);
+    const got = fs.readSync(fd, buf, 0, info.byteLength, info.byteOffset);
+    if (got !== info.byteLength) {
+      throw new CheckpointError("Tensor data is truncated", { file: info.file, field: info.name, expected: `${info.byteLength} bytes`, found: `${got} bytes` });
+    }
+    return buf;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Read a floating-point tensor as Float32Array (F32/F16/BF16/F64 converted). */
+export function readTensorF32(info: TensorInfo): Float32Array {
+  const raw = readTensorBytes(info);
+  const n = info.byteLength / DTYPE_BYTES[info.dtype];
+  const out = new Float32Array(n);
+  switch (info.dtype) {
+    case "F32":
+      for (let i = 0; i < n; i++) out[i] = raw.readFloatLE(i * 4);
+      return out;
+    case "F64":
+      for (let i = 0; i < n; i++) out[i] = raw.readDoubleLE(i * 8);
+      return out;
+    case "BF16": {
+      const u32 = new Uint32Array(out.buffer);
+      for (let i = 0; i < n; i++) u32[i] = raw.readUInt16LE(i * 2) << 16;
+      return out;
+    }
+    case "F16":
+      for (let i = 0; i < n; i++) out[i] = f16ToF32(raw.readUInt16LE(i * 2));
+      return out;
+    default:
+      throw new CheckpointError("Tensor is not floating point", { file: info.file, field: `${info.name}.dtype`, expected: "F32, F16, BF16 or F64", found: info.dtype });
+  }
+}
+
+/** IEEE half → float. */
+export function f16ToF32(h: number): number {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0) return s * f * 2 ** -24;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+/** A tensor to write: data must already be in the named dtype's little-endian layout (typed arrays are, on x86/ARM). */
+export interface TensorToWrite {
+  dtype: SafetensorsDType;
+  shape: number[];
+  data: ArrayBufferView;
+}
+
+/**
+ * Serialise tensors into safetensors bytes. Header padded with spaces to a multiple of 8 (as HF
+ * does), tensors laid out in the given order.
+ */
+export function encodeSafetensors(tensors: Record<string, TensorToWrite>, metadata?: Record<string, string>): Buffer {
+  const header: Record<string, unknown> = {};
+  if (metadata && Object.keys(metadata).length) header.__metadata__ = metadata;
+  let offset = 0;
+  const parts: Buffer[] = [];
+  for (const [name, t] of Object.entries(tensors)) {
+    const bytes = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    if (count * DTYPE_BYTES[t.dtype] !== bytes.length) {
+      throw new CheckpointError("Tensor data does not match its shape and dtype", {
+        field: name, expected: `${count * DTYPE_BYTES[t.dtype]} bytes`, found: `${bytes.length} bytes`,
+      });
+    }
+    header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+    parts.push(bytes);
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
+  const jsonBuf = Buffer.from(json, "utf8");
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(jsonBuf.length));
+  return Buffer.concat([len, jsonBuf, ...parts]);
+}
+
+/** Write a safetensors file atomically (temp file + rename: never a half-written file). */
+export function writeSafetensors(file: string, tensors: Record<string, TensorToWrite>, metadata?: Record<string, string>): void {
+  const bytes = encodeSafetensors(tensors, metadata);
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, bytes);
+  fs.renameSync(tmp, file);
+}
