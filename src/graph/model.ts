@@ -1,0 +1,219 @@
+/**
+ * `buildModelGraph`: one ModelSpec + the checkpoint's tensor index → ONNX bytes for a
+ * Llama-family forward pass with in-graph attention probes.
+ *
+ * Graph inputs (all [batch, seq] with symbolic dims unless noted):
+ *   input_ids int64 · position_ids int64 (computed in TS: cumsum(mask) − 1, clipped at 0) ·
+ *   attention_mask bool (false = padding key) · query_weight float (normalised per row; only
+ *   with received probes) · region_onehot float [batch, seq, region] (only with regionSum).
+ * Outputs: `logits` float [batch, seq, vocab] (already shifted for logitShift 1, so row i is
+ * the distribution for token i), then one output per probe, named canonically.
+ *
+ * Design (onnx-feasibility.md): weights are external data pointing INTO the safetensors files
+ * (zero copy), kept in HF [out, in] layout and used through Gemm(transB=1); BF16/F16 weights get
+ * a Cast to the compute type; the residual stream is kept 2-D [batch·seq, hidden]; RMSNorm,
+ * RoPE and attention are decomposed into plain ops so that every intermediate can be exposed;
+ * GQA broadcasts q [B,KV,G,T,d] against k [B,KV,1,d,T] instead of repeating K/V.
+ */
+import * as path from "node:path";
+import type { TensorInfo } from "../checkpoint/types.js";
+import { CheckpointError, SettingsError } from "../util/errors.js";
+import type { ProbeRequest } from "../util/probes.js";
+import { GraphBuilder } from "./onnx/builder.js";
+import { DataType } from "./onnx/proto.js";
+import { emitAttentionProbes, emitQkProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ProbeContext, type ProbeOutput } from "./probes.js";
+import { ropeInvFreq } from "./rope.js";
+import type { ModelSpec } from "./spec.js";
+
+/** float32 finfo.min: HF's fill value for masked scores (−inf would turn fully masked rows into NaN). */
+export const F32_MIN = -3.4028234663852886e38;
+
+export interface BuildOptions {
+  probes?: ProbeRequest;
+  /** "f32" (default; the only choice on CPU) or "f16" (weights and matmuls in half, norms and softmax in f32). */
+  computeDType?: "f32" | "f16";
+}
+
+export interface BuiltGraph {
+  /** Serialised ModelProto. */
+  bytes: Uint8Array;
+  /** Real (symlink-resolved) paths of the safetensors files referenced as external data; locations are their basenames. */
+  externalFiles: string[];
+  inputNames: string[];
+  probes: ProbeOutput[];
+  nodeCount: number;
+}
+
+const ONNX_DTYPE: Record<string, number> = { F32: DataType.FLOAT, F16: DataType.FLOAT16, BF16: DataType.BFLOAT16 };
+
+function numel(shape: number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo>, options: BuildOptions = {}): BuiltGraph {
+  const req = options.probes ?? {};
+  validateProbeRequest(spec, req);
+  const f16 = (options.computeDType ?? "f32") === "f16";
+  if (options.computeDType !== undefined && options.computeDType !== "f32" && options.computeDType !== "f16") {
+    throw new SettingsError("Unknown compute dtype", { field: "computeDType", expected: '"f32" or "f16"', found: String(options.computeDType) });
+  }
+  const CT = f16 ? DataType.FLOAT16 : DataType.FLOAT;
+  const { hiddenSize: D, numHeads: H, numKvHeads: KV, headDim: hd } = spec;
+  if (H % KV !== 0) {
+    throw new CheckpointError("Query heads are not a multiple of key/value heads", { field: "num_key_value_heads", expected: `a divisor of ${H}`, found: String(KV) });
+  }
+  const G = H / KV;
+  const g = new GraphBuilder();
+  const files = new Map<string, string>(); // real path → location
+  const weightCache = new Map<string, string>();
+
+  /** External initializer for a checkpoint tensor, shape-checked, cast to the compute type. */
+  const weight = (name: string, shape: number[]): string => {
+    const cached = weightCache.get(name);
+    if (cached) return cached;
+    const info = tensors.get(name);
+    if (!info) throw new CheckpointError("Checkpoint lacks a tensor the model needs", { field: name, expected: `a tensor of shape [${shape}]`, found: "nothing" });
+    if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
+      throw new CheckpointError("Tensor has the wrong shape", { file: info.file, field: name, expected: `[${shape}]`, found: `[${info.shape}]` });
+    }
+    const dt = ONNX_DTYPE[info.dtype];
+    if (dt === undefined) throw new CheckpointError("Unsupported weight dtype", { file: info.file, field: `${name}.dtype`, expected: "F32, F16 or BF16", found: info.dtype });
+    const location = path.basename(info.file);
+    const prev = [...files].find(([f, loc]) => loc === location && f !== info.file);
+    if (prev) throw new CheckpointError("Two weight files share a base name in different folders", { file: info.file, field: name, expected: "distinct file names", found: `${prev[0]} and ${info.file}` });
+    files.set(info.file, location);
+    const init = g.initializer({
+      name, dataType: dt, dims: shape,
+      externalData: [
+        { key: "location", value: location },
+        { key: "offset", value: String(info.byteOffset) },
+        { key: "length", value: String(info.byteLength) },
+      ],
+    });
+    const v = dt === CT ? init : g.cast(init, CT);
+    weightCache.set(name, v);
+    return v;
+  };
+  const toF32 = (x: string) => (f16 ? g.cast(x, DataType.FLOAT) : x);
+  const toCT = (x: string) => (f16 ? g.cast(x, CT) : x);
+  const dims = (parts: (number | string)[]) => g.concat(parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)), 0);
+  const linear = (x: string, w: string, out: number, inp: number, bias?: string) =>
+    g.gemmTransB(x, weight(w, [out, inp]), bias ? weight(bias, [out]) : undefined);
+
+  /** RMSNorm over the last axis, in f32 (HF: normalise in f32, cast back, then × weight). */
+  const eps = g.constF32([spec.rmsNormEps], []);
+  const rmsNorm = (x: string, w: string): string => {
+    const xf = toF32(x);
+    const ms = g.reduceMean(g.mul(xf, xf), -1, true);
+    const normed = g.mul(xf, g.reciprocal(g.sqrt(g.add(ms, eps))));
+    return g.mul(toCT(normed), weight(w, [D]));
+  };
+
+  // ---- inputs and shared per-run tensors ----
+  const ids = g.input("input_ids", DataType.INT64, ["batch", "seq"]);
+  const pos = g.input("position_ids", DataType.INT64, ["batch", "seq"]);
+  const mask = g.input("attention_mask", DataType.BOOL, ["batch", "seq"]);
+  const inputNames = [ids, pos, mask];
+  const idsShape = g.shape(ids);
+  const B = g.slice(idsShape, 0, 1, 0);
+  const T = g.slice(idsShape, 1, 2, 0);
+
+  // allowed[b,1,1,q,k]: key k is real, and (causal) k ≤ q.
+  let allowed = g.unsqueeze(mask, [1, 2, 3]); // [B,1,1,1,K]
+  if (spec.causal) {
+    const r = g.range(g.constI64([0], []), g.reshape(T, g.constI64([], [0])), g.constI64([1], []));
+    const future = g.greater(g.unsqueeze(r, [0]), g.unsqueeze(r, [1])); // [Q,K]: k > q
+    allowed = g.and(allowed, g.not(future));
+  }
+  const maskFill = g.constF32([F32_MIN], []);
+
+  // RoPE tables for this run: angle[b,t,j] = position · invFreq[j], duplicated to dHead.
+  const invFreq = g.constF32(ropeInvFreq(spec.rope, hd), [hd / 2], "inv_freq");
+  const freqs = g.mul(g.unsqueeze(g.cast(pos, DataType.FLOAT), [2]), invFreq); // [B,T,hd/2]
+  const emb = g.unsqueeze(g.concat([freqs, freqs], -1), [2]); // [B,T,1,hd]
+  const cos = toCT(g.cos(emb));
+  const sin = toCT(g.sin(emb));
+  const half = hd / 2;
+  /** x·cos + rotate_half(x)·sin on [B,T,heads,hd]. */
+  const rope = (x: string): string => {
+    const x1 = g.slice(x, 0, half, 3);
+    const x2 = g.slice(x, half, hd, 3);
+    return g.add(g.mul(x, cos), g.mul(g.concat([g.neg(x2), x1], 3), sin));
+  };
+
+  const ctx: ProbeContext = { spec, req, batch: B, seq: T };
+  if (req.received || req.receivedHeads) {
+    const qw = g.input(PROBE_INPUTS.queryWeight, DataType.FLOAT, ["batch", "seq"]);
+    inputNames.push(qw);
+    ctx.queryWeight5 = g.unsqueeze(qw, [1, 2, 3]);
+  }
+  if (req.regionSum) {
+    const m = g.input(PROBE_INPUTS.regionOneHot, DataType.FLOAT, ["batch", "seq", req.regionSum.regions]);
+    inputNames.push(m);
+    ctx.region = m;
+    ctx.regionT = g.transpose(m, [0, 2, 1]);
+  }
+
+  // ---- embedding: [B,T] → [B·T, D] ----
+  let x = g.reshape(g.gather(weight(spec.weights.embed, [spec.vocabSize, D]), ids, 0), g.constI64([-1, D]));
+  const qScale = toCT(g.constF32([1 / Math.sqrt(hd)], []));
+
+  for (let l = 0; l < spec.numLayers; l++) {
+    const w = spec.weights.blocks[l];
+    if (!w) throw new CheckpointError("Model spec lists fewer blocks than layers", { field: "weights.blocks", expected: `${spec.numLayers} blocks`, found: String(spec.weights.blocks.length) });
+    const h = rmsNorm(x, w.attnNorm);
+    const bias = (b?: string) => (spec.qkvBias ? b : undefined);
+    const q = g.reshape(linear(h, w.q, H * hd, D, bias(w.qBias)), dims([-1, T, H, hd])); // [B,T,H,hd]
+    const k = g.reshape(linear(h, w.k, KV * hd, D, bias(w.kBias)), dims([-1, T, KV, hd]));
+    const v = g.reshape(linear(h, w.v, KV * hd, D, bias(w.vBias)), dims([-1, T, KV, hd]));
+    const qRot = rope(q);
+    const kRot = rope(k);
+    emitQkProbes(g, req, l, { q, k, qRot, kRot }, toF32);
+
+    // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
+    const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
+    const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
+    const scores = toF32(g.matmul(q5, kT5));
+    const p5 = g.softmax(g.where(allowed, scores, maskFill), -1);
+    emitAttentionProbes(g, ctx, l, p5);
+
+    const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
+    const o5 = g.matmul(toCT(p5), v5); // [B,KV,G,T,hd]
+    const o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), g.constI64([-1, H * hd]));
+    x = g.add(x, linear(o, w.o, D, H * hd));
+
+    const h2 = rmsNorm(x, w.mlpNorm);
+    const gate = linear(h2, w.gate, spec.intermediateSize, D);
+    const up = linear(h2, w.up, spec.intermediateSize, D);
+    x = g.add(x, linear(g.mul(g.mul(gate, g.sigmoid(gate)), up), w.down, D, spec.intermediateSize));
+  }
+
+  const final = rmsNorm(x, spec.weights.finalNorm);
+  let logits = g.reshape(toF32(linear(final, spec.weights.lmHead, spec.vocabSize, D)), dims([-1, T, spec.vocabSize]));
+  if (spec.logitShift === 1) {
+    // Dream: row i ← model row i−1; row 0 keeps its own (concat(logits[:, :1], logits[:, :-1])).
+    logits = g.concat([g.slice(logits, 0, 1, 1), g.slice(logits, 0, -1, 1)], 1);
+  }
+  g.output(logits, "logits", DataType.FLOAT, ["batch", "seq", spec.vocabSize]);
+
+  const bytes = g.encode(`floatscope_${spec.family}`, { family: spec.family, architecture: spec.architecture });
+  const probes = probeOutputs(spec, req);
+  // The builder emitted outputs in the same order probeOutputs lists them; check it (one rule, two readers).
+  const emitted = g.outputs.map((o) => o.name).filter((n) => n !== "logits");
+  if (emitted.length !== probes.length || emitted.some((n) => !probes.some((p) => p.name === n))) {
+    throw new Error(`internal: probe outputs disagree: ${emitted.join(",")} vs ${probes.map((p) => p.name).join(",")}`);
+  }
+  return { bytes, externalFiles: [...files.keys()], inputNames, probes, nodeCount: g.nodes.length };
+}
+
+/** Parameter count of the tensors a spec uses (tied heads counted once). */
+export function parameterCount(spec: ModelSpec, tensors: Map<string, TensorInfo>): number {
+  const names = new Set<string>([spec.weights.embed, spec.weights.finalNorm, spec.weights.lmHead]);
+  for (const b of spec.weights.blocks) for (const n of Object.values(b)) if (n) names.add(n);
+  let n = 0;
+  for (const name of names) {
+    const t = tensors.get(name);
+    if (t) n += numel(t.shape);
+  }
+  return n;
+}

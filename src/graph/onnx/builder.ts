@@ -1,0 +1,174 @@
+/**
+ * GraphBuilder: a thin, typed way to write an ONNX graph as a sequence of calls that return
+ * value names. Every helper emits one ONNX node (opset 21, default domain) and returns the
+ * name of its output, so model code reads like the maths:
+ *
+ *   const h = g.mul(g.reciprocal(g.sqrt(g.add(ms, eps))), x);
+ *
+ * Small constants are stored inline; large weights are `external` initializers pointing into
+ * safetensors files (see model.ts). Names are made unique with a per-prefix counter.
+ */
+import {
+  AttributeType, DataType, encodeModel,
+  type AttributeProto, type Dim, type GraphProto, type ModelProto, type NodeProto, type TensorProto, type ValueInfoProto,
+} from "./proto.js";
+
+export const OPSET = 21;
+export const IR_VERSION = 10;
+
+/** Attribute values: numbers are INT unless wrapped with `float()`; arrays of numbers are INTS. */
+export type AttrValue = number | string | number[] | { float: number } | { floats: number[] } | { tensor: TensorProto };
+
+export function float(f: number): { float: number } {
+  return { float: f };
+}
+
+function attribute(name: string, v: AttrValue): AttributeProto {
+  if (typeof v === "number") return { name, type: AttributeType.INT, i: v };
+  if (typeof v === "string") return { name, type: AttributeType.STRING, s: v };
+  if (Array.isArray(v)) return { name, type: AttributeType.INTS, ints: v };
+  if ("float" in v) return { name, type: AttributeType.FLOAT, f: v.float };
+  if ("floats" in v) return { name, type: AttributeType.FLOATS, floats: v.floats };
+  return { name, type: AttributeType.TENSOR, t: v.tensor };
+}
+
+export class GraphBuilder {
+  readonly nodes: NodeProto[] = [];
+  readonly initializers: TensorProto[] = [];
+  readonly inputs: ValueInfoProto[] = [];
+  readonly outputs: ValueInfoProto[] = [];
+  private counters = new Map<string, number>();
+  private constCache = new Map<string, string>();
+
+  /** A fresh value name `${prefix}_${n}`. */
+  fresh(prefix: string): string {
+    const n = this.counters.get(prefix) ?? 0;
+    this.counters.set(prefix, n + 1);
+    return `${prefix}_${n}`;
+  }
+
+  input(name: string, elemType: number, shape: Dim[]): string {
+    this.inputs.push({ name, elemType, shape });
+    return name;
+  }
+
+  /** Expose `value` as graph output `name` (adds an Identity when the names differ). */
+  output(value: string, name: string, elemType: number, shape?: Dim[]): void {
+    if (value !== name) this.node("Identity", [value], {}, name);
+    this.outputs.push({ name, elemType, shape });
+  }
+
+  initializer(t: TensorProto): string {
+    this.initializers.push(t);
+    return t.name;
+  }
+
+  /** Inline float32 constant (cached by content for small ones). */
+  constF32(values: ArrayLike<number>, dims: number[], prefix = "c"): string {
+    const data = Float32Array.from(values);
+    return this.constRaw(DataType.FLOAT, new Uint8Array(data.buffer), dims, prefix);
+  }
+
+  /** Inline int64 constant. */
+  constI64(values: ArrayLike<number>, dims: number[] = [values.length], prefix = "c"): string {
+    const data = BigInt64Array.from(Array.from(values, (v) => BigInt(v)));
+    return this.constRaw(DataType.INT64, new Uint8Array(data.buffer), dims, prefix);
+  }
+
+  private constRaw(dataType: number, raw: Uint8Array, dims: number[], prefix: string): string {
+    const key = raw.length <= 64 ? `${dataType}|${dims.join(",")}|${Buffer.from(raw).toString("hex")}` : undefined;
+    const hit = key && this.constCache.get(key);
+    if (hit) return hit;
+    const name = this.fresh(prefix);
+    this.initializer({ name, dataType, dims, rawData: raw });
+    if (key) this.constCache.set(key, name);
+    return name;
+  }
+
+  /** Emit one node. `outputs`: a name, a count of fresh outputs, or explicit names. */
+  node(opType: string, inputs: string[], attrs: Record<string, AttrValue | undefined> = {}, outputs: string | number | string[] = 1, domain?: string): string {
+    const outs = typeof outputs === "string" ? [outputs] : typeof outputs === "number" ? Array.from({ length: outputs }, () => this.fresh(opType)) : outputs;
+    const attribute_: AttributeProto[] = [];
+    for (const [k, v] of Object.entries(attrs)) if (v !== undefined) attribute_.push(attribute(k, v));
+    this.nodes.push({ name: this.fresh(`n_${opType}`), opType, domain, input: inputs, output: outs, attribute: attribute_ });
+    return outs[0];
+  }
+
+  /** Emit a node with several outputs and return all their names. */
+  nodeN(opType: string, inputs: string[], n: number, attrs: Record<string, AttrValue | undefined> = {}): string[] {
+    const outs = Array.from({ length: n }, () => this.fresh(opType));
+    this.node(opType, inputs, attrs, outs);
+    return outs;
+  }
+
+  // ---- typed helpers (one ONNX op each) ----
+  add(a: string, b: string): string { return this.node("Add", [a, b]); }
+  sub(a: string, b: string): string { return this.node("Sub", [a, b]); }
+  mul(a: string, b: string): string { return this.node("Mul", [a, b]); }
+  div(a: string, b: string): string { return this.node("Div", [a, b]); }
+  neg(a: string): string { return this.node("Neg", [a]); }
+  sqrt(a: string): string { return this.node("Sqrt", [a]); }
+  reciprocal(a: string): string { return this.node("Reciprocal", [a]); }
+  sigmoid(a: string): string { return this.node("Sigmoid", [a]); }
+  cos(a: string): string { return this.node("Cos", [a]); }
+  sin(a: string): string { return this.node("Sin", [a]); }
+  not(a: string): string { return this.node("Not", [a]); }
+  and(a: string, b: string): string { return this.node("And", [a, b]); }
+  greater(a: string, b: string): string { return this.node("Greater", [a, b]); }
+  where(cond: string, a: string, b: string): string { return this.node("Where", [cond, a, b]); }
+  matmul(a: string, b: string): string { return this.node("MatMul", [a, b]); }
+  /** Y = A·Bᵀ (+ C): weights stay in HF [out, in] layout, no transpose copy. A must be 2-D. */
+  gemmTransB(a: string, b: string, c?: string): string {
+    return this.node("Gemm", c ? [a, b, c] : [a, b], { transB: 1 });
+  }
+  cast(a: string, to: number): string { return this.node("Cast", [a], { to }); }
+  shape(a: string): string { return this.node("Shape", [a]); }
+  reshape(a: string, shape: string): string { return this.node("Reshape", [a, shape]); }
+  transpose(a: string, perm: number[]): string { return this.node("Transpose", [a], { perm }); }
+  unsqueeze(a: string, axes: number[]): string { return this.node("Unsqueeze", [a, this.constI64(axes)]); }
+  concat(xs: string[], axis: number): string { return this.node("Concat", xs, { axis }); }
+  gather(data: string, indices: string, axis = 0): string { return this.node("Gather", [data, indices], { axis }); }
+  /** Slice along one axis: [start, end). */
+  slice(a: string, start: number, end: number, axis: number): string {
+    return this.node("Slice", [a, this.constI64([start]), this.constI64([end]), this.constI64([axis])]);
+  }
+  softmax(a: string, axis = -1): string { return this.node("Softmax", [a], { axis }); }
+  /**
+   * Reductions take ONE axis: ORT CPU's multi-axis ReduceMean was measured ~18× slower than two
+   * single-axis reductions (onnx-feasibility §3), so callers chain them.
+   */
+  reduceMean(a: string, axis: number, keepdims = true): string {
+    return this.node("ReduceMean", [a, this.constI64([axis])], { keepdims: keepdims ? 1 : 0 });
+  }
+  reduceSum(a: string, axis: number, keepdims = true): string {
+    return this.node("ReduceSum", [a, this.constI64([axis])], { keepdims: keepdims ? 1 : 0 });
+  }
+  reduceMax(a: string, axis: number, keepdims = true): string {
+    return this.node("ReduceMax", [a, this.constI64([axis])], { keepdims: keepdims ? 1 : 0 });
+  }
+  argMax(a: string, axis: number, keepdims = false): string {
+    return this.node("ArgMax", [a], { axis, keepdims: keepdims ? 1 : 0 });
+  }
+  range(start: string, limit: string, delta: string): string { return this.node("Range", [start, limit, delta]); }
+
+  toGraph(name: string): GraphProto {
+    return { name, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs };
+  }
+
+  toModel(name: string, metadata: Record<string, string> = {}): ModelProto {
+    return {
+      irVersion: IR_VERSION,
+      opsetImport: [{ domain: "", version: OPSET }],
+      producerName: "floatscope",
+      producerVersion: "0.1.0",
+      graph: this.toGraph(name),
+      metadataProps: Object.entries(metadata).map(([key, value]) => ({ key, value })),
+    };
+  }
+
+  encode(name: string, metadata?: Record<string, string>): Uint8Array {
+    return encodeModel(this.toModel(name, metadata));
+  }
+}
+
+export { DataType };

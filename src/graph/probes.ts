@@ -1,0 +1,170 @@
+/**
+ * In-graph attention probes: the statistics of util/probes.ts, computed inside the ONNX graph
+ * from each layer's attention probabilities so that nothing [query × key]-sized leaves the
+ * graph unless a full map was asked for.
+ *
+ * Every builder here receives P in the grouped 5-D layout the attention uses,
+ * `[batch, kvHead, group, query, key]` with head h = kvHead·group + g (HF's consecutive GQA
+ * mapping), and reduces one axis at a time (multi-axis ReduceMean is ~18× slower on ORT CPU).
+ */
+import { SettingsError } from "../util/errors.js";
+import { PROBE_AXES, probeName, type Axis, type ProbeRequest } from "../util/probes.js";
+import type { GraphBuilder } from "./onnx/builder.js";
+import { DataType } from "./onnx/proto.js";
+import type { ModelSpec } from "./spec.js";
+
+/** One graph output a probe request produces. */
+export interface ProbeOutput {
+  name: string;
+  layer: number;
+  /** The part after `blocks.{l}.attn.` (a key of PROBE_AXES). */
+  kind: string;
+  axes: Axis[];
+  dtype: "float32" | "int32";
+}
+
+/** Names of the per-run inputs a probe request needs. */
+export const PROBE_INPUTS = { queryWeight: "query_weight", regionOneHot: "region_onehot" } as const;
+
+function checkLayers(spec: ModelSpec, layers: number[], field: string): void {
+  for (const l of layers) {
+    if (!Number.isInteger(l) || l < 0 || l >= spec.numLayers) {
+      throw new SettingsError("Probe layer out of range", { field, expected: `integers in [0, ${spec.numLayers - 1}]`, found: String(l) });
+    }
+  }
+}
+
+/** Validate a probe request against a model; throws SettingsError naming the field. */
+export function validateProbeRequest(spec: ModelSpec, req: ProbeRequest): void {
+  const known = new Set(["received", "receivedHeads", "self", "argmax", "regionSum", "pattern", "patternMean", "qk"]);
+  for (const k of Object.keys(req)) {
+    if (!known.has(k)) throw new SettingsError("Unknown probe", { field: `probes.${k}`, expected: `one of ${[...known].join(", ")}` });
+  }
+  if (req.pattern) {
+    checkLayers(spec, req.pattern.layers, "probes.pattern.layers");
+    for (const h of req.pattern.heads ?? []) {
+      if (!Number.isInteger(h) || h < 0 || h >= spec.numHeads) {
+        throw new SettingsError("Probe head out of range", { field: "probes.pattern.heads", expected: `integers in [0, ${spec.numHeads - 1}]`, found: String(h) });
+      }
+    }
+  }
+  if (req.patternMean) checkLayers(spec, req.patternMean.layers, "probes.patternMean.layers");
+  if (req.qk) checkLayers(spec, req.qk.layers, "probes.qk.layers");
+  if (req.regionSum && !(Number.isInteger(req.regionSum.regions) && req.regionSum.regions >= 1)) {
+    throw new SettingsError("Bad region count", { field: "probes.regionSum.regions", expected: "an integer ≥ 1", found: String(req.regionSum.regions) });
+  }
+}
+
+/** Every output a request produces, in graph output order. Derived from the same rules the builder uses. */
+export function probeOutputs(spec: ModelSpec, req: ProbeRequest): ProbeOutput[] {
+  const out: ProbeOutput[] = [];
+  const push = (layer: number, kind: string, name: string, dtype: ProbeOutput["dtype"] = "float32") =>
+    out.push({ name, layer, kind, axes: PROBE_AXES[kind], dtype });
+  for (let l = 0; l < spec.numLayers; l++) {
+    if (req.received) push(l, "received", probeName.received(l));
+    if (req.receivedHeads) push(l, "received_heads", probeName.receivedHeads(l));
+    if (req.self) push(l, "self", probeName.self(l));
+    if (req.argmax) {
+      push(l, "argmax_key", probeName.argmaxKey(l), "int32");
+      push(l, "argmax_prob", probeName.argmaxProb(l));
+    }
+    if (req.regionSum) push(l, "region_sum", probeName.regionSum(l));
+    if (req.pattern?.layers.includes(l)) push(l, "pattern", probeName.pattern(l));
+    if (req.patternMean?.layers.includes(l)) push(l, "pattern_mean", probeName.patternMean(l));
+    if (req.qk?.layers.includes(l)) {
+      if (req.qk.postRope !== false) {
+        push(l, "q_rot", probeName.qRot(l));
+        push(l, "k_rot", probeName.kRot(l));
+      }
+      if (req.qk.preRope) {
+        push(l, "q", probeName.q(l));
+        push(l, "k", probeName.k(l));
+      }
+    }
+  }
+  return out;
+}
+
+/** Values shared by every layer's probes. */
+export interface ProbeContext {
+  spec: ModelSpec;
+  req: ProbeRequest;
+  /** int64 [1] tensors holding the dynamic batch and seq sizes. */
+  batch: string;
+  seq: string;
+  /** [batch, 1, 1, 1, query] normalised query weights (sum 1 per row), when received* is on. */
+  queryWeight5?: string;
+  /** [batch, region, query] = transpose of the one-hot input, when regionSum is on. */
+  regionT?: string;
+  /** [batch, query, region], when regionSum is on. */
+  region?: string;
+}
+
+/** Shape vector Concat([dims...]) where a dim is a constant or a dynamic int64 [1] value. */
+function dims(g: GraphBuilder, parts: (number | string)[]): string {
+  return g.concat(parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)), 0);
+}
+
+/**
+ * Emit the per-layer probes that read the attention probabilities.
+ * @param p5 softmax output, float32 [batch, kvHead, group, query, key]
+ */
+export function emitAttentionProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, p5: string): void {
+  const { spec, req } = ctx;
+  const H = spec.numHeads;
+  const out = (v: string, name: string, type: number = DataType.FLOAT) => g.output(v, name, type);
+  // [batch, head, query, key] view, built only if something needs per-head maps.
+  let p4: string | undefined;
+  const perHead = () => (p4 ??= g.reshape(p5, dims(g, [-1, H, ctx.seq, ctx.seq])));
+  // head-mean map [batch, query, key], shared by pattern_mean and region_sum.
+  let pm: string | undefined;
+  const headMean = () => (pm ??= g.reduceMean(g.reduceMean(p5, 2, false), 1, false));
+
+  if (req.received || req.receivedHeads) {
+    // w·P over the query axis: [B,1,1,1,Q] @ [B,KV,G,Q,K] → [B,KV,G,1,K]
+    const rh = g.reshape(g.matmul(ctx.queryWeight5!, p5), dims(g, [-1, H, ctx.seq]));
+    if (req.received) out(g.reduceMean(rh, 1, false), probeName.received(layer));
+    if (req.receivedHeads) out(rh, probeName.receivedHeads(layer));
+  }
+  if (req.self) {
+    // Diagonal through a flat view: element (k, k) sits at k·(T+1) in the flattened [T·T] row.
+    const flat = g.reshape(p5, dims(g, [0, 0, 0, -1]));
+    const T = g.reshape(ctx.seq, g.constI64([], [0]));
+    const idx = g.mul(g.range(g.constI64([0], []), T, g.constI64([1], [])), g.add(T, g.constI64([1], [])));
+    const diag = g.gather(flat, idx, 3); // [B,KV,G,T]
+    out(g.reduceMean(g.reduceMean(diag, 2, false), 1, false), probeName.self(layer));
+  }
+  if (req.argmax) {
+    const am = g.reshape(g.argMax(p5, 4, false), dims(g, [-1, H, ctx.seq]));
+    out(g.cast(am, DataType.INT32), probeName.argmaxKey(layer), DataType.INT32);
+    out(g.reshape(g.reduceMax(p5, 4, false), dims(g, [-1, H, ctx.seq])), probeName.argmaxProb(layer));
+  }
+  if (req.regionSum) {
+    // Mᵀ · mean_h P · M : [B,R,Q] @ [B,Q,K] @ [B,K,R] → [B,R,R]
+    out(g.matmul(g.matmul(ctx.regionT!, headMean()), ctx.region!), probeName.regionSum(layer));
+  }
+  if (req.pattern?.layers.includes(layer)) {
+    const heads = req.pattern.heads;
+    const full = perHead();
+    out(heads ? g.gather(full, g.constI64(heads), 1) : full, probeName.pattern(layer));
+  }
+  if (req.patternMean?.layers.includes(layer)) out(headMean(), probeName.patternMean(layer));
+}
+
+/**
+ * Emit q/k probes for one layer.
+ * @param q pre-RoPE [batch, query, head, dHead]; @param qRot post-RoPE, same layout
+ * @param k pre-RoPE [batch, key, kvHead, dHead]; @param kRot post-RoPE, same layout
+ */
+export function emitQkProbes(g: GraphBuilder, req: ProbeRequest, layer: number, v: { q: string; k: string; qRot: string; kRot: string }, toF32: (x: string) => string): void {
+  if (!req.qk?.layers.includes(layer)) return;
+  const bhtd = (x: string) => toF32(g.transpose(x, [0, 2, 1, 3]));
+  if (req.qk.postRope !== false) {
+    g.output(bhtd(v.qRot), probeName.qRot(layer), DataType.FLOAT);
+    g.output(bhtd(v.kRot), probeName.kRot(layer), DataType.FLOAT);
+  }
+  if (req.qk.preRope) {
+    g.output(bhtd(v.q), probeName.q(layer), DataType.FLOAT);
+    g.output(bhtd(v.k), probeName.k(layer), DataType.FLOAT);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * A pre-run memory estimate, so a forward that would not fit is refused with a BudgetError that
+ * names the term (and probe) responsible instead of the process being killed mid-run.
+ *
+ * The terms follow what the decomposed graph materialises (onnx-feasibility §3):
+ * - weights: every parameter in the compute type (on CPU BF16/F16 checkpoints are cast to f32
+ *   when the session is created, so they cost 4 bytes each);
+ * - attention: the decomposed attention holds scores, masked scores and probabilities, each
+ *   [batch, head, query, key] f32, at once for one layer;
+ * - activations: the residual stream and MLP intermediates of one layer, with headroom;
+ * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view);
+ * - probes: the sum of every requested probe output.
+ * It is an estimate (±30 %), not a guarantee; the benchmark in BENCHMARKS.md checks it.
+ */
+import * as os from "node:os";
+import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
+import type { ModelSpec } from "../graph/spec.js";
+import { BudgetError } from "../util/errors.js";
+import type { ProbeRequest } from "../util/probes.js";
+
+export interface MemoryEstimateOptions {
+  batch: number;
+  seq: number;
+  probes?: ProbeRequest;
+  computeDType?: "f32" | "f16";
+}
+
+export interface MemoryEstimate {
+  weights: number;
+  attention: number;
+  activations: number;
+  logits: number;
+  probes: number;
+  /** Bytes per probe output name (all layers listed). */
+  probeBytes: Map<string, number>;
+  total: number;
+  /** The largest term: "weights", "attention", "activations", "logits" or a probe name. */
+  dominant: string;
+}
+
+/** Parameters implied by a spec (tied LM head counted once). */
+export function specParameterCount(s: ModelSpec): number {
+  const attn = s.hiddenSize * s.headDim * (2 * s.numHeads + 2 * s.numKvHeads) + (s.qkvBias ? s.headDim * (s.numHeads + 2 * s.numKvHeads) : 0);
+  const mlp = 3 * s.hiddenSize * s.intermediateSize;
+  const tied = s.weights.lmHead === s.weights.embed;
+  return s.vocabSize * s.hiddenSize * (tied ? 1 : 2) + s.hiddenSize + s.numLayers * (attn + mlp + 2 * s.hiddenSize);
+}
+
+/** Elements of one probe output for a [batch, seq] run. */
+export function probeElements(spec: ModelSpec, p: ProbeOutput, req: ProbeRequest, batch: number, seq: number): number {
+  const H = spec.numHeads, KV = spec.numKvHeads, d = spec.headDim;
+  switch (p.kind) {
+    case "received": case "self": return batch * seq;
+    case "received_heads": case "argmax_key": case "argmax_prob": return batch * H * seq;
+    case "region_sum": return batch * (req.regionSum?.regions ?? 0) ** 2;
+    case "pattern": return batch * (req.pattern?.heads?.length ?? H) * seq * seq;
+    case "pattern_mean": return batch * seq * seq;
+    case "q_rot": case "q": return batch * H * seq * d;
+    case "k_rot": case "k": return batch * KV * seq * d;
+    default: return 0;
+  }
+}
+
+export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): MemoryEstimate {
+  const { batch: B, seq: T } = o;
+  const req = o.probes ?? {};
+  const bytes = o.computeDType === "f16" ? 2 : 4;
+  const weights = specParameterCount(spec) * bytes;
+  // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
+  const attention = B * spec.numHeads * T * T * (3 * 4 + (bytes === 2 ? 2 : 0));
+  // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
+  const perToken = 4 * spec.hiddenSize + spec.headDim * (2 * spec.numHeads + 2 * spec.numKvHeads) + 3 * spec.intermediateSize;
+  const activations = 2 * B * T * perToken * bytes;
+  const logits = 2 * B * T * spec.vocabSize * 4 * (spec.logitShift ? 1.5 : 1);
+  const probeBytes = new Map<string, number>();
+  let probes = 0;
+  for (const p of probeOutputs(spec, req)) {
+    const b = probeElements(spec, p, req, B, T) * 4;
+    probeBytes.set(p.name, b);
+    probes += b;
+  }
+  const terms: [string, number][] = [["weights", weights], ["attention", attention], ["activations", activations], ["logits", logits]];
+  // Probes compete as a group per kind ("blocks.*.attn.pattern"), which is what a user turns off.
+  const byKind = new Map<string, number>();
+  for (const [name, b] of probeBytes) {
+    const kind = name.replace(/^blocks\.\d+\./, "blocks.*.");
+    byKind.set(kind, (byKind.get(kind) ?? 0) + b);
+  }
+  terms.push(...byKind);
+  const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  return { weights, attention, activations, logits, probes, probeBytes, total: weights + attention + activations + logits + probes, dominant };
+}
+
+/** Default budget: 75 % of physical memory. */
+export function defaultMemoryBudget(): number {
+  return Math.floor(os.totalmem() * 0.75);
+}
+
+export function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
+}
+
+/** Throw BudgetError when the estimate exceeds the budget, naming the dominant term. */
+export function checkBudget(est: MemoryEstimate, budget: number, where: { batch: number; seq: number }): void {
+  if (est.total <= budget) return;
+  const isProbe = est.dominant.startsWith("blocks.");
+  const domBytes = isProbe
+    ? [...est.probeBytes].filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant).reduce((a, [, b]) => a + b, 0)
+    : (est as unknown as Record<string, number>)[est.dominant];
+  throw new BudgetError("Forward pass would exceed the memory budget", {
+    field: isProbe ? `probes (${est.dominant})` : est.dominant,
+    expected: `at most ${formatBytes(budget)} (memoryBudgetBytes)`,
+    found: `≈${formatBytes(est.total)} for batch ${where.batch} × seq ${where.seq}, of which ${est.dominant} ≈${formatBytes(domBytes)}`,
+    hint: isProbe
+      ? `drop ${est.dominant} or restrict it to fewer layers/heads, shorten the sequence, or raise memoryBudgetBytes`
+      : est.dominant === "attention"
+        ? "shorten the sequence or the batch (attention grows with seq²), or raise memoryBudgetBytes"
+        : "use a smaller batch/sequence or raise memoryBudgetBytes",
+  });
+}
