@@ -138,7 +138,8 @@ function validateEntry(file: string, name: string, entry: unknown, dataStart: nu
     });
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) throw bad("", "{dtype, shape, data_offsets}", entry);
   const e = entry as Record<string, unknown>;
-  if (typeof e.dtype !== "string" || !(e.dtype in DTYPE_BYTES)) {
+  // hasOwn, not `in`: "constructor" or "toString" must not pass as a dtype.
+  if (typeof e.dtype !== "string" || !Object.hasOwn(DTYPE_BYTES, e.dtype)) {
     throw bad("dtype", `one of ${Object.keys(DTYPE_BYTES).join(", ")}`, e.dtype);
   }
   const dtype = e.dtype as SafetensorsDType;
@@ -167,21 +168,64 @@ function validateEntry(file: string, name: string, entry: unknown, dataStart: nu
 }
 
 function short(v: unknown): string {
-  const s = JSON.stringify(v);
+  let s: string | undefined;
+  try {
+    // A hostile header can nest arrays thousands deep: stringify may throw; never let it escape.
+    s = JSON.stringify(v);
+  } catch {
+    s = Array.isArray(v) ? "a deeply nested array" : typeof v;
+  }
   if (s === undefined) return String(v);
   return s.length > 80 ? s.slice(0, 77) + "..." : s;
 }
 
 /** Read one tensor's raw bytes (copy). Validated header first: offsets are trusted here. */
 export function readTensorBytes(info: TensorInfo): Buffer {
-  const fd = fs.openSync(info.file, "r");
+  const buf = Buffer.alloc(info.byteLength);
+  const fd = openOrThrow(info.file, info.file);
   try {
-    const buf = Buffer.alloc(info.byteLength);
-    const got = fs.readSync(fd, buf, 0, info.byteLength, info.byteOffset);
-    if (got !== info.byteLength) {
-      throw new CheckpointError("Tensor data is truncated", { file: info.file, field: info.name, expected: `${info.byteLength} bytes`, found: `${got} bytes` });
-    }
+    readFully(fd, buf, info.byteOffset, info);
     return buf;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** readSync may return short counts (and caps one call at 2 GiB): loop until the buffer is full. */
+function readFully(fd: number, buf: Buffer, position: number, info: TensorInfo): void {
+  let done = 0;
+  while (done < buf.length) {
+    const got = fs.readSync(fd, buf, done, Math.min(buf.length - done, 1 << 30), position + done);
+    if (got <= 0) {
+      throw new CheckpointError("Tensor data is truncated", {
+        file: info.file, field: info.name, expected: `${buf.length} bytes at offset ${position}`, found: `${done} bytes`,
+      });
+    }
+    done += got;
+  }
+}
+
+/**
+ * Stream one tensor's bytes in chunks of at most `chunkBytes` (rounded down to whole elements),
+ * so a multi-GB embedding never has to sit in memory at once. `onChunk` receives the bytes and
+ * the index of the chunk's first element; the buffer is reused between calls.
+ */
+export function streamTensorBytes(
+  info: TensorInfo,
+  chunkBytes: number,
+  onChunk: (bytes: Buffer, firstElement: number) => void,
+): void {
+  const elem = DTYPE_BYTES[info.dtype];
+  const step = Math.max(elem, Math.floor(chunkBytes / elem) * elem);
+  const buf = Buffer.alloc(Math.min(step, info.byteLength));
+  const fd = openOrThrow(info.file, info.file);
+  try {
+    for (let off = 0; off < info.byteLength; off += step) {
+      const n = Math.min(step, info.byteLength - off);
+      const view = n === buf.length ? buf : buf.subarray(0, n);
+      readFully(fd, view, info.byteOffset + off, info);
+      onChunk(view, off / elem);
+    }
   } finally {
     fs.closeSync(fd);
   }
@@ -191,22 +235,26 @@ export function readTensorBytes(info: TensorInfo): Buffer {
 export function readTensorF32(info: TensorInfo): Float32Array {
   const raw = readTensorBytes(info);
   const n = info.byteLength / DTYPE_BYTES[info.dtype];
-  const out = new Float32Array(n);
   switch (info.dtype) {
     case "F32":
-      for (let i = 0; i < n; i++) out[i] = raw.readFloatLE(i * 4);
-      return out;
-    case "F64":
+      // Little-endian host assumed (x86, ARM), as onnxruntime itself does; slice gives an aligned copy.
+      return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+    case "F64": {
+      const out = new Float32Array(n);
       for (let i = 0; i < n; i++) out[i] = raw.readDoubleLE(i * 8);
       return out;
+    }
     case "BF16": {
+      const out = new Float32Array(n);
       const u32 = new Uint32Array(out.buffer);
       for (let i = 0; i < n; i++) u32[i] = raw.readUInt16LE(i * 2) << 16;
       return out;
     }
-    case "F16":
+    case "F16": {
+      const out = new Float32Array(n);
       for (let i = 0; i < n; i++) out[i] = f16ToF32(raw.readUInt16LE(i * 2));
       return out;
+    }
     default:
       throw new CheckpointError("Tensor is not floating point", { file: info.file, field: `${info.name}.dtype`, expected: "F32, F16, BF16 or F64", found: info.dtype });
   }

@@ -1,0 +1,177 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openCheckpoint } from "../../src/checkpoint/checkpoint.js";
+import { ADAPTERS, resolveModelSpec, specTensorNames } from "../../src/graph/adapters/index.js";
+import { FAMILIES, type Family } from "../../src/graph/spec.js";
+import { CheckpointError, UnsupportedArchitectureError } from "../../src/util/errors.js";
+import { writeTinyCheckpoint, type TinyOptions } from "../support/family-checkpoints.js";
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "fs-adapters-"));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+let n = 0;
+function make(family: Family, opts: TinyOptions = {}) {
+  const dir = path.join(root, `${family}-${n++}`);
+  writeTinyCheckpoint(dir, family, opts);
+  return openCheckpoint(dir);
+}
+
+function thrown(f: () => unknown): Error {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error("expected a throw");
+}
+
+describe("resolveModelSpec per family", () => {
+  it("llama: causal, GQA, no bias, BOS by default, Llama-3 rope scaling parsed", () => {
+    const spec = resolveModelSpec(make("llama", {
+      layers: 3, hidden: 16, heads: 4, kvHeads: 2, ffn: 24, vocab: 20,
+      config: { rope_scaling: { rope_type: "llama3", factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } },
+    }));
+    expect(spec).toMatchObject({
+      family: "llama", architecture: "LlamaForCausalLM", vocabSize: 20, hiddenSize: 16, numLayers: 3, numHeads: 4,
+      numKvHeads: 2, headDim: 4, intermediateSize: 24, causal: true, qkvBias: false, logitShift: 0, addsBos: true,
+      bosTokenId: 1, eosTokenIds: [2], maxPositionEmbeddings: 64, rmsNormEps: 1e-6,
+      rope: { theta: 500000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 } },
+    });
+    expect(spec.maskTokenId).toBeUndefined();
+    expect(spec.weights.blocks).toHaveLength(3);
+    expect(spec.weights.blocks[2].gate).toBe("model.layers.2.mlp.gate_proj.weight");
+    expect(spec.weights.blocks[1].qBias).toBeUndefined();
+    expect(spec.weights.lmHead).toBe("lm_head.weight");
+  });
+
+  it("qwen2: q/k/v biases, causal, no BOS, tied embeddings share the embedding tensor", () => {
+    const spec = resolveModelSpec(make("qwen2", { tied: true }));
+    expect(spec).toMatchObject({ family: "qwen2", causal: true, qkvBias: true, addsBos: false, logitShift: 0 });
+    expect(spec.rope).toEqual({ theta: 1e6 });
+    expect(spec.weights.blocks[0].kBias).toBe("model.layers.0.self_attn.k_proj.bias");
+    expect(spec.weights.lmHead).toBe("model.embed_tokens.weight");
+  });
+
+  it("dream: bidirectional, logit shift 1, mask id from config, detected by architectures DreamModel", () => {
+    const spec = resolveModelSpec(make("dream", { vocab: 30 }));
+    expect(spec).toMatchObject({ family: "dream", architecture: "DreamModel", causal: false, qkvBias: true, logitShift: 1, maskTokenId: 29, addsBos: false, padTokenId: 2 });
+  });
+
+  it("llada: OLMo names (ff_proj = gate, up_proj = up, ff_out = down), padded vocab sets the logits width", () => {
+    const spec = resolveModelSpec(make("llada", { vocab: 20, embeddingSize: 24, kvHeads: 2 }));
+    expect(spec).toMatchObject({
+      family: "llada", architecture: "LLaDAModelLM", vocabSize: 24, causal: false, qkvBias: false, logitShift: 0,
+      maskTokenId: 19, numKvHeads: 2, rmsNormEps: 1e-5, rope: { theta: 500000 }, maxPositionEmbeddings: 64,
+    });
+    const b = spec.weights.blocks[1];
+    expect([b.gate, b.up, b.down, b.o, b.attnNorm, b.mlpNorm]).toEqual([
+      "model.transformer.blocks.1.ff_proj.weight", "model.transformer.blocks.1.up_proj.weight",
+      "model.transformer.blocks.1.ff_out.weight", "model.transformer.blocks.1.attn_out.weight",
+      "model.transformer.blocks.1.attn_norm.weight", "model.transformer.blocks.1.ff_norm.weight",
+    ]);
+    expect(spec.weights.embed).toBe("model.transformer.wte.weight");
+    expect(spec.weights.lmHead).toBe("model.transformer.ff_out.weight");
+    expect(spec.weights.finalNorm).toBe("model.transformer.ln_f.weight");
+  });
+
+  it("llada with weight_tying uses wte as the head", () => {
+    const spec = resolveModelSpec(make("llada", { tied: true }));
+    expect(spec.weights.lmHead).toBe("model.transformer.wte.weight");
+  });
+
+  it("every family: specTensorNames covers exactly the checkpoint's tensors", () => {
+    for (const f of FAMILIES) {
+      const ck = make(f, { layers: 2 });
+      const spec = resolveModelSpec(ck);
+      expect(new Set(specTensorNames(spec))).toEqual(new Set(ck.tensors.keys()));
+    }
+  });
+
+  it("adapters cover the four families and only those", () => {
+    expect(Object.keys(ADAPTERS).sort()).toEqual([...FAMILIES].sort());
+  });
+
+  it("detects by model_type when architectures is absent (Dream's model_type is capitalised)", () => {
+    const spec = resolveModelSpec(make("dream", { config: { architectures: undefined } }));
+    expect(spec.family).toBe("dream");
+    expect(spec.architecture).toBe("Dream");
+  });
+
+  it("head_dim overrides hidden/heads for llama", () => {
+    // hidden 8, heads 2 → 4 by default; head_dim 4 stays consistent with the tensors.
+    expect(resolveModelSpec(make("llama", { config: { head_dim: 4 } })).headDim).toBe(4);
+    const e = thrown(() => resolveModelSpec(make("llama", { config: { head_dim: 6 } })));
+    expect(e).toBeInstanceOf(CheckpointError);
+    expect((e as CheckpointError).field).toBe("model.layers.0.self_attn.q_proj.weight");
+    expect((e as CheckpointError).expected).toBe("[12, 8]");
+  });
+});
+
+describe("resolveModelSpec errors", () => {
+  it("unknown architecture lists the four families", () => {
+    const e = thrown(() => resolveModelSpec(make("llama", { config: { architectures: ["GPT2LMHeadModel"], model_type: "gpt2" } })));
+    expect(e).toBeInstanceOf(UnsupportedArchitectureError);
+    for (const f of ["llama", "qwen2", "llada", "dream"]) expect(e.message).toContain(f);
+    expect((e as UnsupportedArchitectureError).found).toBe("GPT2LMHeadModel");
+  });
+
+  it("missing tensor is named with its expected shape", () => {
+    const e = thrown(() => resolveModelSpec(make("qwen2", { drop: ["model.layers.1.self_attn.v_proj.bias"] }))) as CheckpointError;
+    expect(e).toBeInstanceOf(CheckpointError);
+    expect(e.field).toBe("model.layers.1.self_attn.v_proj.bias");
+    expect(e.expected).toBe("a tensor of shape [4]");
+  });
+
+  it("untied head missing is an error; tie flag makes it optional", () => {
+    const e = thrown(() => resolveModelSpec(make("llama", { drop: ["lm_head.weight"] }))) as CheckpointError;
+    expect(e.field).toBe("lm_head.weight");
+  });
+
+  it("config claiming fewer layers than the file holds", () => {
+    const e = thrown(() => resolveModelSpec(make("llama", { layers: 3, config: { num_hidden_layers: 2 } }))) as CheckpointError;
+    expect(e.field).toBe("num_hidden_layers");
+    expect(e.found).toContain("model.layers.2.");
+  });
+
+  it("absurd sizes fail on the config key before any tensor lookup", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ num_hidden_layers: 1e9 }, "num_hidden_layers"],
+      [{ hidden_size: -8 }, "hidden_size"],
+      [{ hidden_size: 8.5 }, "hidden_size"],
+      [{ num_attention_heads: 3 }, "num_attention_heads"],
+      [{ num_key_value_heads: 3, num_attention_heads: 2 }, "num_key_value_heads"],
+      [{ vocab_size: "16" }, "vocab_size"],
+      [{ intermediate_size: undefined }, "intermediate_size"],
+      [{ rms_norm_eps: -1 }, "rms_norm_eps"],
+      [{ hidden_act: "gelu" }, "hidden_act"],
+      [{ rope_scaling: { rope_type: "yarn", factor: 4 } }, "rope_scaling.rope_type"],
+      [{ bos_token_id: 999 }, "bos_token_id"],
+    ];
+    for (const [cfg, field] of cases) {
+      const e = thrown(() => resolveModelSpec(make("llama", { config: cfg }))) as CheckpointError;
+      expect(e, JSON.stringify(cfg)).toBeInstanceOf(CheckpointError);
+      expect(e.field, JSON.stringify(cfg)).toBe(field);
+      expect(e.file).toMatch(/config\.json$/);
+    }
+  });
+
+  it("MDM without any mask id fails naming mask_token_id", () => {
+    const e = thrown(() => resolveModelSpec(make("llada", { config: { mask_token_id: undefined } }))) as CheckpointError;
+    expect(e.field).toBe("mask_token_id");
+  });
+
+  it("LLaDA variants we do not implement are refused by key", () => {
+    const e = thrown(() => resolveModelSpec(make("llada", { config: { block_type: "sequential" } }))) as CheckpointError;
+    expect(e.field).toBe("block_type");
+    expect(e.hint).toContain("Llama-style block");
+  });
+
+  it("integer dtype tensors are refused", () => {
+    const ck = make("llama");
+    const t = ck.tensors.get("model.norm.weight")!;
+    ck.tensors.set(t.name, { ...t, dtype: "I32" });
+    const e = thrown(() => resolveModelSpec(ck)) as CheckpointError;
+    expect(e.field).toBe("model.norm.weight.dtype");
+  });
+});
