@@ -1,0 +1,128 @@
+/**
+ * Getting a probe out of a Trace, with the one "missing probe" error every analysis raises.
+ *
+ * Serves every analysis (paper §5–§9): they all read `blocks.{l}.attn.<kind>` tensors from either the
+ * forward pass over the final sequence (what the paper's figures use) or one denoising step.
+ * Definition: `getProbe(trace, pass, kind, layer)` returns the tensor with the batch axis removed and
+ * its dims checked against `PROBE_AXES`, or throws `ProbeMissingError` naming the probe and the
+ * `probes: {…}` request that records it.
+ * Upstream has no equivalent: its scripts fail with a KeyError on a missing npz key.
+ */
+import type { ProbeTensor, Trace } from "../trace/types.js";
+import { ProbeMissingError, SettingsError } from "../util/errors.js";
+import { PROBE_AXES, parseProbeName } from "../util/probes.js";
+
+/** Which forward pass to read: the final-sequence pass, or a step index into `trace.steps`. */
+export type PassRef = "final" | number;
+
+/** How to record each probe kind (the text after "record it with"). */
+function recordHint(kind: string, layer: number): string {
+  switch (kind) {
+    case "received":
+      return "probes: { received: true }";
+    case "received_heads":
+      return "probes: { receivedHeads: true }";
+    case "self":
+      return "probes: { self: true }";
+    case "argmax_key":
+    case "argmax_prob":
+      return "probes: { argmax: true }";
+    case "region_sum":
+      return "probes: { regionSum: { regions: <number of prompt regions> } }";
+    case "pattern":
+      return `probes: { pattern: { layers: [${layer}] } }`;
+    case "pattern_mean":
+      return `probes: { patternMean: { layers: [${layer}] } }`;
+    case "q_rot":
+    case "k_rot":
+      return `probes: { qk: { layers: [${layer}] } }`;
+    case "q":
+    case "k":
+      return `probes: { qk: { layers: [${layer}], preRope: true } }`;
+    default:
+      return "a probe request that includes it";
+  }
+}
+
+/** Human label of a pass, for messages. */
+export function passLabel(pass: PassRef): string {
+  return pass === "final" ? "the final-sequence pass" : `step ${pass}`;
+}
+
+/** The probe map of one pass. Throws SettingsError for a step index outside the trace. */
+export function probesOf(trace: Trace, pass: PassRef): Map<string, ProbeTensor> {
+  if (pass === "final") return trace.final.probes;
+  if (!Number.isInteger(pass) || pass < 0 || pass >= trace.steps.length) {
+    throw new SettingsError("step index out of range", {
+      field: "pass",
+      expected: `"final" or an integer in [0, ${trace.steps.length})`,
+      found: String(pass),
+    });
+  }
+  return trace.steps[pass].probes;
+}
+
+/**
+ * One probe tensor of one pass, batch axis removed, dims checked.
+ * `label` names the trace in messages (a file path when the caller knows it).
+ */
+export function getProbe(trace: Trace, pass: PassRef, kind: string, layer: number, label = "trace"): ProbeTensor {
+  const name = `blocks.${layer}.attn.${kind}`;
+  const axes = PROBE_AXES[kind];
+  if (axes === undefined) throw new SettingsError("unknown probe kind", { field: "kind", expected: Object.keys(PROBE_AXES).join(", "), found: kind });
+  const t = probesOf(trace, pass).get(name);
+  if (t === undefined) {
+    throw new ProbeMissingError(`${label} has no ${name} in ${passLabel(pass)}`, {
+      file: label,
+      field: name,
+      expected: `${name} [${axes.filter((a) => a !== "batch").join(", ")}]`,
+      found: "no such probe",
+      hint: `record it with ${recordHint(kind, layer)}`,
+    });
+  }
+  const want = axes.length - 1; // the trace drops the batch axis
+  if (t.dims.length === want) return t;
+  if (t.dims.length === want + 1 && t.dims[0] === 1) {
+    return { name: t.name, axes: t.axes.filter((a) => a !== "batch"), dims: t.dims.slice(1), data: t.data };
+  }
+  throw new ProbeMissingError(`${label} has ${name} with the wrong rank`, {
+    file: label,
+    field: name,
+    expected: `dims [${axes.filter((a) => a !== "batch").join(", ")}]`,
+    found: `[${t.dims.join(", ")}]`,
+  });
+}
+
+/** Layers (ascending) for which `pass` holds a probe of `kind`. */
+export function probeLayers(trace: Trace, pass: PassRef, kind: string): number[] {
+  const layers: number[] = [];
+  for (const name of probesOf(trace, pass).keys()) {
+    const p = parseProbeName(name);
+    if (p !== undefined && p.kind === kind) layers.push(p.layer);
+  }
+  return layers.sort((a, b) => a - b);
+}
+
+/**
+ * The layers an analysis will read: the requested ones (checked) or all that carry the probe.
+ * Throws ProbeMissingError when none do, naming layer 0's probe.
+ */
+export function resolveLayers(trace: Trace, pass: PassRef, kind: string, layers: number[] | "all" | undefined, label = "trace"): number[] {
+  if (layers === undefined || layers === "all") {
+    const found = probeLayers(trace, pass, kind);
+    if (found.length === 0) getProbe(trace, pass, kind, 0, label); // throws the canonical message
+    return found;
+  }
+  for (const l of layers) {
+    if (!Number.isInteger(l) || l < 0 || l >= trace.model.numLayers) {
+      throw new SettingsError("layer out of range", { field: "layers", expected: `integers in [0, ${trace.model.numLayers})`, found: String(l) });
+    }
+    getProbe(trace, pass, kind, l, label);
+  }
+  return [...layers];
+}
+
+/** The token ids of the sequence a pass saw: the step's canvas, or the final sequence. */
+export function sequenceOf(trace: Trace, pass: PassRef): Int32Array {
+  return pass === "final" ? trace.final.sequence : trace.steps[pass].canvas;
+}
