@@ -78,6 +78,10 @@ export function makeTrace(p: TraceParts): Trace {
     final: { sequence: Int32Array.from(p.sequence), probes: p.finalProbes ?? new Map() },
     unmaskedAt: Int32Array.from(p.sequence.map((_, i) => (i < promptLength ? -1 : 0))),
     answer: p.answer ?? "",
+    completion: p.answer ?? "",
+    seed: 0,
+    stream: 0,
+    device: "cpu",
     partial: false,
   };
 }
