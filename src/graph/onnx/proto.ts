@@ -2,8 +2,9 @@
  * A dependency-free protobuf encoder for the dozen ONNX messages floatscope emits.
  *
  * Only encoding is needed: the graph is built here and handed to onnxruntime as bytes. Field
- * numbers are those of onnx/onnx.proto (IR version 10). Messages are plain objects; optional
- * fields that are undefined are skipped, as proto3 does for defaults.
+ * numbers are those of onnx/onnx.proto (proto2 syntax). Messages are plain objects; fields
+ * that are undefined are not written, and fields go out in field-number order, as protobufjs
+ * writes them (the unit test compares the bytes).
  *
  * Wire format recap: each field is a varint key (fieldNumber << 3 | wireType) followed by a
  * varint (wire type 0), 4 little-endian bytes (5) or a varint length and that many bytes (2).
@@ -175,18 +176,15 @@ class Writer {
     enc(sub, m);
     this.bytesField(field, sub.finish());
   }
-  /** Packed repeated varints (proto3 default for repeated scalars). */
-  packedInts(field: number, vs: number[] | undefined): void {
-    if (!vs || vs.length === 0) return;
-    const sub = new Writer();
-    for (const v of vs) sub.varint(v);
-    this.bytesField(field, sub.finish());
+  /**
+   * Repeated varints, one key per element: onnx.proto is proto2, where `dims` and `ints` are
+   * not declared packed (parsers accept both; this matches what protobufjs writes).
+   */
+  repeatedInts(field: number, vs: number[] | undefined): void {
+    for (const v of vs ?? []) this.intField(field, v);
   }
-  packedFloats(field: number, vs: number[] | undefined): void {
-    if (!vs || vs.length === 0) return;
-    const sub = new Writer();
-    for (const v of vs) sub.float32(v);
-    this.bytesField(field, sub.finish());
+  repeatedFloats(field: number, vs: number[] | undefined): void {
+    for (const v of vs ?? []) this.floatField(field, v);
   }
 }
 
@@ -201,7 +199,7 @@ function encOpset(w: Writer, o: OperatorSetId): void {
 }
 
 function encTensor(w: Writer, t: TensorProto): void {
-  w.packedInts(1, t.dims);
+  w.repeatedInts(1, t.dims);
   w.intField(2, t.dataType);
   w.stringField(8, t.name);
   if (t.rawData) w.bytesField(9, t.rawData);
@@ -217,8 +215,8 @@ function encAttribute(w: Writer, a: AttributeProto): void {
   w.intField(3, a.i);
   w.stringField(4, a.s);
   w.messageField(5, a.t, encTensor);
-  w.packedFloats(7, a.floats);
-  w.packedInts(8, a.ints);
+  w.repeatedFloats(7, a.floats);
+  w.repeatedInts(8, a.ints);
   for (const s of a.strings ?? []) w.stringField(9, s);
   w.intField(20, a.type);
 }
