@@ -1,0 +1,223 @@
+import * as oracle from "@anush008/tokenizers";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openCheckpoint, readTokenizerFiles } from "../../src/checkpoint/checkpoint.js";
+import { charSpanToTokenSpan, tokenSpanToCharSpan } from "../../src/checkpoint/spans.js";
+import { loadTokenizer, type LoadedTokenizer } from "../../src/checkpoint/tokenizer.js";
+import type { CharSpan } from "../../src/runtime/types.js";
+import { resolveModelSpec } from "../../src/graph/adapters/index.js";
+import { CheckpointError, SettingsError } from "../../src/util/errors.js";
+import { rng } from "../support/family-checkpoints.js";
+import { byteLevelBpe, wordLevel, writeTokenizerDir } from "../support/tokenizer-files.js";
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "fs-tok-"));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+/** Rust reports offsets in code points; ours are JS string (UTF-16) indices. */
+function codePointToUtf16(text: string): (cp: number) => number {
+  const map: number[] = [];
+  let u = 0;
+  for (const ch of text) {
+    map.push(u);
+    u += ch.length;
+  }
+  map.push(u);
+  return (cp) => map[cp];
+}
+
+interface Case {
+  name: string;
+  dir: string;
+  ours: LoadedTokenizer;
+  rust: oracle.Tokenizer;
+}
+
+function makeCase(name: string, json: Record<string, unknown>, config: Record<string, unknown> = {}): Case {
+  const dir = path.join(root, name);
+  const p = writeTokenizerDir(dir, json, config);
+  return { name, dir, ours: loadTokenizer(readTokenizerFiles(dir)!), rust: oracle.Tokenizer.fromFile(p) };
+}
+
+const llamaSpecials = ["<|begin_of_text|>", "<|end_of_text|>", "<|mdm_mask|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"];
+const cases: Case[] = [
+  makeCase("llama3", byteLevelBpe({ style: "llama3", specials: llamaSpecials, bos: "<|begin_of_text|>" }), {
+    bos_token: "<|begin_of_text|>", eos_token: "<|eot_id|>",
+    chat_template: "{{- bos_token }}{%- for m in messages %}{{- '<|start_header_id|>' + m['role'] + '<|end_header_id|>\\n\\n' + m['content'] | trim + '<|eot_id|>' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}",
+  }),
+  makeCase("qwen2", byteLevelBpe({ style: "qwen2", specials: ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mask|>"], stringMerges: true })),
+  makeCase("wordlevel", wordLevel(["hello", "world", "the", "cat", "sat", ",", ".", "?", "héllo", "1999", "[", "]"])),
+];
+
+const STRINGS = [
+  "hello world",
+  "The capital of France is Paris.",
+  "héllo\n\n  wörld 🤗 12345",
+  "a<|mdm_mask|>b <|mask|> c",
+  "  lead and trail  ",
+  "Question: who?\nAnswer: 1999\r\n\tend",
+  "The Cat, the HÉLLO? [1] x",
+  "",
+  "🤗🤗 ünïcödé 123456789 <|im_start|>user\nhi<|im_end|>",
+];
+
+function compare(c: Case, text: string) {
+  const ours = c.ours.encode(text);
+  return c.rust.encode(text).then((r) => {
+    const conv = codePointToUtf16(text);
+    const rustOffsets = r.getOffsets().map(([a, b]) => [conv(a), conv(b)]);
+    expect(ours.ids, `${c.name} ids for ${JSON.stringify(text)}`).toEqual(r.getIds());
+    expect(ours.tokens, `${c.name} tokens for ${JSON.stringify(text)}`).toEqual(r.getTokens());
+    expect(ours.offsets, `${c.name} offsets for ${JSON.stringify(text)}`).toEqual(rustOffsets);
+    expect(ours.offsetsExact).toBe(true);
+  });
+}
+
+describe("loadTokenizer against Rust tokenizers (oracle)", () => {
+  for (const c of cases) {
+    it(`${c.name}: same ids, tokens and offsets on unicode, newlines, digits, in-text specials`, async () => {
+      for (const s of STRINGS) await compare(c, s);
+    });
+  }
+
+  it("every style: 300 seeded random strings give the oracle's ids and offsets", async () => {
+    const alphabet = ["a", "b", "e", "the", " ", "  ", "\n", "\t", "é", "ß", "🤗", "1", "23", "!", "?", "'s", "<|mdm_mask|>", "<|eot_id|>", "Ü", "中", "\r\n", "-"];
+    const r = rng(42);
+    for (const c of cases) {
+      for (let k = 0; k < 100; k++) {
+        let s = "";
+        const n = Math.floor(r() * 12);
+        for (let i = 0; i < n; i++) s += alphabet[Math.floor(r() * alphabet.length)];
+        await compare(c, s);
+      }
+    }
+  });
+
+  it("NFC-composed input: the token covers both source chars (Rust gives only the first)", async () => {
+    const c = cases[1];
+    const text = "e\u0301t";
+    const ours = c.ours.encode(text);
+    expect(ours.ids).toEqual((await c.rust.encode(text)).getIds());
+    expect(ours.offsets[0]).toEqual([0, 2]);
+  });
+
+  it("addSpecialTokens: BOS added by the template gets [0,0]; off → no BOS", () => {
+    const t = cases[0].ours;
+    const bos = t.tokenToId("<|begin_of_text|>")!;
+    const withBos = t.encode("hello");
+    expect(withBos.ids[0]).toBe(bos);
+    expect(withBos.offsets[0]).toEqual([0, 0]);
+    const without = t.encode("hello", { addSpecialTokens: false });
+    expect(without.ids).toEqual(withBos.ids.slice(1));
+    expect(cases[1].ours.encode("hello").ids).toEqual(cases[1].ours.encode("hello", { addSpecialTokens: false }).ids);
+  });
+
+  it("every token's offsets cover text that re-encodes to it (byte-level, no partial chars)", () => {
+    const t = cases[0].ours;
+    const text = "Passages:\n[1] The cat sat.\n\n[2] Paris is the capital.";
+    const e = t.encode(text, { addSpecialTokens: false });
+    for (let i = 0; i < e.ids.length; i++) {
+      const [a, b] = e.offsets[i];
+      expect(t.decode([e.ids[i]])).toBe(text.slice(a, b));
+    }
+    // Offsets tile the text: each starts where the previous ended.
+    for (let i = 1; i < e.offsets.length; i++) expect(e.offsets[i][0]).toBe(e.offsets[i - 1][1]);
+  });
+});
+
+describe("decode, vocabulary and chat template", () => {
+  it("decode round-trips and validates ids", () => {
+    const t = cases[0].ours;
+    const text = "héllo\n wörld 🤗";
+    expect(t.decode(t.encode(text, { addSpecialTokens: false }).ids)).toBe(text);
+    expect(t.decode(t.encode(text).ids, { skipSpecialTokens: true })).toBe(text);
+    expect(t.decode([])).toBe("");
+    expect(() => t.decode([1e9])).toThrow(SettingsError);
+    expect(() => t.decode([-1])).toThrow(SettingsError);
+  });
+
+  it("idToToken / tokenToId / specialIds / size", () => {
+    const t = cases[0].ours;
+    const id = t.tokenToId("<|mdm_mask|>")!;
+    expect(t.idToToken(id)).toBe("<|mdm_mask|>");
+    expect(t.specialIds.has(id)).toBe(true);
+    expect(t.specialIds.has(t.tokenToId("a")!)).toBe(false);
+    expect(t.size).toBe(id + 4);
+  });
+
+  it("renders the checkpoint's Llama-3-style template (hand-written expected string) with exactly one BOS", () => {
+    const t = cases[0].ours;
+    const s = t.applyChatTemplate([{ role: "user", content: " Hi there " }], { addGenerationPrompt: true });
+    expect(s).toBe("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+    const ids = t.encode(s, { addSpecialTokens: false }).ids;
+    expect(ids.filter((i) => i === t.tokenToId("<|begin_of_text|>"))).toHaveLength(1);
+    expect(t.applyChatTemplate([{ role: "user", content: "x" }])).not.toContain("assistant");
+  });
+
+  it("no template → CheckpointError naming chat_template; broken template → CheckpointError", () => {
+    const e = (() => { try { cases[1].ours.applyChatTemplate([{ role: "user", content: "x" }]); } catch (err) { return err; } })();
+    expect(e).toBeInstanceOf(CheckpointError);
+    expect((e as CheckpointError).field).toBe("chat_template");
+    const bad = makeCase("bad-template", wordLevel(["a"]), { chat_template: "{% for m in messages %}{{ m.content " });
+    expect(() => bad.ours.applyChatTemplate([{ role: "user", content: "a" }])).toThrow(CheckpointError);
+  });
+
+  it("unloadable tokenizer.json → CheckpointError naming the file", () => {
+    const dir = path.join(root, "broken");
+    writeTokenizerDir(dir, { model: { type: "Nonsense" }, added_tokens: [] });
+    expect(() => loadTokenizer(readTokenizerFiles(dir)!)).toThrow(CheckpointError);
+  });
+});
+
+describe("spans", () => {
+  const offsets: CharSpan[] = [[0, 0], [0, 5], [5, 6], [6, 11], [11, 11], [11, 12]];
+  it("charSpanToTokenSpan: overlapping tokens, empty spans ignored", () => {
+    expect(charSpanToTokenSpan(offsets, [0, 5])).toEqual([1, 2]);
+    expect(charSpanToTokenSpan(offsets, [4, 7])).toEqual([1, 4]);
+    expect(charSpanToTokenSpan(offsets, [6, 12])).toEqual([3, 6]);
+    expect(charSpanToTokenSpan(offsets, [12, 20])).toBeUndefined();
+    expect(charSpanToTokenSpan(offsets, [3, 3])).toBeUndefined();
+  });
+  it("tokenSpanToCharSpan is the inverse on token boundaries", () => {
+    expect(tokenSpanToCharSpan(offsets, [1, 4])).toEqual([0, 11]);
+    expect(tokenSpanToCharSpan(offsets, [0, 1])).toBeUndefined();
+    for (const span of [[0, 5], [5, 11], [0, 12]] as CharSpan[]) {
+      expect(tokenSpanToCharSpan(offsets, charSpanToTokenSpan(offsets, span)!)).toEqual(span);
+    }
+  });
+  it("regions of a real prompt map back to their text", () => {
+    const t = cases[0].ours;
+    const query = "Query: who wrote it?\n\nPassages:\n";
+    const doc = "[1] She wrote it in 1999.\n\n";
+    const text = query + doc;
+    const e = t.encode(text);
+    const span = charSpanToTokenSpan(e.offsets, [query.length, text.length])!;
+    expect(t.decode(e.ids.slice(span[0], span[1]))).toBe(doc);
+  });
+});
+
+describe("parity fixtures (Python tokenizers output, when present)", () => {
+  const fixtures = path.join(__dirname, "..", "fixtures", "parity");
+  const families = ["llama", "llada", "qwen2", "dream"].filter((f) => fs.existsSync(path.join(fixtures, f, "model", "tokenizer.json")));
+  it.runIf(families.length > 0)("same ids as Rust, BOS behaviour from the files, chat template renders", async () => {
+    for (const f of families) {
+      const dir = path.join(fixtures, f, "model");
+      const ck = openCheckpoint(dir);
+      const spec = resolveModelSpec(ck);
+      const t = loadTokenizer(ck.tokenizer!, spec);
+      const rust = oracle.Tokenizer.fromFile(path.join(dir, "tokenizer.json"));
+      // Only characters in these tiny vocabularies (Rust shifts offsets after dropped chars).
+      for (const s of ["The capital of France is Paris.", "Who wrote the book?", "the cat sat on the mat."]) {
+        const ours = t.encode(s);
+        const r = await rust.encode(s);
+        expect(ours.ids, `${f}: ${s}`).toEqual(r.getIds());
+        expect(ours.offsets, `${f}: ${s}`).toEqual(r.getOffsets());
+      }
+      expect(spec.addsBos, f).toBe(f === "llama");
+      const chat = t.applyChatTemplate([{ role: "user", content: "Who wrote the book?" }], { addGenerationPrompt: true });
+      expect(chat.endsWith(f === "llama" || f === "llada" ? "<|start_header_id|>assistant<|end_header_id|>\n\n" : "<|im_start|>assistant\n")).toBe(true);
+      if (f === "llada") expect(chat.startsWith("<|startoftext|>")).toBe(true);
+    }
+  });
+});
