@@ -1,0 +1,23 @@
+/**
+ * The `floatscope` command table. Each command lives in its own file `src/cli/<name>.ts` and
+ * exports `command: CliCommand`; adding one is a single line here. Modules load lazily, so
+ * `floatscope --help` does not start onnxruntime.
+ */
+import type { CliIO } from "./args.js";
+
+export interface CliCommand {
+  /** Full help text printed for `floatscope <name> --help`. */
+  help: string;
+  /** Returns the process exit code. */
+  run(argv: string[], io: CliIO): Promise<number>;
+}
+
+export interface CommandEntry {
+  summary: string;
+  load: () => Promise<{ command: CliCommand }>;
+}
+
+export const COMMANDS: Record<string, CommandEntry> = {
+  inspect: { summary: "architecture, sizes, special ids and estimated memory of a checkpoint", load: () => import("./inspect.js") },
+  forward: { summary: "run one forward pass and write logits/attention probes to safetensors", load: () => import("./forward.js") },
+};

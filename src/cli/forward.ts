@@ -1,0 +1,124 @@
+/**
+ * `floatscope forward <model-dir> --text "…" | --ids 1,2,3 [--probes …] [--out file.safetensors]`:
+ * one forward pass; prints a short summary (top next tokens, the keys receiving most attention
+ * per layer) and optionally writes every probe (and the logits) to a safetensors file whose
+ * `__metadata__.floatscope` holds the ids, axes and model facts as JSON. Written atomically.
+ */
+import * as path from "node:path";
+import { openCheckpoint } from "../checkpoint/checkpoint.js";
+import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
+import { loadTokenizer } from "../checkpoint/tokenizer.js";
+import { resolveModelSpec } from "../graph/adapters/index.js";
+import { createEngine } from "../runtime/engine.js";
+import { parseProbeName, type ProbeTensor } from "../util/probes.js";
+import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import type { CliCommand } from "./commands.js";
+import { PROBE_WORDS, probeRequestFromFlags, regionOneHot } from "./probe-flags.js";
+
+export const FORWARD_FORMAT = "floatscope-forward";
+export const FORWARD_FORMAT_VERSION = 1;
+
+const HELP = `Usage: floatscope forward <model-dir> (--text "…" | --ids 1,2,3) [options]
+
+Run one forward pass of the checkpoint and report attention probes.
+
+Input (one of):
+  --text <string>       text, tokenised with the checkpoint's tokenizer (special tokens added as
+                        the tokenizer does; --no-special to skip them)
+  --ids <list>          token ids, comma-separated
+Probes:
+  --probes <list>       comma-separated, from: ${PROBE_WORDS.join(", ")}
+                        (default: received). q_rot/k_rot are post-RoPE, q/k pre-RoPE.
+  --layers <list>       layers for pattern, pattern_mean, q_rot/k_rot/q/k (default: all)
+  --heads <list>        heads for pattern (default: all)
+  --regions <ranges>    token ranges for region_sum, e.g. 0-4,4-10 (end exclusive)
+Output:
+  --out <file>          write probes to this .safetensors file (atomic) with JSON metadata
+  --logits              also write the logits [batch, seq, vocab] to --out
+  --top <n>             keys listed per layer in the summary (default 3)
+Runtime:
+  --device <d>          cpu | cuda | auto (default cpu)
+  --threads <n>         intra-op threads
+  --low-memory          keep weights memory-mapped (session.disable_prepacking)
+  -h, --help            this help`;
+
+function topK(values: ArrayLike<number>, k: number): number[] {
+  return Array.from({ length: values.length }, (_, i) => i).sort((a, b) => Number(values[b]) - Number(values[a])).slice(0, k);
+}
+
+export const command: CliCommand = {
+  help: HELP,
+  async run(argv: string[], io: CliIO): Promise<number> {
+    const { values: v, positionals } = parseFlags("forward", argv, {
+      text: { type: "string" }, ids: { type: "string" }, "no-special": { type: "boolean" },
+      probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, regions: { type: "string" },
+      out: { type: "string" }, logits: { type: "boolean" }, top: { type: "string" },
+      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" },
+    });
+    if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
+    if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
+    if (v.logits && !v.out) throw new UsageError("--logits needs --out", { field: "--logits", expected: "--out <file.safetensors>" });
+    const ckpt = openCheckpoint(positionals[0]);
+    const spec = resolveModelSpec(ckpt);
+
+    let ids: number[];
+    let tokens: string[] | undefined;
+    if (v.ids !== undefined) {
+      ids = intList("forward", "ids", String(v.ids));
+    } else {
+      if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
+      const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
+      const enc = tok.encode(String(v.text), { addSpecialTokens: !v["no-special"] });
+      ids = enc.ids;
+      tokens = enc.tokens;
+    }
+    if (ids.length === 0) throw new UsageError("The input has no tokens", { field: v.ids !== undefined ? "--ids" : "--text", expected: "at least one token" });
+    const T = ids.length;
+    const regions = v.regions !== undefined ? regionOneHot("forward", String(v.regions), 1, T) : undefined;
+    const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
+    const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
+    const threads = v.threads !== undefined ? intList("forward", "threads", String(v.threads))[0] : undefined;
+    const top = v.top !== undefined ? intList("forward", "top", String(v.top))[0] : 3;
+
+    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
+    try {
+      const t0 = performance.now();
+      const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });
+      const ms = performance.now() - t0;
+      const label = (i: number) => (tokens ? `${i}:${JSON.stringify(tokens[i])}` : `${i}:${ids[i]}`);
+      const lines = [`${spec.family} ${spec.architecture}, ${T} tokens, ${engine.device}, ${ms.toFixed(1)} ms`];
+      const V = out.vocabSize;
+      const last = out.logits.subarray((T - 1) * V, T * V);
+      lines.push(`top ids for the last position: ${topK(last, 5).map((i) => `${i} (${last[i].toFixed(2)})`).join(", ")}`);
+      for (const [name, p] of out.probes) {
+        const kind = parseProbeName(name)?.kind;
+        if (kind === "received") lines.push(`${name}  top keys: ${topK(p.data, top).map((k) => `${label(k)} ${p.data[k].toFixed(3)}`).join(", ")}`);
+      }
+      const others = [...out.probes.values()].filter((p) => parseProbeName(p.name)?.kind !== "received");
+      if (others.length) lines.push(`other probes: ${others.length} tensors (${[...new Set(others.map((p) => parseProbeName(p.name)!.kind))].join(", ")})`);
+      if (v.out) {
+        const file = path.resolve(String(v.out));
+        const tensors: Record<string, TensorToWrite> = {};
+        const axes: Record<string, string[]> = {};
+        for (const [name, p] of out.probes as Map<string, ProbeTensor>) {
+          tensors[name] = { dtype: p.data instanceof Int32Array ? "I32" : "F32", shape: p.dims, data: p.data };
+          axes[name] = p.axes;
+        }
+        if (v.logits) {
+          tensors.logits = { dtype: "F32", shape: [1, T, V], data: out.logits };
+          axes.logits = ["batch", "query", "vocab"];
+        }
+        const meta = {
+          format: FORWARD_FORMAT, version: FORWARD_FORMAT_VERSION, model: ckpt.dir, family: spec.family,
+          architecture: spec.architecture, ids, tokens, probes, axes, logitShift: spec.logitShift, device: engine.device,
+        };
+        writeSafetensors(file, tensors, { floatscope: JSON.stringify(meta) });
+        lines.push(`wrote ${Object.keys(tensors).length} tensors to ${file}`);
+      }
+      io.out(lines.join("\n"));
+      return 0;
+    } finally {
+      await engine.dispose();
+    }
+  },
+};
