@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Execute notebooks headless with the floatscope kernel and save the executed copies.
+
+    .venv/bin/python scripts/run-notebooks.py [--output-dir DIR] [--timeout S] NOTEBOOK...
+
+Each notebook runs with its own folder as the kernel's cwd (as in JupyterLab), cell by cell.
+tslab sends no `error` message when a cell fails, only stderr text and an error reply, so
+nbconvert would just say "rc=1". Here a failure prints the failing cell and its stderr, still
+saves the partially executed notebook for inspection, and exits 1.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+
+def outputs_text(cell, names=("stderr", "stdout")):
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") in names:
+            parts.append(out.get("text", ""))
+    return "".join(parts)
+
+
+def run(path: Path, out_dir: Path, kernel: str, timeout: int) -> bool:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name=kernel,
+        timeout=timeout,
+        resources={"metadata": {"path": str(path.parent.resolve())}},
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / path.name
+    t0 = time.monotonic()
+    ok = True
+    try:
+        with client.setup_kernel():
+            info = client.wait_for_reply(client.kc.kernel_info())
+            nb.metadata["language_info"] = info["content"]["language_info"]
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                try:
+                    client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+                except (CellExecutionError, CellTimeoutError) as e:
+                    ok = False
+                    source = "\n".join("    " + line for line in cell.source.splitlines()[:15])
+                    print(f"[notebooks] {path} failed at cell {index}:\n{source}", file=sys.stderr)
+                    detail = outputs_text(cell, ("stderr",)) or str(e)
+                    print("  --- cell stderr ---\n" + detail.rstrip(), file=sys.stderr)
+                    break
+    finally:
+        nbformat.write(nb, target)
+    status = "ok" if ok else "FAILED"
+    print(f"[notebooks] {path} -> {target}  {status} in {time.monotonic() - t0:.1f} s")
+    return ok
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("notebooks", nargs="+", type=Path)
+    ap.add_argument("--output-dir", type=Path, default=None, help="default: <notebook folder>/_executed")
+    ap.add_argument("--kernel", default="floatscope")
+    ap.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
+    args = ap.parse_args()
+    ok = True
+    for nb_path in args.notebooks:
+        if not nb_path.is_file():
+            print(f"[notebooks] no such notebook: {nb_path}", file=sys.stderr)
+            return 2
+        out_dir = args.output_dir or nb_path.parent / "_executed"
+        ok = run(nb_path, out_dir, args.kernel, args.timeout) and ok
+        if not ok:
+            break  # later notebooks usually depend on earlier ones' outputs
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

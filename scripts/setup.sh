@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Set up everything floatscope needs, locally to this checkout. Idempotent: a second run only
+# checks stamps and takes about a second.
+#
+#   1. node >= 20.19
+#   2. node_modules  — `npm ci` only when missing or not matching package-lock.json
+#   3. src/dist      — `npm run build` when src/ changed since the last build
+#   4. .venv/        — python3 (>= 3.10) venv with the pinned JupyterLab + nbclient/nbconvert,
+#                      reinstalled only when kernel-extensions/{requirements,constraints}.txt change
+#   5. kernelspec "floatscope" into .venv/share/jupyter/kernels (+ widgets labextension if built)
+#
+# Nothing is installed globally or into $HOME. Env knobs: FLOATSCOPE_PYTHON=/path/to/python3,
+# FLOATSCOPE_SETUP_QUIET=1 (only print what changed).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="$ROOT/.venv"
+REQ="kernel-extensions/requirements.txt"
+CONSTRAINTS="kernel-extensions/constraints.txt"
+STAMP_DIR="$ROOT/.cache/setup"
+mkdir -p "$STAMP_DIR"
+
+say() { printf '[setup] %s\n' "$*"; }
+note() { [[ "${FLOATSCOPE_SETUP_QUIET:-0}" == 1 ]] || say "$@"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+t0=$SECONDS
+
+# --- 1. node ---------------------------------------------------------------------------------
+command -v node >/dev/null || die "node not found; install Node.js >= 20.19 (https://nodejs.org)"
+if ! why="$(node scripts/lib/deps-state.cjs version)"; then
+  die "$why; floatscope needs Node.js >= 20.19 (require(esm), rspack)"
+fi
+
+# --- 2. node_modules ---------------------------------------------------------------------------
+if why="$(node scripts/lib/deps-state.cjs node-modules)"; then
+  note "node_modules up to date"
+else
+  say "node_modules: $why -> npm ci"
+  npm ci --no-audit --no-fund
+fi
+
+# --- 3. library build ------------------------------------------------------------------------
+src_hash="$(node scripts/lib/deps-state.cjs src-hash)"
+if [[ -f src/dist/index.js && -f "$STAMP_DIR/build" && "$(cat "$STAMP_DIR/build")" == "$src_hash" ]]; then
+  note "src/dist up to date"
+else
+  say "building the library (tsc -> src/dist)"
+  rm -f "$STAMP_DIR/build"
+  npm run --silent build
+  echo "$src_hash" >"$STAMP_DIR/build"
+fi
+
+# --- 4. python venv --------------------------------------------------------------------------
+pick_python() {
+  local c
+  for c in "${FLOATSCOPE_PYTHON:-}" python3 python3.13 python3.12 python3.11 python3.10 /usr/bin/python3; do
+    [[ -n "$c" ]] && command -v "$c" >/dev/null 2>&1 || continue
+    if "$c" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
+      command -v "$c"
+      return 0
+    fi
+  done
+  return 1
+}
+
+venv_ok() { [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c 'import sys' 2>/dev/null; }
+
+if ! venv_ok; then
+  PY="$(pick_python)" || die "no python3 >= 3.10 with the venv module found.
+  On Debian/Ubuntu: apt-get install python3-venv   (or set FLOATSCOPE_PYTHON=/path/to/python3)"
+  say "creating .venv with $PY ($("$PY" --version 2>&1))"
+  rm -rf "$VENV"
+  "$PY" -m venv "$VENV"
+  rm -f "$STAMP_DIR/venv"
+fi
+# The repo's package.json says "type": "module"; without a package.json of its own, node would
+# treat CommonJS .js files inside .venv (e.g. jupyter_builder's bundled yarn.js, run by
+# `jupyter labextension list`) as ESM and fail.
+[[ -f "$VENV/package.json" ]] || echo '{"type": "commonjs", "private": true}' >"$VENV/package.json"
+py_hash="$( { cat "$REQ" "$CONSTRAINTS" 2>/dev/null; "$VENV/bin/python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)"
+if [[ -f "$STAMP_DIR/venv" && "$(cat "$STAMP_DIR/venv")" == "$py_hash" ]]; then
+  note ".venv up to date (jupyterlab $("$VENV/bin/python" -c 'import jupyterlab; print(jupyterlab.__version__)' 2>/dev/null || echo '?'))"
+else
+  say "installing pinned Python packages into .venv (jupyterlab, nbclient, nbconvert)"
+  rm -f "$STAMP_DIR/venv"
+  pip_args=(--disable-pip-version-check --no-input --quiet -r "$REQ")
+  [[ -f "$CONSTRAINTS" ]] && pip_args+=(-c "$CONSTRAINTS")
+  "$VENV/bin/python" -m pip install "${pip_args[@]}"
+  echo "$py_hash" >"$STAMP_DIR/venv"
+fi
+
+# --- 5. kernelspec + labextension ------------------------------------------------------------
+if [[ "${FLOATSCOPE_SETUP_QUIET:-0}" == 1 ]]; then
+  node kernel-extensions/install.cjs --prefix "$VENV" --quiet
+else
+  node kernel-extensions/install.cjs --prefix "$VENV"
+fi
+
+note "ready in $((SECONDS - t0)) s  (JupyterLab: npm start; notebooks: npm run reproduce; tests: npm test)"

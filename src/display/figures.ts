@@ -1,0 +1,37 @@
+/**
+ * Figure specs → MIME bundles. A figure spec is plain JSON with a `kind`; each kind maps to one
+ * function that returns our vendor type (the spec itself, for the widget), a static image
+ * (SVG rendered in the kernel) and a one-line text/plain.
+ *
+ * Adding a figure kind: write `src/figures/<kind>.ts` (spec + validating constructor + SVG
+ * renderer), add its MIME name to FLOATSCOPE_MIME and one line to FIGURE_FORMATTERS below.
+ */
+import { describeHeatmap, heatmap, renderHeatmapSvg, type HeatmapSpec } from "../figures/heatmap.js";
+import { FLOATSCOPE_MIME, type MimeBundle } from "./mime.js";
+
+/** Bundle for a heatmap spec. The spec is re-validated: hand-written JSON specs are allowed. */
+export function heatmapBundle(input: HeatmapSpec): MimeBundle {
+  const spec = heatmap(input);
+  return {
+    [FLOATSCOPE_MIME.heatmap]: spec,
+    "image/svg+xml": renderHeatmapSvg(spec),
+    "text/plain": describeHeatmap(spec),
+  };
+}
+
+/** kind → bundle function. */
+export const FIGURE_FORMATTERS: Record<string, (spec: never) => MimeBundle> = {
+  heatmap: heatmapBundle,
+};
+
+/** The `kind` of a figure spec we know how to show, or null. */
+export function figureKind(x: unknown): string | null {
+  if (typeof x !== "object" || x === null) return null;
+  const kind = (x as { kind?: unknown }).kind;
+  return typeof kind === "string" && Object.prototype.hasOwnProperty.call(FIGURE_FORMATTERS, kind) ? kind : null;
+}
+
+/** Bundle for any known figure spec (call `figureKind` first). */
+export function figureBundle(spec: { kind: string }): MimeBundle {
+  return (FIGURE_FORMATTERS[spec.kind] as (s: unknown) => MimeBundle)(spec);
+}
