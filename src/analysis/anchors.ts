@@ -248,9 +248,17 @@ export function anchorContext(trace: Trace, pass: PassRef): AnchorContext {
 }
 
 /**
- * Column means and anchor set of one (pass, layer) of a trace: reads `received` (and `self` when the
- * diagonal is excluded), applies the query-side exclusions, then the rule.
+ * Column means of one (pass, layer) of a trace with the rule's query-side exclusions applied: reads
+ * `received` (and `self` when the diagonal is excluded).
  */
+export function passReceived(trace: Trace, pass: PassRef, layer: number, rule: ResolvedRule, label = "trace"): Float64Array {
+  const rec = getProbe(trace, pass, "received", layer, label).data;
+  const diagonal = rule.exclude.includes("diagonal");
+  const self = diagonal ? getProbe(trace, pass, "self", layer, label).data : undefined;
+  return adjustReceived(rec, { self, diagonal, firstRow: rule.exclude.includes("first-row"), causal: trace.model.causal });
+}
+
+/** Column means and anchor set of one (pass, layer) of a trace. */
 export function passAnchors(
   trace: Trace,
   pass: PassRef,
@@ -258,11 +266,8 @@ export function passAnchors(
   rule: ResolvedRule,
   label = "trace",
 ): { received: Float64Array; anchors: Int32Array; ctx: AnchorContext } {
-  const rec = getProbe(trace, pass, "received", layer, label).data;
-  const diagonal = rule.exclude.includes("diagonal");
-  const self = diagonal ? getProbe(trace, pass, "self", layer, label).data : undefined;
+  const received = passReceived(trace, pass, layer, rule, label);
   const ctx = anchorContext(trace, pass);
-  const received = adjustReceived(rec, { self, diagonal, firstRow: rule.exclude.includes("first-row"), causal: trace.model.causal });
   return { received, anchors: detectAnchors(received, rule, ctx), ctx };
 }
 
