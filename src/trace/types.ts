@@ -61,7 +61,10 @@ export interface TraceStep {
   tokens: Int32Array;
   /** Sampler confidence of each transferred position (LLaDA: softmax prob; Dream: per `alg`). */
   confidence: Float32Array;
-  /** Query row whose output produced each transferred token (i for LLaDA/ARM, i−1 for Dream). */
+  /**
+   * Query row whose output produced each transferred token: i for LLaDA, i−1 for Dream (logit
+   * shift) and for ARMs (the token appended at position i is predicted by the last row, i−1).
+   */
   producingRow: Int32Array;
   /** Probe tensors of this step's forward pass, batch axis removed. */
   probes: Map<string, ProbeTensor>;
@@ -78,12 +81,26 @@ export interface Trace {
   settings: Record<string, unknown>;
   probes: ProbeRequest;
   steps: TraceStep[];
-  /** Forward pass over the final sequence with the same probes. */
+  /**
+   * Forward pass over the final sequence with the same probes. In a partial trace: the canvas
+   * as the recorded steps left it, and no probes.
+   */
   final: { sequence: Int32Array; probes: Map<string, ProbeTensor> };
   /** Step at which each position was unmasked (−1 for prompt positions), [seq]. */
   unmaskedAt: Int32Array;
-  /** Decoded answer text. */
+  /** Decoded answer text (generated ids, special tokens skipped, as the paper's evaluation decodes). */
   answer: string;
+  /**
+   * The generated ids decoded with special tokens kept. Character offsets of generated tokens
+   * index into `prompt.text + completion`. Empty in a partial trace (generated offsets are then
+   * empty spans at the end of the prompt).
+   */
+  completion: string;
+  /** Seed of the run and the RNG stream this prompt used (its row in the batch). */
+  seed: number;
+  stream: number;
+  /** Where the engine ran ("cpu", "cuda"), for the record. */
+  device: string;
   /** true when the run was interrupted and this trace holds only the steps written so far. */
   partial: boolean;
 }

@@ -1,0 +1,111 @@
+/**
+ * Batching helpers for the step loop: left-pad several canvases into one forward input, read one
+ * row's logits back in unpadded coordinates (with classifier-free guidance mixed in), and cut one
+ * row's probe tensors out of a batched result.
+ *
+ * Left padding keeps every prompt's last token at the same column, which ARM decoding needs; the
+ * engine gives padding keys no attention and counts positions over real tokens only, so each
+ * row computes what it would alone (up to float rounding).
+ */
+import type { ForwardInput, ForwardOutput } from "../runtime/types.js";
+import type { ProbeTensor } from "../util/probes.js";
+
+export interface PaddedBatch {
+  input: ForwardInput;
+  /** Left padding of each row, [batch]. */
+  pads: number[];
+}
+
+/**
+ * @param canvases unpadded rows
+ * @param padId token written into padding columns (never attended to)
+ * @param regionRows optional token spans per row for the `region_sum` probe (unpadded coordinates)
+ */
+export function padBatch(canvases: Int32Array[], padId: number, regionRows?: [number, number][][], regions?: number): PaddedBatch {
+  const batch = canvases.length;
+  const seq = Math.max(...canvases.map((c) => c.length));
+  const ids = new Int32Array(batch * seq).fill(padId);
+  const attentionMask = new Uint8Array(batch * seq);
+  const pads: number[] = [];
+  canvases.forEach((c, b) => {
+    const pad = seq - c.length;
+    pads.push(pad);
+    ids.set(c, b * seq + pad);
+    attentionMask.fill(1, b * seq + pad, (b + 1) * seq);
+  });
+  const input: ForwardInput = { ids, batch, seq, attentionMask };
+  if (regionRows && regions !== undefined) {
+    const oneHot = new Float32Array(batch * seq * regions);
+    regionRows.forEach((spans, b) => spans.forEach(([s, e], r) => {
+      for (let i = s; i < e; i++) oneHot[(b * seq + pads[b] + i) * regions + r] = 1;
+    }));
+    input.regionOneHot = oneHot;
+  }
+  return { input, pads };
+}
+
+/** One row's logits: `row(pos)` is position `pos`'s vocabulary distribution (unpadded coordinates). */
+export interface LogitsView {
+  vocab: number;
+  /** [vocab]; may be a scratch buffer reused by the next call. */
+  row(pos: number): Float32Array;
+}
+
+/**
+ * Logits of batch row `b`. With `uncondRow` and scale c > 0, classifier-free guidance:
+ * un + (c + 1)·(cond − un), as LLaDA's generate mixes them.
+ */
+export function logitsView(out: ForwardOutput, seq: number, b: number, pad: number, guidance?: { uncondRow: number; uncondPad: number; scale: number }): LogitsView {
+  const V = out.vocabSize;
+  const L = out.logits;
+  const scratch = new Float32Array(V);
+  return {
+    vocab: V,
+    row(pos: number): Float32Array {
+      const cond = ((b * seq) + pad + pos) * V;
+      if (!guidance) return L.subarray(cond, cond + V);
+      const un = ((guidance.uncondRow * seq) + guidance.uncondPad + pos) * V;
+      const k = guidance.scale + 1;
+      for (let v = 0; v < V; v++) scratch[v] = L[un + v] + k * (L[cond + v] - L[un + v]);
+      return scratch;
+    },
+  };
+}
+
+/**
+ * Cut batch row `b` out of every probe tensor: drop the batch axis and the `pad` padding columns
+ * of every query/key axis, so the result is what the row would give alone. `argmax_key` values
+ * (key indices) are shifted by −pad into the row's own coordinates.
+ */
+export function sliceProbes(probes: Map<string, ProbeTensor>, b: number, pad: number): Map<string, ProbeTensor> {
+  const out = new Map<string, ProbeTensor>();
+  for (const [name, t] of probes) {
+    const axes = t.axes.slice(1);
+    const inner = t.dims.slice(1);
+    const starts = axes.map((a) => (a === "query" || a === "key" ? pad : 0));
+    const dims = inner.map((d, i) => d - starts[i]);
+    const count = dims.reduce((x, y) => x * y, 1);
+    const data = t.data instanceof Int32Array ? new Int32Array(count) : new Float32Array(count);
+    const strides = inner.map((_, i) => inner.slice(i + 1).reduce((x, y) => x * y, 1));
+    const base = b * inner.reduce((x, y) => x * y, 1);
+    const last = dims.length - 1;
+    const idx = new Array<number>(dims.length).fill(0);
+    let o = 0;
+    // Copy contiguous runs along the last axis, odometer over the others.
+    while (o < count) {
+      let src = base;
+      for (let i = 0; i < last; i++) src += (idx[i] + starts[i]) * strides[i];
+      src += starts[last] * strides[last];
+      data.set(t.data.subarray(src, src + dims[last]), o);
+      o += dims[last];
+      for (let i = last - 1; i >= 0; i--) {
+        if (++idx[i] < dims[i]) break;
+        idx[i] = 0;
+      }
+      if (last === 0) break;
+    }
+    if (name.endsWith(".argmax_key") && pad > 0) for (let i = 0; i < count; i++) data[i] -= pad;
+    out.set(name, { name, axes, dims, data });
+  }
+  return out;
+}

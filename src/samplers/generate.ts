@@ -1,0 +1,165 @@
+/**
+ * `generate`: run a sampler over one or more prompts in one batch and record a trace per prompt.
+ *
+ * Everything is checked before the first forward pass: the settings (`resolveRunConfig`), each
+ * prompt's length against the model's maximum, the region layout for `region_sum`, and the trace
+ * size estimate against `maxTraceBytes`. Then the shared step loop runs; each step is streamed to
+ * the trace files; a final pass over the finished sequences records the same probes.
+ *
+ * Stopping: pass an `AbortSignal`; the loop stops before the next step and every trace is
+ * returned (and left on disk) as a valid partial trace.
+ */
+import type { ModelSpec } from "../graph/spec.js";
+import type { Engine, TextTokenizer } from "../runtime/types.js";
+import type { Region, Trace, TraceStep } from "../trace/types.js";
+import { estimateTraceBytes } from "../trace/size.js";
+import { BudgetError, SettingsError } from "../util/errors.js";
+import { armStrategy } from "./arm.js";
+import { resolveRunConfig, type RunConfig, type SamplerKind } from "./config.js";
+import { dreamStrategy } from "./dream.js";
+import { lladaStrategy } from "./llada.js";
+import { finalPass, runSteps, type RowState, type Strategy } from "./loop.js";
+import { TraceRecorder } from "./recorder.js";
+import { Rng } from "./rng.js";
+
+/** The algorithms, by name: the only place a sampler kind turns into code. */
+export const STRATEGIES: Record<SamplerKind, (cfg: RunConfig, spec: ModelSpec) => Strategy> = {
+  llada: lladaStrategy,
+  dream: dreamStrategy,
+  arm: armStrategy,
+};
+
+/** A prompt: the exact text to tokenize (after any chat template), and optional named regions. */
+export type PromptInput = string | { text: string; regions?: Region[] };
+
+export interface GenerateOptions {
+  tokenizer: TextTokenizer;
+  /** A `.fstrace` path per prompt (same order; undefined entries record nothing to disk). */
+  traceFiles?: (string | undefined)[];
+  /** Model label written into traces (default: the spec's architecture). */
+  modelName?: string;
+  /** Called for every prompt at every step, after its transfers are chosen. */
+  onStep?: (promptIndex: number, step: TraceStep) => void;
+  /** Abort between steps; traces come back (and stay on disk) partial. */
+  signal?: AbortSignal;
+  /** Keep every step in the returned traces (default true; false keeps memory flat in long evaluations). */
+  keepSteps?: boolean;
+}
+
+export interface GenerateResult {
+  answer: string;
+  trace: Trace;
+  /** Where the trace was written, if anywhere. */
+  file?: string;
+}
+
+/**
+ * Sample every prompt with one sampler configuration, batched into shared forward passes.
+ * @example
+ *   const [r] = await generate(engine, ["Question: …\nAnswer:"], { genLength: 32, steps: 32 }, { tokenizer, traceFiles: ["q1.fstrace"] });
+ *   r.answer; r.trace.steps.length;
+ */
+export async function generate(
+  engine: Engine, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, options: GenerateOptions,
+): Promise<GenerateResult[]> {
+  const spec = engine.spec;
+  const cfg = resolveRunConfig({ ...settings, probes: settings.probes ?? engine.probes }, spec);
+  if (JSON.stringify(cfg.probes) !== JSON.stringify(engine.probes)) {
+    throw new SettingsError("The engine computes a different probe set", {
+      file: "settings", field: "probes", expected: JSON.stringify(engine.probes), found: JSON.stringify(cfg.probes),
+      hint: "create the engine with the probes you want recorded",
+    });
+  }
+  if (prompts.length === 0) throw new SettingsError("No prompts", { file: "settings", field: "prompts", expected: "at least one prompt" });
+  if (options.traceFiles && options.traceFiles.length !== prompts.length) {
+    throw new SettingsError("One trace file per prompt", { file: "settings", field: "traceFiles", expected: `${prompts.length} entries`, found: String(options.traceFiles.length) });
+  }
+  const encoded = prompts.map((p, i) => encodePrompt(p, i, cfg, spec, options.tokenizer));
+  checkRegions(encoded, cfg);
+  const longest = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
+  const estimate = estimateTraceBytes(cfg.probes, {
+    numLayers: spec.numLayers, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim,
+    seq: longest, steps: cfg.steps, transfersPerStep: Math.ceil(cfg.genLength / cfg.steps),
+  });
+  if (estimate > cfg.maxTraceBytes) {
+    throw new BudgetError("The trace would exceed maxTraceBytes", {
+      file: "settings", field: "probes", expected: `≤ ${cfg.maxTraceBytes} bytes per trace (maxTraceBytes)`,
+      found: `≈ ${estimate} bytes for T = ${longest}, ${cfg.steps} steps, ${spec.numLayers} layers`,
+      hint: "record fewer layers/heads in pattern, or raise maxTraceBytes",
+    });
+  }
+
+  const strategy = STRATEGIES[cfg.sampler](cfg, spec);
+  const rows: RowState[] = encoded.map((e, index) => {
+    const canvas = strategy.initCanvas(Int32Array.from(e.ids));
+    return { index, promptLength: e.ids.length, canvas, rng: new Rng(cfg.seed, index), done: false, unmaskedAt: new Int32Array(canvas.length).fill(-1) };
+  });
+  const recorders = encoded.map((e, index) => new TraceRecorder({
+    spec, modelName: options.modelName ?? spec.architecture, tokenizer: options.tokenizer, config: cfg, device: engine.device,
+    stream: index, prompt: e, file: options.traceFiles?.[index], keepSteps: options.keepSteps ?? true,
+  }));
+  const padId = spec.padTokenId ?? spec.eosTokenIds[0] ?? 0;
+  const regions = cfg.probes.regionSum ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) } : undefined;
+  try {
+    const res = await runSteps(engine, strategy, rows, {
+      padId, regions, signal: options.signal,
+      guidance: cfg.cfgScale > 0 ? { scale: cfg.cfgScale, maskId: spec.maskTokenId! } : undefined,
+      onStep: (row, step) => {
+        recorders[row.index].step(step);
+        options.onStep?.(row.index, step);
+      },
+    });
+    if (res.interrupted) return rows.map((r, i) => result(recorders[i].abandon(r.canvas, r.unmaskedAt), recorders[i].file));
+    const finals = await finalPass(engine, rows, { padId, regions });
+    return rows.map((r, i) => result(recorders[i].finish(r.canvas, finals[i], r.unmaskedAt), recorders[i].file));
+  } finally {
+    for (const r of recorders) r.close();
+  }
+}
+
+function result(trace: Trace, file?: string): GenerateResult {
+  const r: GenerateResult = { answer: trace.answer, trace };
+  if (file) r.file = file;
+  return r;
+}
+
+interface EncodedPrompt {
+  text: string;
+  ids: number[];
+  tokens: string[];
+  offsets: [number, number][];
+  regions: Region[];
+}
+
+function encodePrompt(p: PromptInput, i: number, cfg: RunConfig, spec: ModelSpec, tokenizer: TextTokenizer): EncodedPrompt {
+  const text = typeof p === "string" ? p : p.text;
+  if (typeof text !== "string") throw new SettingsError("Prompt is not text", { file: "settings", field: `prompts[${i}]`, expected: "a string or {text, regions}" });
+  const enc = tokenizer.encode(text, { addSpecialTokens: cfg.addSpecialTokens });
+  if (enc.ids.length === 0) throw new SettingsError("Prompt is empty", { file: "settings", field: `prompts[${i}]`, expected: "at least one token" });
+  const total = enc.ids.length + cfg.genLength;
+  if (total > spec.maxPositionEmbeddings) {
+    throw new SettingsError("Prompt plus generation is longer than the model's maximum", {
+      file: "settings", field: `prompts[${i}]`,
+      expected: `prompt tokens + genLength ≤ max_position_embeddings ${spec.maxPositionEmbeddings}`,
+      found: `${enc.ids.length} + ${cfg.genLength} = ${total}`,
+    });
+  }
+  return { text, ids: enc.ids, tokens: enc.tokens, offsets: enc.offsets, regions: typeof p === "string" ? [] : p.regions ?? [] };
+}
+
+function checkRegions(encoded: EncodedPrompt[], cfg: RunConfig): void {
+  encoded.forEach((e, i) => {
+    const T = e.ids.length + cfg.genLength;
+    e.regions.forEach((r, k) => {
+      const [s, t] = r.tokens;
+      if (!(Number.isInteger(s) && Number.isInteger(t) && 0 <= s && s <= t && t <= T)) {
+        throw new SettingsError("Region token span is out of range", { file: "settings", field: `prompts[${i}].regions[${k}].tokens`, expected: `0 ≤ start ≤ end ≤ ${T}`, found: JSON.stringify(r.tokens) });
+      }
+    });
+    if (cfg.probes.regionSum && e.regions.length !== cfg.probes.regionSum.regions) {
+      throw new SettingsError("region_sum needs one region list per prompt of the probe's size", {
+        file: "settings", field: `prompts[${i}].regions`, expected: `${cfg.probes.regionSum.regions} regions`, found: String(e.regions.length),
+      });
+    }
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * The step loop every sampler shares: pad the active rows into one batch (plus the unconditional
+ * copies when classifier-free guidance is on), call `engine.forward` once, let the algorithm
+ * (`Strategy`) pick each row's transfers, apply them, and hand each row's step to `onStep`. After
+ * the last step, one more forward pass over the final sequences with the same probes.
+ *
+ * Nothing here knows which family or algorithm runs: the strategy decides, the spec supplies the
+ * mask and padding ids.
+ */
+import type { Engine } from "../runtime/types.js";
+import type { ProbeTensor } from "../util/probes.js";
+import type { TraceStep } from "../trace/types.js";
+import { logitsView, padBatch, sliceProbes, type LogitsView } from "./batch.js";
+import type { Rng } from "./rng.js";
+
+/** One prompt's state while sampling. Positions are unpadded (the prompt starts at 0). */
+export interface RowState {
+  /** Index in the caller's prompt list. */
+  index: number;
+  promptLength: number;
+  /** The current canvas (prompt + generation so far). */
+  canvas: Int32Array;
+  rng: Rng;
+  /** Set by the strategy when this row needs no more steps (ARM: EOS). */
+  done: boolean;
+  /** Step at which each position was written (−1: prompt or not yet), grows with the canvas. */
+  unmaskedAt: Int32Array;
+}
+
+export interface Transfer {
+  /** Positions to write (ascending); a position equal to the canvas length appends. */
+  positions: number[];
+  tokens: number[];
+  confidence: number[];
+  /** Query row whose output produced each token. */
+  producingRow: number[];
+}
+
+/** An algorithm's decisions; the loop does everything else. */
+export interface Strategy {
+  /** Steps to run at most. */
+  readonly maxSteps: number;
+  /** The first canvas of a prompt (MDMs: prompt + masks; ARM: the prompt). */
+  initCanvas(prompt: Int32Array): Int32Array;
+  /** Block index of a step (0 without blocks). */
+  blockOf(step: number): number;
+  /** Pick this row's transfers from its logits. May set `row.done`. */
+  decide(step: number, row: RowState, logits: LogitsView): Transfer;
+}
+
+export interface LoopOptions {
+  /** Token for padding columns (never attended to). */
+  padId: number;
+  /** Classifier-free guidance: scale c and the mask id that hides the prompt in the unconditional copy. */
+  guidance?: { scale: number; maskId: number };
+  /** Token spans per prompt for the `region_sum` probe. */
+  regions?: { count: number; rows: [number, number][][] };
+  /** Called for every row at every step, after the transfer is chosen. */
+  onStep?: (row: RowState, step: TraceStep) => void;
+  /** Checked before each step: when aborted, the loop stops and reports `interrupted`. */
+  signal?: AbortSignal;
+}
+
+export interface LoopResult {
+  steps: number;
+  interrupted: boolean;
+}
+
+/** Run the denoising/decoding steps over all rows. Mutates the row states. */
+export async function runSteps(engine: Engine, strategy: Strategy, rows: RowState[], opts: LoopOptions): Promise<LoopResult> {
+  let step = 0;
+  for (; step < strategy.maxSteps; step++) {
+    if (opts.signal?.aborted) return { steps: step, interrupted: true };
+    const active = rows.filter((r) => !r.done);
+    if (active.length === 0) break;
+    const canvases = active.map((r) => r.canvas);
+    const regionRows = opts.regions ? active.map((r) => opts.regions!.rows[r.index]) : undefined;
+    let uncondStart = -1;
+    if (opts.guidance) {
+      uncondStart = canvases.length;
+      for (const r of active) canvases.push(unconditional(r, opts.guidance.maskId));
+      regionRows?.push(...active.map((r) => opts.regions!.rows[r.index]));
+    }
+    const { input, pads } = padBatch(canvases, opts.padId, regionRows, opts.regions?.count);
+    const out = await engine.forward(input);
+    const block = strategy.blockOf(step);
+    active.forEach((row, b) => {
+      const view = logitsView(out, input.seq, b, pads[b], opts.guidance && {
+        uncondRow: uncondStart + b, uncondPad: pads[uncondStart + b], scale: opts.guidance.scale,
+      });
+      const fed = row.canvas;
+      const t = strategy.decide(step, row, view);
+      apply(row, t, step);
+      opts.onStep?.(row, {
+        step, block, canvas: fed,
+        transferred: Int32Array.from(t.positions),
+        tokens: Int32Array.from(t.tokens),
+        confidence: Float32Array.from(t.confidence),
+        producingRow: Int32Array.from(t.producingRow),
+        probes: sliceProbes(out.probes, b, pads[b]),
+      });
+    });
+  }
+  return { steps: step, interrupted: false };
+}
+
+/** The canvas with every prompt position hidden (set to mask), as LLaDA's CFG builds it. */
+function unconditional(row: RowState, maskId: number): Int32Array {
+  const u = Int32Array.from(row.canvas);
+  u.fill(maskId, 0, row.promptLength);
+  return u;
+}
+
+/** Write a transfer into the row (copy-on-write: the canvas handed to `onStep` stays as fed). */
+function apply(row: RowState, t: Transfer, step: number): void {
+  let len = row.canvas.length;
+  for (const p of t.positions) len = Math.max(len, p + 1);
+  const next = new Int32Array(len);
+  next.set(row.canvas);
+  if (len > row.unmaskedAt.length) {
+    const u = new Int32Array(len).fill(-1);
+    u.set(row.unmaskedAt);
+    row.unmaskedAt = u;
+  }
+  t.positions.forEach((p, j) => {
+    next[p] = t.tokens[j];
+    row.unmaskedAt[p] = step;
+  });
+  row.canvas = next;
+}
+
+/** One forward pass over the rows' final sequences with the same probes (batched, padded). */
+export async function finalPass(engine: Engine, rows: RowState[], opts: Pick<LoopOptions, "padId" | "regions">): Promise<Map<string, ProbeTensor>[]> {
+  if (rows.length === 0) return [];
+  const regionRows = opts.regions ? rows.map((r) => opts.regions!.rows[r.index]) : undefined;
+  const { input, pads } = padBatch(rows.map((r) => r.canvas), opts.padId, regionRows, opts.regions?.count);
+  const out = await engine.forward(input);
+  return rows.map((_, b) => sliceProbes(out.probes, b, pads[b]));
+}

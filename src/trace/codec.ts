@@ -1,0 +1,200 @@
+/**
+ * Byte layout of a `.fstrace` file (docs/trace-format.md is the full description):
+ *
+ *   preamble  16 bytes: ASCII "FSTRACE\n", u32 LE format version, u32 LE reserved (0)
+ *   record*   u64 LE n, n bytes of one safetensors blob, u32 LE CRC-32 of those n bytes
+ *
+ * Each blob is an ordinary safetensors buffer (8-byte header length, JSON header, data). Its
+ * `__metadata__` holds `kind` (meta | step | final | end) and `json`, a JSON string with the
+ * record's structured fields. Tensors are little-endian F32 or I32.
+ *
+ * Decoding validates every length and offset before use and only ever `JSON.parse`s: nothing in
+ * a trace file is executed. This module is self-contained (no compute-side imports) so a trace can
+ * be read where no model or runtime is installed.
+ */
+import * as zlib from "node:zlib";
+import { TraceFormatError } from "../util/errors.js";
+
+export const TRACE_MAGIC = "FSTRACE\n";
+export const PREAMBLE_BYTES = 16;
+/** Framing around each blob: u64 length before, u32 CRC after. */
+export const RECORD_OVERHEAD = 12;
+
+export type RecordKind = "meta" | "step" | "final" | "end";
+export const RECORD_KINDS: readonly RecordKind[] = ["meta", "step", "final", "end"];
+
+export type TraceDType = "F32" | "I32";
+
+export interface RawTensor {
+  dtype: TraceDType;
+  shape: number[];
+  data: Float32Array | Int32Array;
+}
+
+export interface TraceRecord {
+  kind: RecordKind;
+  /** Structured fields (parsed JSON object). */
+  json: Record<string, unknown>;
+  /** Tensors in file order. */
+  tensors: Map<string, RawTensor>;
+}
+
+export function encodePreamble(version: number): Buffer {
+  const b = Buffer.alloc(PREAMBLE_BYTES);
+  b.write(TRACE_MAGIC, 0, "ascii");
+  b.writeUInt32LE(version, 8);
+  b.writeUInt32LE(0, 12);
+  return b;
+}
+
+/** Parse the preamble; returns the format version. */
+export function decodePreamble(buf: Buffer, file: string): number {
+  if (buf.length < PREAMBLE_BYTES) {
+    throw new TraceFormatError("Trace file is too short to be a trace", {
+      file, field: "preamble", expected: `${PREAMBLE_BYTES} bytes starting with "FSTRACE\\n"`, found: `${buf.length} bytes`,
+    });
+  }
+  const magic = buf.toString("latin1", 0, 8);
+  if (magic !== TRACE_MAGIC) {
+    throw new TraceFormatError("Not a floatscope trace file", {
+      file, field: "magic", expected: JSON.stringify(TRACE_MAGIC), found: JSON.stringify(magic),
+    });
+  }
+  return buf.readUInt32LE(8);
+}
+
+/** One framed record: length, safetensors blob, CRC-32. */
+export function encodeRecord(rec: TraceRecord): Buffer {
+  const header: Record<string, unknown> = { __metadata__: { kind: rec.kind, json: JSON.stringify(rec.json) } };
+  let offset = 0;
+  const parts: Buffer[] = [];
+  for (const [name, t] of rec.tensors) {
+    const bytes = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    if (count !== t.data.length) {
+      throw new TraceFormatError("Tensor data does not match its shape", { field: name, expected: `${count} elements`, found: `${t.data.length}` });
+    }
+    header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+    parts.push(bytes);
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
+  const jsonBuf = Buffer.from(json, "utf8");
+  const blobLen = 8 + jsonBuf.length + offset;
+  const out = Buffer.alloc(8 + blobLen + 4);
+  out.writeBigUInt64LE(BigInt(blobLen), 0);
+  out.writeBigUInt64LE(BigInt(jsonBuf.length), 8);
+  jsonBuf.copy(out, 16);
+  let p = 16 + jsonBuf.length;
+  for (const part of parts) {
+    part.copy(out, p);
+    p += part.length;
+  }
+  out.writeUInt32LE(zlib.crc32(out.subarray(8, 8 + blobLen)), 8 + blobLen);
+  return out;
+}
+
+/** Where a record sits, for error messages. */
+export interface RecordPlace {
+  file: string;
+  index: number;
+  offset: number;
+}
+
+const where = (p: RecordPlace, field: string) => ({ file: p.file, field: `record ${p.index} (byte ${p.offset}): ${field}` });
+
+/** Decode one safetensors blob (already CRC-checked) into a record, validating its header. */
+export function decodeBlob(blob: Buffer, place: RecordPlace): TraceRecord {
+  const bad = (field: string, expected: string, found: string) =>
+    new TraceFormatError("Trace record is malformed", { ...where(place, field), expected, found });
+  if (blob.length < 8) throw bad("header length", "at least 8 bytes", `${blob.length} bytes`);
+  const headerLen = blob.readBigUInt64LE(0);
+  if (headerLen > BigInt(blob.length - 8)) throw bad("header length", `≤ ${blob.length - 8}`, headerLen.toString());
+  const hl = Number(headerLen);
+  let header: unknown;
+  try {
+    header = JSON.parse(blob.toString("utf8", 8, 8 + hl));
+  } catch (e) {
+    throw bad("header", "valid JSON", (e as Error).message);
+  }
+  if (header === null || typeof header !== "object" || Array.isArray(header)) throw bad("header", "a JSON object", typeof header);
+  const h = header as Record<string, unknown>;
+  const meta = h.__metadata__ as Record<string, unknown> | undefined;
+  if (!meta || typeof meta !== "object" || typeof meta.kind !== "string" || typeof meta.json !== "string") {
+    throw bad("__metadata__", '{"kind": string, "json": string}', JSON.stringify(meta)?.slice(0, 80) ?? "missing");
+  }
+  if (!(RECORD_KINDS as readonly string[]).includes(meta.kind)) throw bad("__metadata__.kind", RECORD_KINDS.join(" | "), meta.kind);
+  let json: unknown;
+  try {
+    json = JSON.parse(meta.json);
+  } catch (e) {
+    throw bad("__metadata__.json", "valid JSON", (e as Error).message);
+  }
+  if (json === null || typeof json !== "object" || Array.isArray(json)) throw bad("__metadata__.json", "a JSON object", typeof json);
+
+  const dataStart = 8 + hl;
+  const dataSize = blob.length - dataStart;
+  const tensors = new Map<string, RawTensor>();
+  const ranges: [number, number, string][] = [];
+  for (const [name, entry] of Object.entries(h)) {
+    if (name === "__metadata__") continue;
+    const e = entry as Record<string, unknown>;
+    if (!e || typeof e !== "object") throw bad(name, "{dtype, shape, data_offsets}", JSON.stringify(entry));
+    if (e.dtype !== "F32" && e.dtype !== "I32") throw bad(`${name}.dtype`, "F32 or I32", JSON.stringify(e.dtype));
+    const shape = e.shape;
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw bad(`${name}.shape`, "non-negative integers", JSON.stringify(shape));
+    const off = e.data_offsets;
+    if (!Array.isArray(off) || off.length !== 2 || !off.every((d) => Number.isSafeInteger(d) && d >= 0) || off[0] > off[1] || off[1] > dataSize) {
+      throw bad(`${name}.data_offsets`, `[begin, end] within ${dataSize} data bytes`, JSON.stringify(off));
+    }
+    const count = (shape as number[]).reduce((a, b) => a * b, 1);
+    if (count * 4 !== off[1] - off[0]) throw bad(`${name}.data_offsets`, `${count * 4} bytes for ${e.dtype}[${shape.join(",")}]`, `${off[1] - off[0]} bytes`);
+    ranges.push([off[0], off[1], name]);
+    // Copy into a fresh, aligned array: blob offsets need not be 4-byte aligned in memory.
+    const data = e.dtype === "F32" ? new Float32Array(count) : new Int32Array(count);
+    blob.copy(Buffer.from(data.buffer), 0, dataStart + off[0], dataStart + off[1]);
+    tensors.set(name, { dtype: e.dtype, shape: shape as number[], data });
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  for (let i = 1; i < ranges.length; i++) {
+    if (ranges[i][0] < ranges[i - 1][1]) throw bad(`${ranges[i - 1][2]} / ${ranges[i][2]}`, "disjoint data_offsets", "overlapping ranges");
+  }
+  return { kind: meta.kind as RecordKind, json: json as Record<string, unknown>, tensors };
+}
+
+export interface FramedRecord {
+  blob: Buffer;
+  offset: number;
+}
+
+/**
+ * Split the bytes after the preamble into framed records, checking each CRC. A tail that is
+ * shorter than its declared length is reported as `truncatedAt` (byte offset) rather than thrown,
+ * so the caller decides between an error and a partial load.
+ */
+export function splitRecords(buf: Buffer, file: string): { records: FramedRecord[]; truncatedAt?: number } {
+  const records: FramedRecord[] = [];
+  let p = PREAMBLE_BYTES;
+  while (p < buf.length) {
+    if (buf.length - p < 8) return { records, truncatedAt: p };
+    const n = buf.readBigUInt64LE(p);
+    if (n > BigInt(buf.length - p - RECORD_OVERHEAD)) {
+      // Either a torn final write or a corrupted length: both leave no complete record here.
+      return { records, truncatedAt: p };
+    }
+    const len = Number(n);
+    const blob = buf.subarray(p + 8, p + 8 + len);
+    const stored = buf.readUInt32LE(p + 8 + len);
+    const actual = zlib.crc32(blob);
+    if (stored !== actual) {
+      throw new TraceFormatError("Trace record is corrupted (checksum mismatch)", {
+        file, field: `record ${records.length} (byte ${p})`,
+        expected: `CRC-32 ${stored.toString(16).padStart(8, "0")}`, found: actual.toString(16).padStart(8, "0"),
+      });
+    }
+    records.push({ blob, offset: p });
+    p += len + RECORD_OVERHEAD;
+  }
+  return { records };
+}

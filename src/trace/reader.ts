@@ -1,0 +1,214 @@
+/**
+ * Validating trace reader. Checks, in order: the magic and format version (a newer version is
+ * refused by number), every record's length and CRC-32, each safetensors header, the record order
+ * (meta, step*, final?, end?), and every field's type, dtype and shape against the schema.
+ *
+ * Truncation policy: a file that ends exactly after a record but has no `end` record is an
+ * interrupted run and loads with `partial: true`. A file whose last record is cut short (torn
+ * write, truncated copy) throws `TraceFormatError` unless `allowTruncated: true`, which keeps the
+ * complete records and marks the trace partial.
+ */
+import * as fs from "node:fs";
+import { TraceFormatError } from "../util/errors.js";
+import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
+import { decodeBlob, decodePreamble, splitRecords, type RecordPlace, type TraceRecord } from "./codec.js";
+import { Check, readProbes } from "./schema.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceStep } from "./types.js";
+
+export interface ReadTraceOptions {
+  /** Load the complete records of a file whose last record is cut short (marked partial). */
+  allowTruncated?: boolean;
+}
+
+const STEP_TENSORS = new Set(["canvas", "transferred", "tokens", "confidence", "producing_row"]);
+const FINAL_TENSORS = new Set(["sequence"]);
+const END_TENSORS = new Set(["unmasked_at"]);
+
+/** Read and validate a `.fstrace` file. */
+export function readTrace(file: string, options: ReadTraceOptions = {}): Trace {
+  let buf: Buffer;
+  try {
+    buf = fs.readFileSync(file);
+  } catch (e) {
+    throw new TraceFormatError("Cannot read trace file", { file, found: (e as Error).message });
+  }
+  return decodeTrace(buf, file, options);
+}
+
+/** Decode trace bytes (see `readTrace`). `file` names the source in errors. */
+export function decodeTrace(buf: Buffer, file = "trace", options: ReadTraceOptions = {}): Trace {
+  const version = decodePreamble(buf, file);
+  if (version > TRACE_FORMAT_VERSION) {
+    throw new TraceFormatError(`Trace format version ${version} is newer than this floatscope reads`, {
+      file, field: "format version", expected: `≤ ${TRACE_FORMAT_VERSION}`, found: String(version), hint: "upgrade floatscope to read this trace",
+    });
+  }
+  if (version < 1) throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
+  const { records, truncatedAt } = splitRecords(buf, file);
+  if (truncatedAt !== undefined && !options.allowTruncated) {
+    throw new TraceFormatError("Trace file is truncated: its last record is cut short", {
+      file, field: `record ${records.length} (byte ${truncatedAt})`, expected: "a complete length-prefixed record",
+      found: `${buf.length - truncatedAt} trailing bytes`,
+      hint: `readTrace(file, { allowTruncated: true }) loads the ${records.length} complete records as a partial trace`,
+    });
+  }
+  if (records.length === 0) throw new TraceFormatError("Trace file has no meta record", { file, field: "record 0", expected: "a meta record", found: "end of file" });
+  const decoded = records.map((r, index) => {
+    const place: RecordPlace = { file, index, offset: r.offset };
+    return { place, rec: decodeBlob(r.blob, place) };
+  });
+  return assemble(decoded, truncatedAt !== undefined);
+}
+
+function assemble(decoded: { place: RecordPlace; rec: TraceRecord }[], truncated: boolean): Trace {
+  const first = decoded[0];
+  if (first.rec.kind !== "meta") new Check(first.place).fail("kind", "meta (the first record)", first.rec.kind);
+  const h = readMeta(new Check(first.place), first.rec.json);
+  const steps: TraceStep[] = [];
+  const stepStrings: string[][] = [];
+  let final: Trace["final"] | undefined;
+  let end: { json: Record<string, unknown>; unmaskedAt: Int32Array; place: RecordPlace } | undefined;
+  for (const { place, rec } of decoded.slice(1)) {
+    const c = new Check(place);
+    if (end) c.fail("kind", "nothing after the end record", rec.kind);
+    if (rec.kind === "meta") c.fail("kind", "step, final or end", "a second meta record");
+    if (rec.kind === "step") {
+      if (final) c.fail("kind", "final or end after the final record", "step");
+      const s = readStep(c, rec, h.model, steps.length, h.prompt.promptLength);
+      steps.push(s);
+      stepStrings.push(c.strings(rec.json, "tokenStrings"));
+    } else if (rec.kind === "final") {
+      if (final) c.fail("kind", "one final record", "a second final record");
+      const seq = c.tensor(rec.tensors, "sequence", "I32", [rec.tensors.get("sequence")?.shape[0] ?? 0]).data as Int32Array;
+      const probes = readProbes(c, c.obj(rec.json, "probes"), rec.tensors, h.model, seq.length, FINAL_TENSORS);
+      final = { sequence: seq, probes };
+    } else {
+      const T = final ? final.sequence.length : rec.tensors.get("unmasked_at")?.shape[0] ?? 0;
+      const unmaskedAt = c.tensor(rec.tensors, "unmasked_at", "I32", [T]).data as Int32Array;
+      for (const n of rec.tensors.keys()) if (!END_TENSORS.has(n)) c.fail(n, "no tensor but unmasked_at", n);
+      end = { json: rec.json, unmaskedAt, place };
+    }
+  }
+
+  const base = {
+    formatVersion: h.formatVersion, model: h.model, prompt: h.prompt, settings: h.settings, probes: h.probes,
+    steps, seed: h.seed, stream: h.stream, device: h.device,
+  };
+  if (end && final && !truncated) {
+    const c = new Check(end.place);
+    const T = final.sequence.length;
+    const stepCount = c.int(end.json, "stepCount");
+    if (stepCount !== steps.length) c.fail("stepCount", `${steps.length} (step records in the file)`, String(stepCount));
+    return {
+      ...base, final, unmaskedAt: end.unmaskedAt, partial: false,
+      tokens: c.strings(end.json, "tokens", T), offsets: c.spans(end.json, "offsets", T),
+      answer: c.str(end.json, "answer"), completion: c.str(end.json, "completion"),
+    };
+  }
+  // Partial: rebuild what the steps say about the canvas.
+  const L = h.prompt.promptLength;
+  const canvas = steps.length ? replay(steps[steps.length - 1]) : Int32Array.from(h.prompt.ids);
+  const unmaskedAt = new Int32Array(canvas.length).fill(-1);
+  const tokens = [...h.promptTokens];
+  for (let i = L; i < canvas.length; i++) tokens.push(h.maskToken ?? "");
+  steps.forEach((s, k) => s.transferred.forEach((pos, j) => {
+    if (pos < canvas.length) {
+      unmaskedAt[pos] = s.step;
+      if (pos >= L) tokens[pos] = stepStrings[k][j] ?? "";
+    }
+  }));
+  const textEnd = h.prompt.text.length;
+  const offsets: CharSpan[] = [...h.promptOffsets];
+  for (let i = L; i < canvas.length; i++) offsets.push([textEnd, textEnd]);
+  return {
+    ...base, partial: true, unmaskedAt, tokens, offsets, answer: "", completion: "",
+    final: final ?? { sequence: canvas, probes: new Map<string, ProbeTensor>() },
+  };
+}
+
+/** The canvas after a step's transfers (ARM steps append one position). */
+function replay(s: TraceStep): Int32Array {
+  let len = s.canvas.length;
+  s.transferred.forEach((p) => { len = Math.max(len, p + 1); });
+  const out = new Int32Array(len);
+  out.set(s.canvas);
+  s.transferred.forEach((p, j) => { out[p] = s.tokens[j]; });
+  return out;
+}
+
+interface Meta {
+  formatVersion: number;
+  model: TraceModelInfo;
+  prompt: Trace["prompt"];
+  promptTokens: string[];
+  promptOffsets: CharSpan[];
+  settings: Record<string, unknown>;
+  probes: ProbeRequest;
+  seed: number;
+  stream: number;
+  device: string;
+  maskToken?: string;
+}
+
+function readMeta(c: Check, j: Record<string, unknown>): Meta {
+  const formatVersion = c.int(j, "formatVersion", 1);
+  const m = c.obj(j, "model");
+  const model: TraceModelInfo = {
+    name: c.str(m, "name"),
+    family: c.str(m, "family") as TraceModelInfo["family"],
+    numLayers: c.int(m, "numLayers", 1), numHeads: c.int(m, "numHeads", 1), numKvHeads: c.int(m, "numKvHeads", 1), headDim: c.int(m, "headDim", 1),
+    causal: m.causal === true,
+    logitShift: c.int(m, "logitShift") === 1 ? 1 : 0,
+    eosTokenIds: c.ints(m, "eosTokenIds"),
+  };
+  if (typeof m.causal !== "boolean") c.fail("model.causal", "true or false", m.causal);
+  if (!["llama", "qwen2", "llada", "dream"].includes(model.family)) c.fail("model.family", "llama | qwen2 | llada | dream", model.family);
+  for (const k of ["maskTokenId", "bosTokenId", "padTokenId"] as const) if (m[k] !== undefined) model[k] = c.int(m, k);
+  const p = c.obj(j, "prompt");
+  const ids = c.ints(p, "ids");
+  const promptLength = c.int(p, "promptLength", 1);
+  if (promptLength !== ids.length) c.fail("prompt.promptLength", `${ids.length} (prompt.ids length)`, String(promptLength));
+  if (!Array.isArray(p.regions)) c.fail("prompt.regions", "an array", p.regions);
+  const regions = (p.regions as unknown[]).map((r, i) => {
+    if (r === null || typeof r !== "object") c.fail(`prompt.regions[${i}]`, "{name, tokens, chars}", r);
+    const o = r as Record<string, unknown>;
+    const [tokens] = c.spans({ tokens: [o.tokens] }, "tokens", 1);
+    const [chars] = c.spans({ chars: [o.chars] }, "chars", 1);
+    return { name: c.str(o, "name"), tokens, chars } as Region;
+  });
+  const meta: Meta = {
+    formatVersion, model,
+    prompt: { text: c.str(p, "text"), ids, promptLength, regions },
+    promptTokens: c.strings(j, "promptTokens", promptLength),
+    promptOffsets: c.spans(j, "promptOffsets", promptLength),
+    settings: c.obj(j, "settings"),
+    probes: c.obj(j, "probes") as ProbeRequest,
+    seed: c.int(j, "seed"), stream: c.int(j, "stream"), device: c.str(j, "device"),
+  };
+  if (j.maskToken !== undefined) meta.maskToken = c.str(j, "maskToken");
+  return meta;
+}
+
+function readStep(c: Check, rec: TraceRecord, model: TraceModelInfo, expectedIndex: number, promptLength: number): TraceStep {
+  const j = rec.json;
+  const step = c.int(j, "step");
+  if (step !== expectedIndex) c.fail("step", `${expectedIndex} (steps are numbered in order)`, String(step));
+  const T = rec.tensors.get("canvas")?.shape[0] ?? 0;
+  const canvas = c.tensor(rec.tensors, "canvas", "I32", [T]).data as Int32Array;
+  if (T < promptLength) c.fail("canvas.shape", `≥ ${promptLength} (the prompt length)`, String(T));
+  const n = rec.tensors.get("transferred")?.shape[0] ?? 0;
+  const transferred = c.tensor(rec.tensors, "transferred", "I32", [n]).data as Int32Array;
+  for (const pos of transferred) if (pos < 0 || pos > T) c.fail("transferred", `positions in [0, ${T}]`, String(pos));
+  const tokenStrings = c.strings(j, "tokenStrings");
+  if (tokenStrings.length !== 0 && tokenStrings.length !== n) c.fail("tokenStrings", `0 or ${n} strings`, String(tokenStrings.length));
+  return {
+    step,
+    block: c.int(j, "block"),
+    canvas,
+    transferred,
+    tokens: c.tensor(rec.tensors, "tokens", "I32", [n]).data as Int32Array,
+    confidence: c.tensor(rec.tensors, "confidence", "F32", [n]).data as Float32Array,
+    producingRow: c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array,
+    probes: readProbes(c, c.obj(j, "probes"), rec.tensors, model, T, STEP_TENSORS),
+  };
+}

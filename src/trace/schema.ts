@@ -1,0 +1,119 @@
+/**
+ * What each trace record must contain, checked field by field when a trace is loaded. Every
+ * failure is a `TraceFormatError` naming the file, the record and the field.
+ */
+import { TraceFormatError } from "../util/errors.js";
+import { PROBE_AXES, parseProbeName, type Axis, type ProbeTensor } from "../util/probes.js";
+import type { RawTensor, RecordPlace } from "./codec.js";
+import type { TraceModelInfo } from "./types.js";
+
+export class Check {
+  constructor(readonly place: RecordPlace) {}
+
+  fail(field: string, expected: string, found: unknown): never {
+    const f = typeof found === "string" ? found : JSON.stringify(found)?.slice(0, 80) ?? String(found);
+    throw new TraceFormatError("Trace record does not match the trace schema", {
+      file: this.place.file, field: `record ${this.place.index} (byte ${this.place.offset}): ${field}`, expected, found: f,
+    });
+  }
+
+  int(o: Record<string, unknown>, key: string, min = 0): number {
+    const v = o[key];
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) this.fail(key, `an integer ≥ ${min}`, v);
+    return v;
+  }
+
+  str(o: Record<string, unknown>, key: string): string {
+    const v = o[key];
+    if (typeof v !== "string") this.fail(key, "a string", v);
+    return v;
+  }
+
+  obj(o: Record<string, unknown>, key: string): Record<string, unknown> {
+    const v = o[key];
+    if (v === null || typeof v !== "object" || Array.isArray(v)) this.fail(key, "an object", v);
+    return v as Record<string, unknown>;
+  }
+
+  strings(o: Record<string, unknown>, key: string, length?: number): string[] {
+    const v = o[key];
+    if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) this.fail(key, "an array of strings", v);
+    if (length !== undefined && v.length !== length) this.fail(key, `${length} strings`, `${v.length}`);
+    return v;
+  }
+
+  ints(o: Record<string, unknown>, key: string, length?: number): number[] {
+    const v = o[key];
+    if (!Array.isArray(v) || !v.every((x) => Number.isSafeInteger(x))) this.fail(key, "an array of integers", v);
+    if (length !== undefined && v.length !== length) this.fail(key, `${length} integers`, `${v.length}`);
+    return v;
+  }
+
+  spans(o: Record<string, unknown>, key: string, length: number): [number, number][] {
+    const v = o[key];
+    const ok = Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0));
+    if (!ok) this.fail(key, "an array of [start, end] character spans", v);
+    if (v.length !== length) this.fail(key, `${length} spans`, `${v.length}`);
+    return v as [number, number][];
+  }
+
+  /** A required tensor with the given dtype and shape. */
+  tensor(tensors: Map<string, RawTensor>, name: string, dtype: "I32" | "F32", shape: number[]): RawTensor {
+    const t = tensors.get(name);
+    if (!t) this.fail(name, `a ${dtype}[${shape.join(",")}] tensor`, "missing");
+    if (t.dtype !== dtype) this.fail(`${name}.dtype`, dtype, t.dtype);
+    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) this.fail(`${name}.shape`, `[${shape.join(",")}]`, `[${t.shape.join(",")}]`);
+    return t;
+  }
+}
+
+/**
+ * Validate and collect the probe tensors of a step or final record: every listed probe is present,
+ * has a canonical name, the axes of its kind (batch removed), F32 (I32 for argmax_key), and
+ * sizes that agree with the model and the sequence length `seq`.
+ */
+export function readProbes(
+  c: Check, axesByName: Record<string, unknown>, tensors: Map<string, RawTensor>, model: TraceModelInfo, seq: number, reserved: Set<string>,
+): Map<string, ProbeTensor> {
+  const out = new Map<string, ProbeTensor>();
+  for (const name of tensors.keys()) {
+    if (!reserved.has(name) && !(name in axesByName)) c.fail(name, "a tensor listed under json.probes", "an unlisted tensor");
+  }
+  for (const [name, axesV] of Object.entries(axesByName)) {
+    const parsed = parseProbeName(name);
+    if (!parsed) c.fail(`probes.${name}`, "a canonical probe name blocks.{l}.attn.<kind>", name);
+    if (parsed.layer >= model.numLayers) c.fail(`probes.${name}`, `layer < ${model.numLayers}`, String(parsed.layer));
+    const want = PROBE_AXES[parsed.kind].filter((a) => a !== "batch");
+    if (!Array.isArray(axesV) || axesV.length !== want.length || axesV.some((a, i) => a !== want[i])) {
+      c.fail(`probes.${name}.axes`, JSON.stringify(want), axesV);
+    }
+    const t = tensors.get(name);
+    if (!t) c.fail(name, "the probe tensor listed under json.probes", "missing");
+    const dtype = parsed.kind === "argmax_key" ? "I32" : "F32";
+    if (t.dtype !== dtype) c.fail(`${name}.dtype`, dtype, t.dtype);
+    if (t.shape.length !== want.length) c.fail(`${name}.shape`, `${want.length} dims (${want.join(", ")})`, `[${t.shape.join(",")}]`);
+    want.forEach((axis, i) => {
+      // `pattern` may hold a chosen subset of heads.
+      const size = parsed.kind === "pattern" && axis === "head" ? undefined : axisSize(axis, model, seq);
+      if (size !== undefined && t.shape[i] !== size) c.fail(`${name}.shape[${i}] (${axis})`, String(size), String(t.shape[i]));
+    });
+    out.set(name, { name, axes: want, dims: t.shape, data: t.data });
+  }
+  return out;
+}
+
+function axisSize(axis: Axis, m: TraceModelInfo, seq: number): number | undefined {
+  switch (axis) {
+    case "query":
+    case "key":
+      return seq;
+    case "head":
+      return m.numHeads;
+    case "kvHead":
+      return m.numKvHeads;
+    case "dHead":
+      return m.headDim;
+    default:
+      return undefined; // region counts are checked against each other by analyses
+  }
+}
