@@ -1,0 +1,106 @@
+/**
+ * `scanWeights`: stream through a checkpoint's float tensors and report non-finite values (NaN,
+ * ±Inf) by tensor name — a corrupt download or a diverged fine-tune shows up here, before it
+ * shows up as a NaN attention map. Reads one chunk at a time (default 16 MiB), so a multi-GB
+ * checkpoint never sits in memory.
+ */
+import { DTYPE_BYTES, streamTensorBytes } from "../checkpoint/safetensors.js";
+import type { Checkpoint, TensorInfo } from "../checkpoint/types.js";
+import { specTensorNames } from "./adapters/index.js";
+import type { ModelSpec } from "./spec.js";
+
+export interface NonFiniteTensor {
+  tensor: string;
+  file: string;
+  dtype: string;
+  /** NaN + Inf count. */
+  count: number;
+  nanCount: number;
+  infCount: number;
+  /** Flat (row-major) index of the first non-finite element. */
+  firstIndex: number;
+}
+
+export interface ScanProgress {
+  tensor: string;
+  /** 0-based index of the tensor being scanned, of `total`. */
+  index: number;
+  total: number;
+  bytesDone: number;
+  bytesTotal: number;
+}
+
+export interface ScanResult {
+  tensorsScanned: number;
+  bytesScanned: number;
+  /** Tensors with at least one non-finite value, in scan order; empty when the weights are clean. */
+  nonFinite: NonFiniteTensor[];
+}
+
+export interface ScanOptions {
+  onProgress?: (p: ScanProgress) => void;
+  /** Bytes read per chunk (default 16 MiB). */
+  chunkBytes?: number;
+}
+
+/**
+ * Scan the tensors the spec reads (or, without a spec, every float tensor of the checkpoint).
+ * @example
+ *   const { nonFinite } = scanWeights(ckpt, spec, { onProgress: (p) => bar.update(p.bytesDone / p.bytesTotal) });
+ */
+export function scanWeights(checkpoint: Checkpoint, spec?: ModelSpec, options: ScanOptions = {}): ScanResult {
+  const names = spec ? specTensorNames(spec) : [...checkpoint.tensors.keys()];
+  const tensors = names
+    .map((n) => checkpoint.tensors.get(n))
+    .filter((t): t is TensorInfo => t !== undefined && ["F32", "F16", "BF16", "F64"].includes(t.dtype));
+  const bytesTotal = tensors.reduce((a, t) => a + t.byteLength, 0);
+  const chunk = options.chunkBytes ?? 16 * 1024 * 1024;
+  const nonFinite: NonFiniteTensor[] = [];
+  let bytesDone = 0;
+  tensors.forEach((t, index) => {
+    options.onProgress?.({ tensor: t.name, index, total: tensors.length, bytesDone, bytesTotal });
+    let nan = 0, inf = 0, first = -1;
+    streamTensorBytes(t, chunk, (bytes, firstElement) => {
+      const r = countNonFinite(bytes, t.dtype);
+      if (r.first >= 0 && first < 0) first = firstElement + r.first;
+      nan += r.nan;
+      inf += r.inf;
+    });
+    bytesDone += t.byteLength;
+    if (nan + inf > 0) {
+      nonFinite.push({ tensor: t.name, file: t.file, dtype: t.dtype, count: nan + inf, nanCount: nan, infCount: inf, firstIndex: first });
+    }
+  });
+  options.onProgress?.({ tensor: "", index: tensors.length, total: tensors.length, bytesDone, bytesTotal });
+  return { tensorsScanned: tensors.length, bytesScanned: bytesDone, nonFinite };
+}
+
+/**
+ * Count NaN/Inf by bit pattern (exponent all ones): no conversion to float needed. Little-endian
+ * data (the safetensors format) on a little-endian host.
+ */
+export function countNonFinite(bytes: Buffer, dtype: string): { nan: number; inf: number; first: number } {
+  let nan = 0, inf = 0, first = -1;
+  const n = bytes.length / DTYPE_BYTES[dtype as keyof typeof DTYPE_BYTES];
+  const note = (i: number, isNan: boolean) => {
+    if (isNan) nan++;
+    else inf++;
+    if (first < 0) first = i;
+  };
+  // Copy only when unaligned (typed-array views need aligned offsets).
+  const aligned = bytes.byteOffset % 8 === 0 ? bytes : Buffer.from(bytes);
+  if (dtype === "F32") {
+    const u = new Uint32Array(aligned.buffer, aligned.byteOffset, n);
+    for (let i = 0; i < n; i++) if ((u[i] & 0x7f800000) === 0x7f800000) note(i, (u[i] & 0x007fffff) !== 0);
+  } else if (dtype === "F16") {
+    const u = new Uint16Array(aligned.buffer, aligned.byteOffset, n);
+    for (let i = 0; i < n; i++) if ((u[i] & 0x7c00) === 0x7c00) note(i, (u[i] & 0x03ff) !== 0);
+  } else if (dtype === "BF16") {
+    const u = new Uint16Array(aligned.buffer, aligned.byteOffset, n);
+    for (let i = 0; i < n; i++) if ((u[i] & 0x7f80) === 0x7f80) note(i, (u[i] & 0x007f) !== 0);
+  } else if (dtype === "F64") {
+    const f = new Float64Array(aligned.buffer, aligned.byteOffset, n);
+    for (let i = 0; i < n; i++) if (!Number.isFinite(f[i])) note(i, Number.isNaN(f[i]));
+  }
+  return { nan, inf, first };
+}
