@@ -5,8 +5,8 @@
  */
 import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
-import type { ModelSpec } from "../graph/spec.js";
-import { estimateMemory, formatBytes, specParameterCount } from "../runtime/memory.js";
+import { describeCheckpoint, type CheckpointDescription } from "../graph/describe.js";
+import { estimateMemory, formatBytes } from "../runtime/memory.js";
 import { DEFAULT_PROBES } from "../util/probes.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -23,21 +23,24 @@ Options:
   --json          print one JSON object instead of text
   -h, --help      this help`;
 
-export function describeSpecLines(spec: ModelSpec): string[] {
-  const tied = spec.weights.lmHead === spec.weights.embed;
-  const rope = spec.rope.llama3
-    ? `θ ${spec.rope.theta}, llama3 scaling ×${spec.rope.llama3.factor} (orig. ${spec.rope.llama3.originalMaxPositionEmbeddings})`
-    : `θ ${spec.rope.theta}`;
-  const ids = (v: number | undefined) => (v === undefined ? "-" : String(v));
+/** Human-readable lines for a checkpoint description (describeCheckpoint's JSON, as text). */
+export function describeLines(d: CheckpointDescription): string[] {
+  const s = d.sizes;
+  const ids = (v: number | null) => (v === null ? "-" : String(v));
+  const tok = (v: string | null) => (v === null ? "" : ` ${JSON.stringify(v)}`);
+  const params = d.parameters;
   return [
-    `family          ${spec.family} (${spec.architecture})`,
-    `attention       ${spec.causal ? "causal" : "bidirectional"}, ${spec.numHeads} heads / ${spec.numKvHeads} kv heads${spec.numHeads !== spec.numKvHeads ? ` (GQA ${spec.numHeads / spec.numKvHeads}:1)` : ""}, head dim ${spec.headDim}${spec.qkvBias ? ", qkv bias" : ""}`,
-    `layers          ${spec.numLayers} × (hidden ${spec.hiddenSize}, ffn ${spec.intermediateSize})`,
-    `vocab           ${spec.vocabSize}${tied ? " (tied embeddings)" : ""}`,
-    `rope            ${rope}, max positions ${spec.maxPositionEmbeddings}`,
-    `rms norm eps    ${spec.rmsNormEps}`,
-    `logit shift     ${spec.logitShift}${spec.logitShift ? " (row i is read from hidden state i−1)" : ""}`,
-    `special ids     mask ${ids(spec.maskTokenId)}, bos ${ids(spec.bosTokenId)}, eos ${spec.eosTokenIds.join("/") || "-"}, pad ${ids(spec.padTokenId)}; tokenizer adds BOS: ${spec.addsBos ? "yes" : "no"}`,
+    d.dir,
+    `family          ${d.family} (${d.architecture})`,
+    `attention       ${d.attention.causal ? "causal" : "bidirectional"}, ${s.heads} heads / ${s.kvHeads} kv heads${d.attention.gqaGroup > 1 ? ` (GQA ${d.attention.gqaGroup}:1)` : ""}, head dim ${s.headDim}${d.attention.qkvBias ? ", qkv bias" : ""}`,
+    `layers          ${s.layers} × (hidden ${s.hidden}, ffn ${s.intermediate})`,
+    `vocab           ${s.vocab}${d.tiedEmbeddings ? " (tied embeddings)" : ""}`,
+    `rope            θ ${d.rope.theta}${d.rope.scaling ? `, ${d.rope.scaling} scaling` : ""}, max positions ${s.maxPositions}`,
+    `logit shift     ${d.attention.logitShift}${d.attention.logitShift ? " (row i is read from hidden state i−1)" : ""}`,
+    `special ids     mask ${ids(d.specialIds.mask)}${tok(d.specialTokens.mask)}, bos ${ids(d.specialIds.bos)}${tok(d.specialTokens.bos)}, eos ${d.specialIds.eos.join("/") || "-"}, pad ${ids(d.specialIds.pad)}`,
+    `BOS on encode   ${d.bos.addedByTokenizer ? `yes (${d.bos.prefix.join(" ")})` : "no"}`,
+    `parameters      ${(params / 1e6).toFixed(params < 1e7 ? 3 : 1)} M in ${d.weightFiles.length} file(s): ${Object.entries(d.dtypes).map(([k, v]) => `${v.tensors} ${k} (${formatBytes(v.bytes)})`).join(", ")}`,
+    `tokenizer       ${d.tokenizer ? `${d.tokenizer.path} (${d.tokenizer.vocabEntries} entries)${d.chatTemplate ? ", chat template" : ""}` : "none (pass --ids to forward)"}`,
   ];
 }
 
@@ -50,32 +53,21 @@ export const command: CliCommand = {
     const batch = values.batch ? intList("inspect", "batch", String(values.batch))[0] : 1;
     const ckpt = openCheckpoint(positionals[0]);
     const spec = resolveModelSpec(ckpt);
-    const dtypes = new Map<string, { count: number; bytes: number }>();
-    for (const t of ckpt.tensors.values()) {
-      const d = dtypes.get(t.dtype) ?? { count: 0, bytes: 0 };
-      d.count++;
-      d.bytes += t.byteLength;
-      dtypes.set(t.dtype, d);
-    }
-    const files = new Set([...ckpt.tensors.values()].map((t) => t.file));
+    const description = describeCheckpoint(ckpt, spec);
     const allLayers = Array.from({ length: spec.numLayers }, (_, l) => l);
     const memory = seqs.map((seq) => ({
       seq,
       defaultProbes: estimateMemory(spec, { batch, seq, probes: DEFAULT_PROBES }),
       fullMaps: estimateMemory(spec, { batch, seq, probes: { ...DEFAULT_PROBES, pattern: { layers: allLayers } } }),
     }));
-    const params = specParameterCount(spec);
     if (values.json) {
       io.out(JSON.stringify({
-        dir: ckpt.dir, spec, parameters: params, files: files.size, tokenizer: !!ckpt.tokenizer,
-        dtypes: Object.fromEntries(dtypes),
+        ...description,
         memory: memory.map((m) => ({ seq: m.seq, batch, defaultProbes: m.defaultProbes.total, fullMaps: m.fullMaps.total, dominant: m.defaultProbes.dominant })),
       }, null, 2));
       return 0;
     }
-    const lines = [`${ckpt.dir}`, ...describeSpecLines(spec)];
-    lines.push(`parameters      ${(params / 1e6).toFixed(params < 1e7 ? 3 : 1)} M in ${files.size} file(s): ${[...dtypes].map(([k, v]) => `${v.count} ${k} (${formatBytes(v.bytes)})`).join(", ")}`);
-    lines.push(`tokenizer       ${ckpt.tokenizer ? ckpt.tokenizer.path : "none (pass --ids to forward)"}`);
+    const lines = describeLines(description);
     lines.push("", `Estimated memory of one forward pass, batch ${batch} (CPU, f32):`);
     lines.push("  seq      default probes   full maps, all layers   largest term (default probes)");
     for (const m of memory) {

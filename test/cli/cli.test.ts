@@ -70,8 +70,8 @@ describe("floatscope CLI", () => {
     expect(r.out).toMatch(/\n  64 /);
     expect(r.out).toMatch(/\n  4096 .*attention/);
     const j = JSON.parse((await run("inspect", ck.dir, "--json")).out);
-    expect(j.spec.numLayers).toBe(2);
-    expect(j.dtypes.F32.count).toBe(ck.tensors.size);
+    expect(j.sizes.layers).toBe(2);
+    expect(j.dtypes.F32.tensors).toBe(ck.tensors.size);
     expect(j.memory.map((m: { seq: number }) => m.seq)).toEqual([256, 1024, 4096]);
     const bad = await run("inspect", path.join(outDir, "nope"));
     expect(bad.code).toBe(1);
