@@ -21,6 +21,24 @@ export {
 } from "./util/errors.js";
 export type { FloatscopeErrorDetails } from "./util/errors.js";
 
+// --- graph + runtime: the ONNX model engine ---------------------------------------------------
+export { buildModelGraph, F32_MIN } from "./graph/model.js";
+export type { BuildOptions, BuiltGraph } from "./graph/model.js";
+export { probeOutputs, validateProbeRequest } from "./graph/probes.js";
+export type { ProbeOutput } from "./graph/probes.js";
+export { ropeInvFreq, positionIdsFromMask } from "./graph/rope.js";
+export { GraphBuilder } from "./graph/onnx/builder.js";
+export { encodeModel } from "./graph/onnx/proto.js";
+export { createEngine } from "./runtime/engine.js";
+export type { EngineOptions, EngineSource, OnnxEngine } from "./runtime/engine.js";
+export { estimateMemory, defaultMemoryBudget, formatBytes } from "./runtime/memory.js";
+export type { MemoryEstimate, MemoryEstimateOptions } from "./runtime/memory.js";
+export { cudaProviderInstalled, CUDA_INSTALL_HINT } from "./runtime/session.js";
+export type { DeviceRequest } from "./runtime/session.js";
+export type { Engine, ForwardInput, ForwardOutput } from "./runtime/types.js";
+export { referenceForward, probesFromAttention } from "./reference/forward.js";
+export type { ReferenceInput, ReferenceOutput } from "./reference/forward.js";
+
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
 export type { HeatmapSpec, HeatmapInput } from "./figures/heatmap.js";
