@@ -1,0 +1,114 @@
+/**
+ * QA metrics of the paper's evaluation (paper-analyses §10, Appendix B), plus exact match.
+ *
+ * `normalizeAnswer` is SQuAD's normalisation, reproduced with Python's semantics rather than JS's:
+ *   1. lowercase (`str.lower`),
+ *   2. delete every character of `string.punctuation` (the 32 ASCII ones; Unicode punctuation stays),
+ *   3. replace the whole words a / an / the with a space, where "whole word" is Python's Unicode `\b`
+ *      (a word character is a letter, digit or underscore in any script — JS's `\b` is ASCII-only, so
+ *      "éthe" would lose its "the" in JS but not in Python),
+ *   4. split on runs of Python whitespace (`str.split()`: includes \x1c–\x1f and \x85, excludes
+ *      U+FEFF and U+200B, unlike JS `\s`) and join with single spaces.
+ *
+ * Scores of one prediction against one gold answer, all in {0, 1} except F1:
+ *   accuracy  — the paper's lenient rule: normalised gold is non-empty and a CHARACTER substring of the
+ *               normalised prediction (gold "1" matches "1889"; gold "a" normalises to "" and never matches),
+ *   f1        — SQuAD token F1 over the normalised tokens (both empty → 1, one empty → 0),
+ *   exactMatch — normalised strings are equal (the paper computed no EM; SQuAD's definition).
+ * Per item each metric is the max over the gold answers; an item without answers scores 0 everywhere.
+ */
+
+/** Python's `string.punctuation`. */
+export const ASCII_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+const PUNCT = new Set(ASCII_PUNCTUATION);
+/** Python str.split() separators: Unicode White_Space plus the ASCII file/group/record/unit separators. */
+const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u;
+/** `\b(a|an|the)\b` with Python's Unicode word characters (letters, numbers, underscore). */
+const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
+
+/** Python `" ".join(s.split())`. */
+export function pySplit(s: string): string[] {
+  return s.split(PY_WHITESPACE).filter((t) => t !== "");
+}
+
+/** SQuAD normalisation (see the module comment for each step). */
+export function normalizeAnswer(s: string): string {
+  let out = "";
+  for (const ch of s.toLowerCase()) if (!PUNCT.has(ch)) out += ch;
+  out = out.replace(ARTICLES, " ");
+  return pySplit(out).join(" ");
+}
+
+/** The paper's "Acc" for one gold: normalised gold is a non-empty substring of the normalised prediction. */
+export function substringAccuracy(prediction: string, gold: string): number {
+  const g = normalizeAnswer(gold);
+  return g !== "" && normalizeAnswer(prediction).includes(g) ? 1 : 0;
+}
+
+/** SQuAD token F1 for one gold. */
+export function tokenF1(prediction: string, gold: string): number {
+  const p = pySplit(normalizeAnswer(prediction));
+  const g = pySplit(normalizeAnswer(gold));
+  if (p.length === 0 || g.length === 0) return p.length === g.length ? 1 : 0;
+  const counts = new Map<string, number>();
+  for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let common = 0;
+  for (const t of p) {
+    const c = counts.get(t) ?? 0;
+    if (c > 0) {
+      common++;
+      counts.set(t, c - 1);
+    }
+  }
+  if (common === 0) return 0;
+  const precision = common / p.length;
+  const recall = common / g.length;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+/** SQuAD exact match for one gold. */
+export function exactMatch(prediction: string, gold: string): number {
+  return normalizeAnswer(prediction) === normalizeAnswer(gold) ? 1 : 0;
+}
+
+export interface QaScores {
+  /** Paper "Acc": substring rule. */
+  accuracy: number;
+  f1: number;
+  exactMatch: number;
+}
+
+/**
+ * Max over gold answers of each metric (independently, as upstream does). Golds that are not
+ * strings or are blank are dropped first; no gold left → all 0 (the item still counts in means).
+ */
+export function scoreAnswer(prediction: string, golds: readonly unknown[]): QaScores {
+  const ok = golds.filter((g): g is string => typeof g === "string" && g.trim() !== "");
+  const s: QaScores = { accuracy: 0, f1: 0, exactMatch: 0 };
+  for (const g of ok) {
+    s.accuracy = Math.max(s.accuracy, substringAccuracy(prediction, g));
+    s.f1 = Math.max(s.f1, tokenF1(prediction, g));
+    s.exactMatch = Math.max(s.exactMatch, exactMatch(prediction, g));
+  }
+  return s;
+}
+
+/**
+ * How the scored text is cut from the generated text. The paper scores the whole response ("none"):
+ * - "none": the decoded response as is,
+ * - "first-line": up to the first newline (after trimming leading whitespace),
+ * - "up-to-eos": handled on token ids by the runner (generated ids cut at the first EOS before
+ *   decoding); on a string it is the same as "none".
+ */
+export type AnswerExtraction = "none" | "first-line" | "up-to-eos";
+export const ANSWER_EXTRACTIONS: readonly AnswerExtraction[] = ["none", "first-line", "up-to-eos"];
+
+export function extractAnswer(response: string, mode: AnswerExtraction): string {
+  if (mode === "first-line") {
+    const t = response.replace(/^\s+/u, "");
+    const nl = t.search(/\r\n|\r|\n/);
+    return (nl < 0 ? t : t.slice(0, nl)).trim();
+  }
+  return response;
+}
