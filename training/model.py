@@ -76,6 +76,7 @@ class Block(nn.Module):
         self.gate = nn.Linear(D, c.ffn, bias=False)
         self.up = nn.Linear(D, c.ffn, bias=False)
         self.down = nn.Linear(c.ffn, D, bias=False)
+        self.capture = False
 
     def forward(self, x, cos, sin, bias):
         B, T, D = x.shape
@@ -89,6 +90,8 @@ class Block(nn.Module):
         if bias is not None:
             s = s + bias
         a = torch.softmax(s, dim=-1)
+        if self.capture:  # for reference fixtures: attention probabilities [batch, head, query, key]
+            self.last_attn = a.detach()
         o = (a @ v).transpose(1, 2).reshape(B, T, D)
         x = x + self.o(o)
         g = self.mlp_norm(x)

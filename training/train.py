@@ -47,17 +47,17 @@ from tokenizer import Tokenizer, save as tokenizer_files, user_content  # noqa: 
 # (precedence: DEFAULTS < MODELS[name]["hp"] < command line).
 MODELS = {
     "tiny-llama": {"family": "llama", "kind": "arm", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 2000}},
+                   "hp": {"steps": 1800}},
     "tiny-qwen": {"family": "qwen2", "kind": "arm", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
-                  "hp": {"steps": 2000}},
+                  "hp": {"steps": 1800}},
     # From scratch, the hard one: the longest budget, more plain-text (restatement) batches, whose
     # whole-sequence masking gives a dense copy signal, and a curriculum from the oracle setting
     # (k_max grows from 0 to 9 over the first 30 % of steps).
     "tiny-llada": {"family": "llada", "kind": "llada", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 5000, "p_lm": 0.4, "k_curriculum": 0.3}},
+                   "hp": {"steps": 4500, "p_lm": 0.4, "k_curriculum": 0.3}},
     # Dream recipe: start from the finished tiny-qwen, train the shifted-logit MDM objective briefly.
     "tiny-dream": {"family": "dream", "kind": "dream", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
-                   "init_from": "tiny-qwen", "hp": {"steps": 800, "lr": 1e-3, "warmup": 50}},
+                   "init_from": "tiny-qwen", "hp": {"steps": 600, "lr": 1e-3, "warmup": 50}},
 }
 DEFAULTS = {"steps": 2400, "batch": 32, "lr": 2e-3, "warmup": 100, "min_lr_frac": 0.1, "wd": 0.1,
             "p_lm": 0.25, "k_max": 9, "mdm_eps": 0.02, "gen_max": 8, "seed": 1234, "world_seed": 1234,
