@@ -65,6 +65,13 @@ export class Rng {
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 1; // all-zero is the one forbidden state
   }
 
+  /** A generator with an explicit xoshiro128** state (tests against published sequences). */
+  static fromState(state: [number, number, number, number]): Rng {
+    const r = new Rng(0);
+    [r.s0, r.s1, r.s2, r.s3] = state.map((x) => x | 0);
+    return r;
+  }
+
   /** Next raw 32-bit output, as an unsigned integer. */
   nextUint32(): number {
     const result = Math.imul(rotl(Math.imul(this.s1, 5), 7), 9) >>> 0;
