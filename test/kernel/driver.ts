@@ -205,6 +205,10 @@ export class KernelClient {
         this.waiters.add(w);
       });
     }
+    if (reply.content.status === "error") {
+      // After a failed cell tslab aborts whatever arrives in the next 200 ms (its execQueue.reset(200)).
+      await new Promise((r) => setTimeout(r, 300));
+    }
     return { reply, iopub: this.iopubLog.filter((m) => m.parent_header.msg_id === id) };
   }
 
