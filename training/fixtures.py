@@ -4,8 +4,10 @@ For one saved model folder (models/tiny-*), run three fixed prompts through the 
 that folder's real on-disk files and write
 
     test/fixtures/tiny-models/<name>.reference.safetensors   (f32)
-        p{i}.logits                      [rows, vocab]  raw LM-head output (Dream: NOT shifted), rows as
-                                                        listed in the inputs file
+        p{i}.logits                      [rows, vocab]  LM-head output aligned as floatscope's Engine returns
+                                                        it: row i is the distribution of token i, so for Dream
+                                                        the shift is applied (row i from hidden i−1, row 0
+                                                        repeated); rows as listed in the inputs file
         p0.blocks.{l}.attn.pattern       [1, head, query, key]  softmax(QKᵀ/√d + mask) of layer l, prompt 0
     test/fixtures/tiny-models/<name>.inputs.json             ids, text and saved rows of each prompt
 
@@ -24,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import evaluate as ev  # noqa: E402
 import hf_formats  # noqa: E402
+from model import shift_logits  # noqa: E402
 from tokenizer import MASK, user_content  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
@@ -65,7 +68,10 @@ def make(model_dir: str, out_dir: str = FIXTURES) -> str:
         for i, p in enumerate(ps):
             for l in model.layers:
                 l.capture = i == 0
-            logits = model(torch.tensor([p["ids"]]))[0]
+            logits = model(torch.tensor([p["ids"]]))
+            if kind == "dream":  # align as the Engine contract does: row i = distribution of token i
+                logits = shift_logits(logits)
+            logits = logits[0]
             a, b = p["logits_rows"]
             tensors[f"{p['name']}.logits"] = logits[a:b].numpy()
             if i == 0:
@@ -78,7 +84,8 @@ def make(model_dir: str, out_dir: str = FIXTURES) -> str:
                                  {"format": "pt", "model": name})
     meta = {"model": name, "model_dir": f"models/{name}", "kind": kind,
             "causal": model.c.causal, "logit_shift": 1 if kind == "dream" else 0,
-            "logits": "raw LM-head output in f32; for Dream the sampler's shift is NOT applied",
+            "logits": ("f32 LM-head output aligned like Engine.forward: row i is the distribution of token i; "
+                       "for Dream that is the shifted output (row i from hidden state i-1, row 0 repeated)"),
             "tolerance": 1e-4, "generated_by": "training/fixtures.py (torch " + torch.__version__ + ")",
             "prompts": ps}
     path = os.path.join(out_dir, f"{name}.inputs.json")
