@@ -92,9 +92,12 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
     },
   };
   const want = o.device ?? "cpu";
-  const tryCuda = want === "cuda" || (want === "auto" && cudaProviderInstalled());
+  const installed = cudaProviderInstalled();
   const cleanup = () => plan.tempDir && fs.rmSync(plan.tempDir, { recursive: true, force: true });
-  if (tryCuda) {
+  if (want === "cuda" && !installed) {
+    // ORT would throw "Failed to load library …providers_shared.so" (and log it); say what to do instead.
+    warn(`floatscope: the CUDA execution provider of onnxruntime-node is not installed; running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`);
+  } else if (want === "cuda" || (want === "auto" && installed)) {
     try {
       const session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cuda", "cpu"] });
       return { session, device: "cuda", tempDir: plan.tempDir };

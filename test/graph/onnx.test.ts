@@ -137,3 +137,23 @@ describe("ONNX protobuf encoder", () => {
     await s.release();
   });
 });
+
+describe("GraphBuilder.output", () => {
+  it("renames a computed value in place, and later uses of the old name follow", async () => {
+    const g = new GraphBuilder();
+    const x = g.input("x", DataType.FLOAT, [2]);
+    const y = g.mul(x, x);
+    g.output(y, "sq", DataType.FLOAT, [2]);
+    g.output(g.add(y, x), "sum", DataType.FLOAT, [2]); // uses y after it was renamed
+    g.output(y, "sq_again", DataType.FLOAT, [2]); // a second name needs an Identity
+    g.output(x, "x_out", DataType.FLOAT, [2]); // graph inputs are never renamed
+    expect(g.nodes.map((n) => n.opType)).toEqual(["Mul", "Add", "Identity", "Identity"]);
+    const s = await ort.InferenceSession.create(g.encode("t"));
+    const r = await s.run({ x: new ort.Tensor("float32", Float32Array.from([2, 3]), [2]) });
+    expect(Array.from(r.sq.data as Float32Array)).toEqual([4, 9]);
+    expect(Array.from(r.sum.data as Float32Array)).toEqual([6, 12]);
+    expect(Array.from(r.sq_again.data as Float32Array)).toEqual([4, 9]);
+    expect(Array.from(r.x_out.data as Float32Array)).toEqual([2, 3]);
+    await s.release();
+  });
+});

@@ -39,6 +39,8 @@ export class GraphBuilder {
   readonly outputs: ValueInfoProto[] = [];
   private counters = new Map<string, number>();
   private constCache = new Map<string, string>();
+  /** Values renamed by `output()`: old name → graph output name. */
+  private aliases = new Map<string, string>();
 
   /** A fresh value name `${prefix}_${n}`. */
   fresh(prefix: string): string {
@@ -52,9 +54,26 @@ export class GraphBuilder {
     return name;
   }
 
-  /** Expose `value` as graph output `name` (adds an Identity when the names differ). */
+  /**
+   * Expose `value` as graph output `name`. A value computed by a node of this graph is renamed in
+   * place (an Identity would copy it: for a [batch, head, query, key] map that is a second T²
+   * buffer); graph inputs, initializers and values already exposed get an Identity.
+   */
   output(value: string, name: string, elemType: number, shape?: Dim[]): void {
-    if (value !== name) this.node("Identity", [value], {}, name);
+    value = this.aliases.get(value) ?? value;
+    if (value !== name) {
+      const producer = this.nodes.find((n) => n.output.includes(value));
+      const exposed = this.outputs.some((o) => o.name === value);
+      if (producer && !exposed) {
+        for (const n of this.nodes) {
+          n.input = n.input.map((i) => (i === value ? name : i));
+          n.output = n.output.map((o) => (o === value ? name : o));
+        }
+        this.aliases.set(value, name); // later nodes may still use the old name
+      } else {
+        this.node("Identity", [value], {}, name);
+      }
+    }
     this.outputs.push({ name, elemType, shape });
   }
 
@@ -90,7 +109,8 @@ export class GraphBuilder {
     const outs = typeof outputs === "string" ? [outputs] : typeof outputs === "number" ? Array.from({ length: outputs }, () => this.fresh(opType)) : outputs;
     const attribute_: AttributeProto[] = [];
     for (const [k, v] of Object.entries(attrs)) if (v !== undefined) attribute_.push(attribute(k, v));
-    this.nodes.push({ name: this.fresh(`n_${opType}`), opType, domain, input: inputs, output: outs, attribute: attribute_ });
+    const input = inputs.map((i) => this.aliases.get(i) ?? i);
+    this.nodes.push({ name: this.fresh(`n_${opType}`), opType, domain, input, output: outs, attribute: attribute_ });
     return outs[0];
   }
 
