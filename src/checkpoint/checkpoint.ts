@@ -29,14 +29,14 @@ export function openCheckpoint(dir: string): Checkpoint {
   try {
     st = fs.statSync(abs);
   } catch {
-    throw new CheckpointError("Checkpoint folder not found", { file: abs, expected: "a folder with config.json and *.safetensors" });
+    throw new CheckpointError("Checkpoint folder not found", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors" });
   }
   if (!st.isDirectory()) {
-    throw new CheckpointError("Checkpoint path is not a folder", { file: abs, expected: "a folder with config.json and *.safetensors" });
+    throw new CheckpointError("Checkpoint path is not a folder", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors" });
   }
   const configPath = path.join(abs, "config.json");
   if (!fs.existsSync(configPath)) {
-    throw new CheckpointError("Checkpoint has no config.json", { file: configPath, expected: "config.json from the Hugging Face checkpoint" });
+    throw new CheckpointError("Checkpoint has no config.json", { file: configPath, field: "(file)", expected: "config.json from the Hugging Face checkpoint" });
   }
   const config = readJsonObject(configPath);
   const genPath = path.join(abs, "generation_config.json");
@@ -186,7 +186,7 @@ export function readTokenizerFiles(dir: string): TokenizerFiles | undefined {
   if (fs.existsSync(jinjaPath)) {
     const size = fs.statSync(jinjaPath).size;
     if (size > 16 * 1024 * 1024) {
-      throw new CheckpointError("chat_template.jinja is too large", { file: jinjaPath, expected: "at most 16 MiB", found: `${size} bytes` });
+      throw new CheckpointError("chat_template.jinja is too large", { file: jinjaPath, field: "(file size)", expected: "at most 16 MiB", found: `${size} bytes` });
     }
     chatTemplate = fs.readFileSync(jinjaPath, "utf8");
   }

@@ -39,16 +39,16 @@ export function readJsonObject(file: string, options: { maxBytes?: number; label
     if (!st.isFile()) throw new Error("not a regular file");
     size = st.size;
   } catch (e) {
-    throw new CheckpointError(`Cannot read ${label}`, { file, expected: "an existing JSON file", found: (e as Error).message });
+    throw new CheckpointError(`Cannot read ${label}`, { file, field: "(file)", expected: "an existing JSON file", found: (e as Error).message });
   }
   if (size > maxBytes) {
-    throw new CheckpointError(`${label} is too large`, { file, expected: `at most ${maxBytes} bytes`, found: `${size} bytes` });
+    throw new CheckpointError(`${label} is too large`, { file, field: "(file size)", expected: `at most ${maxBytes} bytes`, found: `${size} bytes` });
   }
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new CheckpointError(`Cannot read ${label}`, { file, found: (e as Error).message });
+    throw new CheckpointError(`Cannot read ${label}`, { file, field: "(file)", found: (e as Error).message });
   }
   return parseJsonObject(text, file);
 }
@@ -59,11 +59,11 @@ export function parseJsonObject(text: string, file: string): JsonObject {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new CheckpointError("File is not valid JSON", { file, found: shortMessage(e) });
+    throw new CheckpointError("File is not valid JSON", { file, field: "(JSON syntax)", expected: "valid JSON", found: shortMessage(e) });
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new CheckpointError("File does not hold a JSON object", {
-      file, expected: "a JSON object {...}", found: value === null ? "null" : Array.isArray(value) ? "an array" : typeof value,
+      file, field: "(top level)", expected: "a JSON object {...}", found: value === null ? "null" : Array.isArray(value) ? "an array" : typeof value,
     });
   }
   return value as JsonObject;
@@ -86,7 +86,8 @@ export function describeValue(v: unknown): string {
 }
 
 function fail(o: AccessorOptions, key: string, expected: string, found: unknown): never {
-  throw new CheckpointError(found === undefined ? `Missing key in ${o.file ?? "config.json"}` : `Invalid value in ${o.file ?? "config.json"}`, {
+  const name = path.basename(o.file ?? "config.json");
+  throw new CheckpointError(found === undefined ? `Missing key in ${name}` : `Invalid value in ${name}`, {
     file: o.file ?? "config.json", field: key, expected, found: describeValue(found),
   });
 }

@@ -45,7 +45,7 @@ export function readSafetensorsHeader(file: string): SafetensorsHeader {
   try {
     real = fs.realpathSync(file);
   } catch {
-    throw new CheckpointError("Safetensors file not found", { file, expected: "an existing .safetensors file" });
+    throw new CheckpointError("Safetensors file not found", { file, field: "(file)", expected: "an existing .safetensors file" });
   }
   const fd = openOrThrow(real, file);
   try {
@@ -81,7 +81,7 @@ function openOrThrow(real: string, given: string): number {
   try {
     return fs.openSync(real, "r");
   } catch (e) {
-    throw new CheckpointError("Cannot open safetensors file", { file: given, found: (e as Error).message });
+    throw new CheckpointError("Cannot open safetensors file", { file: given, field: "(file)", found: (e as Error).message });
   }
 }
 
@@ -134,7 +134,7 @@ function validateMetadata(file: string, entry: unknown): Record<string, string> 
 function validateEntry(file: string, name: string, entry: unknown, dataStart: number, dataSize: number): TensorInfo {
   const bad = (field: string, expected: string, found: unknown) =>
     new CheckpointError("Safetensors header entry is invalid", {
-      file, field: `${name}.${field}`, expected, found: short(found),
+      file, field: field ? `${name}.${field}` : name, expected, found: short(found),
     });
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) throw bad("", "{dtype, shape, data_offsets}", entry);
   const e = entry as Record<string, unknown>;
