@@ -76,8 +76,8 @@ export class TraceRecorder {
     const { tokenizer, prompt } = this.init;
     const L = prompt.ids.length;
     const generated = Array.from(sequence.subarray(L));
-    const completion = tokenizer.decode(generated, { skipSpecialTokens: false });
-    const answer = tokenizer.decode(generated, { skipSpecialTokens: true });
+    const completion = decodeKnown(tokenizer, generated, false);
+    const answer = decodeKnown(tokenizer, generated, true);
     const tokens = [...prompt.tokens, ...generated.map((id) => tokenizer.idToToken(id) ?? "")];
     const offsets: CharSpan[] = [...prompt.offsets, ...generatedOffsets(tokenizer, generated, prompt.text.length)];
     this.writer?.writeFinal(sequence, finalProbes);
@@ -123,10 +123,18 @@ function generatedOffsets(tokenizer: TextTokenizer, ids: number[], start: number
   const out: CharSpan[] = [];
   let prev = 0;
   for (let k = 0; k < ids.length; k++) {
-    const len = tokenizer.decode(ids.slice(0, k + 1), { skipSpecialTokens: false }).length;
+    const len = decodeKnown(tokenizer, ids.slice(0, k + 1), false).length;
     const end = Math.max(prev, len);
     out.push([start + prev, start + end]);
     prev = end;
   }
   return out;
+}
+
+/**
+ * Decode, leaving out ids the tokenizer does not know: models pad their vocabulary beyond the
+ * tokenizer's (LLaDA, Qwen/Dream), and an untrained or unlucky model can sample those rows.
+ */
+function decodeKnown(tokenizer: TextTokenizer, ids: number[], skipSpecialTokens: boolean): string {
+  return tokenizer.decode(ids.filter((id) => tokenizer.idToToken(id) !== undefined), { skipSpecialTokens });
 }
