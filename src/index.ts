@@ -21,6 +21,36 @@ export {
 } from "./util/errors.js";
 export type { FloatscopeErrorDetails } from "./util/errors.js";
 
+// --- checkpoint: files → validated index, config, tokenizer ---------------------------------------
+export { openCheckpoint, readTokenizerFiles } from "./checkpoint/checkpoint.js";
+export {
+  readJsonObject, requireInt, optionalInt, requireNumber, optionalNumber, requireString, optionalString,
+  optionalBool, optionalObject, optionalIntList,
+} from "./checkpoint/config.js";
+export type { JsonObject, AccessorOptions } from "./checkpoint/config.js";
+export {
+  readSafetensorsHeader, readTensorBytes, readTensorF32, streamTensorBytes, writeSafetensors, encodeSafetensors,
+  f16ToF32, DTYPE_BYTES,
+} from "./checkpoint/safetensors.js";
+export type { SafetensorsHeader, TensorToWrite } from "./checkpoint/safetensors.js";
+export { loadTokenizer } from "./checkpoint/tokenizer.js";
+export type { LoadedTokenizer, TokenizerEncoding, TokenizerSpecHints } from "./checkpoint/tokenizer.js";
+export { charSpanToTokenSpan, tokenSpanToCharSpan } from "./checkpoint/spans.js";
+export type { TokenSpan } from "./checkpoint/spans.js";
+export { addsBosFromFiles, templatePrefixTokens } from "./checkpoint/special-tokens.js";
+export type { Checkpoint, TensorInfo, TokenizerFiles, SafetensorsDType } from "./checkpoint/types.js";
+export type { TextTokenizer, Encoding, CharSpan, ChatMessage } from "./runtime/types.js";
+
+// --- graph: family adapters, spec, weight scan, description ----------------------------------------
+export { resolveModelSpec, detectFamily, specTensorNames, ADAPTERS, LIMITS } from "./graph/adapters/index.js";
+export type { FamilyAdapter, BlockNames } from "./graph/adapters/index.js";
+export { FAMILIES } from "./graph/spec.js";
+export type { ModelSpec, Family, BlockWeights, RopeSettings } from "./graph/spec.js";
+export { scanWeights, countNonFinite } from "./graph/scan-weights.js";
+export type { ScanResult, ScanOptions, ScanProgress, NonFiniteTensor } from "./graph/scan-weights.js";
+export { describeCheckpoint } from "./graph/describe.js";
+export type { CheckpointDescription } from "./graph/describe.js";
+
 // --- graph + runtime: the ONNX model engine ---------------------------------------------------
 export { buildModelGraph, F32_MIN } from "./graph/model.js";
 export type { BuildOptions, BuiltGraph } from "./graph/model.js";
