@@ -7,6 +7,7 @@
 #   3. src/dist      — `npm run build` when src/ changed since the last build
 #   4. .venv/        — python3 (>= 3.10) venv with the pinned JupyterLab + nbclient/nbconvert,
 #                      reinstalled only when kernel-extensions/{requirements,constraints}.txt change
+#   3b. widgets/labextension — built with Node when widgets/ sources changed
 #   5. kernelspec "floatscope" into .venv/share/jupyter/kernels (+ widgets labextension if built)
 #
 # Nothing is installed globally or into $HOME. Env knobs: FLOATSCOPE_PYTHON=/path/to/python3,
@@ -37,7 +38,13 @@ if why="$(node scripts/lib/deps-state.cjs node-modules)"; then
   note "node_modules up to date"
 else
   say "node_modules: $why -> npm ci"
-  npm ci --no-audit --no-fund
+  if ! npm ci --no-audit --no-fund; then
+    # npm ci refuses a lock that lacks an optional dependency the registry does not serve (seen:
+    # vite's Windows-only napi-windows-process-start-time, 404 on some mirrors). npm install
+    # resolves the same locked versions and skips the missing optional package.
+    say "npm ci failed; falling back to npm install (same lock, optional extras skipped)"
+    npm install --no-audit --no-fund
+  fi
 fi
 
 # --- 3. library build ------------------------------------------------------------------------
@@ -49,6 +56,17 @@ else
   rm -f "$STAMP_DIR/build"
   npm run --silent build
   echo "$src_hash" >"$STAMP_DIR/build"
+fi
+
+# --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)
+widgets_hash="$(find widgets/src widgets/style widgets/package.json widgets/tsconfig.json src/figures/payloads.ts -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
+if [[ -f widgets/labextension/package.json && -f "$STAMP_DIR/widgets" && "$(cat "$STAMP_DIR/widgets")" == "$widgets_hash" ]]; then
+  note "widgets/labextension up to date"
+else
+  say "building the widgets labextension (tsc + @jupyter/builder)"
+  rm -f "$STAMP_DIR/widgets"
+  npm run --silent build -w @floatscope/widgets >"$STAMP_DIR/widgets-build.log" 2>&1 || { cat "$STAMP_DIR/widgets-build.log" >&2; die "widgets build failed"; }
+  echo "$widgets_hash" >"$STAMP_DIR/widgets"
 fi
 
 # --- 4. python venv --------------------------------------------------------------------------

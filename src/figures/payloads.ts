@@ -34,8 +34,12 @@ export const FLOATSCOPE_MIME_TYPES = [
   MIME_DISTRACTOR,
 ] as const;
 
-/** Default cap on the encoded size of one payload (characters of JSON). */
-export const DEFAULT_PAYLOAD_CAP_BYTES = 4 * 1024 * 1024;
+/**
+ * Default cap on the encoded size of one payload (characters of JSON). 8 MiB holds the head-mean
+ * received attention of 1024 tokens × 32 layers × 64 steps (2.8 MB) plus a few full maps; beyond
+ * it builders subsample and say so in `subsampled`.
+ */
+export const DEFAULT_PAYLOAD_CAP_BYTES = 8 * 1024 * 1024;
 
 // ------------------------------------------------------------------------------------------------
 // Encoded arrays
@@ -104,8 +108,9 @@ export interface ScrubberRun {
   /** Per-head attention received, [step, layer, head, key]; absent when not recorded or over cap. */
   receivedHeads?: EncodedArray;
   /**
-   * Floating anchors: 1 where key j of (step, layer) is an anchor under `anchorRule`, [step, layer, key] (uint8).
-   * Computed in the kernel from full-precision values, so the view does not re-derive it from quantised data.
+   * Floating anchors, sparse: flat indices (step·L + layer)·N + key of every (step, layer, key) that
+   * is an anchor under `anchorRule`, ascending, int32 [count]. Computed in the kernel from
+   * full-precision values (analysis/anchors.ts), so the view never re-derives it from quantised data.
    */
   anchors: EncodedArray;
   /** Words describing the anchor rule, e.g. "c_j > mean + 3·std (population), per step and layer". */

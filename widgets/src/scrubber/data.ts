@@ -6,7 +6,6 @@
 import {
   decodeArray,
   decodeInt32,
-  decodeUint8Codes,
   PayloadError,
   type ScrubberPayload,
   type ScrubberRun,
@@ -66,9 +65,12 @@ export class RunData {
       this.receivedHeads = null;
       this.H = 0;
     }
-    this.anchors = decodeUint8Codes(run.anchors, `${where}.anchors`);
-    if (this.anchors.length !== this.S * this.L * this.N) {
-      throw new PayloadError("anchors must have shape [step, layer, key]", `${where}.anchors`);
+    this.anchors = new Uint8Array(this.S * this.L * this.N);
+    for (const flat of decodeInt32(run.anchors, `${where}.anchors`)) {
+      if (flat < 0 || flat >= this.anchors.length) {
+        throw new PayloadError(`anchor index ${flat} outside [step, layer, key] = [${this.S}, ${this.L}, ${this.N}]`, `${where}.anchors`);
+      }
+      this.anchors[flat] = 1;
     }
     this.unmaskedAt = decodeInt32(run.unmaskedAt, `${where}.unmaskedAt`);
     if (this.unmaskedAt.length !== this.N) throw new PayloadError("must have one entry per token", `${where}.unmaskedAt`);

@@ -316,7 +316,7 @@ export class ScrubberView {
       const v = this.panelView(p);
       const anchor = d.anchorRow(step, v.layer)[j] ? " · floating anchor" : "";
       const value = d.receivedRow(step, v.layer, v.head)[j];
-      return `pos ${j} "${tokenLabel(d.run.tokens[j] ?? "")}" · step ${d.run.steps[step]} · received ${value.toFixed(4)} · ${describeState(d, step, j)}${anchor}`;
+      return `pos ${j} "${tokenLabel(d.run.tokens[j] ?? "", 64)}" · step ${d.run.steps[step]} · received ${value.toFixed(4)} · ${describeState(d, step, j)}${anchor}`;
     };
     p.temporal.addEventListener("mousemove", (ev) => {
       const hit = this.cell(ev, p.temporal, d.N, d.S);

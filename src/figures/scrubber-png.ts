@@ -1,0 +1,81 @@
+/**
+ * Static fallback of the scrubber: the temporal view (steps × positions, step 0 at the top) of
+ * each run's last kept layer, head-mean, in the paper's Purples with anchors in orange, runs
+ * stacked. Rendered in the kernel from the payload itself, so the picture GitHub shows is the
+ * data the widget shows.
+ */
+import { decodeArray, decodeInt32, type ScrubberPayload } from "./payloads.js";
+import { encodePng } from "./png.js";
+
+/** ColorBrewer Purples, 9 classes (the paper's temporal-drift colour map). */
+const PURPLES = ["#fcfbfd", "#efedf5", "#dadaeb", "#bcbddc", "#9e9ac8", "#807dba", "#6a51a3", "#54278f", "#3f007d"].map((c) => [
+  parseInt(c.slice(1, 3), 16),
+  parseInt(c.slice(3, 5), 16),
+  parseInt(c.slice(5, 7), 16),
+]);
+
+function purple(t: number): [number, number, number] {
+  const x = Math.max(0, Math.min(1, t)) * (PURPLES.length - 1);
+  const i = Math.min(PURPLES.length - 2, Math.floor(x));
+  const f = x - i;
+  return [0, 1, 2].map((c) => Math.round(PURPLES[i][c] * (1 - f) + PURPLES[i + 1][c] * f)) as [number, number, number];
+}
+
+const ANCHOR: [number, number, number] = [255, 127, 14];
+const MISSING: [number, number, number] = [235, 235, 235];
+const GAP = 6;
+
+export function temporalPng(p: ScrubberPayload, maxWidth = 1024): Buffer {
+  const panels = p.runs.map((r) => {
+    const [S, L, N] = r.received.shape;
+    const all = decodeArray(r.received, "received");
+    const li = L - 1;
+    const heat = new Float32Array(S * N);
+    let min = Infinity;
+    let max = -Infinity;
+    for (let s = 0; s < S; s++) {
+      for (let j = 0; j < N; j++) {
+        const v = all[(s * L + li) * N + j];
+        heat[s * N + j] = v;
+        if (v < min) min = v;
+        if (v > max) max = v;
+      }
+    }
+    const anchor = new Uint8Array(S * N);
+    for (const flat of decodeInt32(r.anchors, "anchors")) {
+      const j = flat % N;
+      const sl = (flat - j) / N;
+      if (sl % L === li) anchor[Math.floor(sl / L) * N + j] = 1;
+    }
+    return { S, N, heat, anchor, min, max };
+  });
+  const width = Math.min(maxWidth, Math.max(...panels.map((q) => q.N * Math.max(1, Math.floor(800 / q.N)))));
+  const rowsOf = (S: number) => Math.max(2, Math.floor(240 / S));
+  const height = panels.reduce((a, q) => a + q.S * rowsOf(q.S), 0) + GAP * (panels.length - 1);
+  const rgb = new Uint8Array(width * height * 3).fill(255);
+  let y0 = 0;
+  for (const q of panels) {
+    const rh = rowsOf(q.S);
+    const span = q.max > q.min ? q.max - q.min : 1;
+    for (let y = 0; y < q.S * rh; y++) {
+      const s = Math.floor(y / rh);
+      for (let x = 0; x < width; x++) {
+        // Columns: nearest position; when downscaling, an anchor anywhere in the span wins.
+        const j0 = Math.floor((x * q.N) / width);
+        const j1 = Math.max(j0 + 1, Math.floor(((x + 1) * q.N) / width));
+        let c: [number, number, number] | null = null;
+        for (let j = j0; j < j1 && j < q.N; j++) if (q.anchor[s * q.N + j]) c = ANCHOR;
+        if (!c) {
+          const v = q.heat[s * q.N + j0];
+          c = Number.isNaN(v) ? MISSING : purple((v - q.min) / span);
+        }
+        const o = ((y0 + y) * width + x) * 3;
+        rgb[o] = c[0];
+        rgb[o + 1] = c[1];
+        rgb[o + 2] = c[2];
+      }
+    }
+    y0 += q.S * rh + GAP;
+  }
+  return encodePng(width, height, rgb);
+}

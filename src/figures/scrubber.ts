@@ -1,0 +1,299 @@
+/**
+ * Trace → attention-step scrubber payload (`application/vnd.floatscope.scrubber.v1+json`), plus
+ * its static fallbacks (a PNG of the temporal view rendered here, and a one-line text/plain).
+ *
+ * What the view needs from a trace, per run: the head-mean attention each key receives at every
+ * step and layer (`blocks.{l}.attn.received`, [key]), optionally per head
+ * (`received_heads`, [head, key]) and full maps (`pattern_mean`, [query, key]) for the layers that
+ * recorded them; the step each position was unmasked; token strings; and the floating anchors of
+ * every (step, layer), detected here by the shared detector (analysis/anchors.ts) on full-precision
+ * values. Everything is quantised to uint8 and base64'd.
+ *
+ * Size cap (default 8 MiB of JSON): `received` gets up to three quarters of it (steps, then layers
+ * are subsampled evenly when it does not fit), full maps up to half of what is left, per-head data
+ * what remains (heads subsampled evenly). Every reduction is listed in `subsampled`, which the view
+ * and the text/plain summary both show.
+ *
+ * @example
+ *   show(scrubber([lladaTrace, llamaTrace], { title: "same prompt, MDM vs ARM" }));
+ */
+import type { Trace } from "../trace/types.js";
+import { describeRule, detectAnchors, anchorContext, resolveRule, type AnchorOptions } from "../analysis/anchors.js";
+import { SettingsError, ProbeMissingError } from "../util/errors.js";
+import { parseProbeName, type ProbeTensor } from "../util/probes.js";
+import {
+  DEFAULT_PAYLOAD_CAP_BYTES,
+  MIME_SCRUBBER,
+  describeSubsampling,
+  encodeArray,
+  payloadSize,
+  evenIndices,
+  type ScrubberMap,
+  type ScrubberPayload,
+  type ScrubberRun,
+  type SubsampleNote,
+} from "./payloads.js";
+import { temporalPng } from "./scrubber-png.js";
+
+export interface ScrubberOptions {
+  title?: string;
+  /** One label per trace; default "<model name> (MDM|ARM)". */
+  labels?: string[];
+  /** Model layers to show (default: every layer with a `received` probe). */
+  layers?: number[];
+  /** Cap on the payload's JSON size in characters. Default DEFAULT_PAYLOAD_CAP_BYTES (8 MiB). */
+  maxBytes?: number;
+  /** Include per-head received attention when recorded (default true). */
+  heads?: boolean;
+  /** Include full maps when recorded (default true). */
+  maps?: boolean;
+  /** Anchor rule (analysis/anchors.ts); default μ + 3σ per step and layer, no fallback (paper §5). */
+  anchors?: AnchorOptions;
+}
+
+/** Base64 characters of `n` one-byte values, plus JSON framing. */
+const b64Chars = (n: number) => Math.ceil(n / 3) * 4 + 64;
+
+/** Layers with a probe of `kind` in a step's probe map. */
+function layersOf(probes: Map<string, ProbeTensor>, kind: string): number[] {
+  const out: number[] = [];
+  for (const name of probes.keys()) {
+    const p = parseProbeName(name);
+    if (p && p.kind === kind) out.push(p.layer);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** Drop a leading batch axis of 1 (traces store it removed, but be lenient). */
+function dimsOf(t: ProbeTensor, rank: number): number[] {
+  return t.dims.length === rank + 1 && t.dims[0] === 1 ? t.dims.slice(1) : t.dims;
+}
+
+interface RunPlan {
+  trace: Trace;
+  label: string;
+  N: number;
+  layers: number[];
+  stepIdx: number[];
+  heads: number[];
+  mapLayers: number[];
+}
+
+function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string): RunPlan {
+  if (trace.steps.length === 0) {
+    throw new SettingsError("trace has no steps to scrub", { file: where, field: "steps", expected: "at least one recorded step", found: "0" });
+  }
+  const first = trace.steps[0].probes;
+  const recorded = layersOf(first, "received");
+  if (recorded.length === 0) {
+    throw new ProbeMissingError(`${where} has no blocks.{l}.attn.received at its steps`, {
+      file: where,
+      field: "blocks.0.attn.received",
+      expected: "received attention per step",
+      found: "no such probe",
+      hint: "record it with probes: { received: true }",
+    });
+  }
+  const layers = opts.layers ?? recorded;
+  for (const l of layers) {
+    if (!recorded.includes(l)) {
+      throw new SettingsError("layer not recorded", { file: where, field: "layers", expected: `one of ${recorded.join(", ")}`, found: String(l) });
+    }
+  }
+  const headsRecorded = opts.heads === false ? [] : layersOf(first, "received_heads");
+  const numHeads = headsRecorded.length && layers.every((l) => headsRecorded.includes(l)) ? trace.model.numHeads : 0;
+  const mapLayers = opts.maps === false ? [] : layersOf(first, "pattern_mean").filter((l) => layers.includes(l));
+  return {
+    trace,
+    label,
+    N: trace.tokens.length,
+    layers,
+    stepIdx: trace.steps.map((_, i) => i),
+    heads: Array.from({ length: numHeads }, (_, h) => h),
+    mapLayers,
+  };
+}
+
+/** Read a [key] (or [head, key] row) probe into `out` at `o`, NaN-padding keys a step did not have (ARM). */
+function copyKeys(src: ArrayLike<number>, srcOffset: number, len: number, out: Float32Array, o: number, N: number): void {
+  const n = Math.min(len, N);
+  for (let j = 0; j < n; j++) out[o + j] = src[srcOffset + j];
+  for (let j = n; j < N; j++) out[o + j] = NaN;
+}
+
+function buildRun(p: RunPlan, opts: ScrubberOptions, where: string): ScrubberRun {
+  const { trace, N, layers, stepIdx } = p;
+  const S = stepIdx.length;
+  const L = layers.length;
+  const received = new Float32Array(S * L * N);
+  const rule = resolveRule(opts.anchors ?? {}, "drift", trace.model.causal);
+  const anchors: number[] = [];
+  for (let s = 0; s < S; s++) {
+    const step = trace.steps[stepIdx[s]];
+    const ctx = anchorContext(trace, stepIdx[s]);
+    for (let li = 0; li < L; li++) {
+      const name = `blocks.${layers[li]}.attn.received`;
+      const t = step.probes.get(name);
+      if (!t) throw new ProbeMissingError(`${where} step ${step.step} has no ${name}`, { file: where, field: name, hint: "record it with probes: { received: true }" });
+      const n = dimsOf(t, 1)[0];
+      const o = (s * L + li) * N;
+      copyKeys(t.data, 0, n, received, o, N);
+      for (const j of detectAnchors(t.data.subarray(0, Math.min(n, N)), rule, ctx)) anchors.push(o + j);
+    }
+  }
+  const run: ScrubberRun = {
+    label: p.label,
+    family: trace.model.family,
+    causal: trace.model.causal,
+    tokens: [...trace.tokens],
+    promptLength: trace.prompt.promptLength,
+    unmaskedAt: encodeArray(trace.unmaskedAt, [N], { dtype: "int32" }),
+    steps: stepIdx.map((i) => trace.steps[i].step),
+    layers: [...layers],
+    numHeads: trace.model.numHeads,
+    heads: [],
+    received: encodeArray(received, [S, L, N]),
+    anchors: encodeArray(anchors, [anchors.length], { dtype: "int32" }),
+    anchorRule: describeRule(rule) + ", per step and layer, on head-mean received attention",
+    maps: [],
+    regions: trace.prompt.regions.map((r) => ({ name: r.name, tokens: [r.tokens[0], r.tokens[1]] as [number, number] })),
+  };
+  return run;
+}
+
+/** Per-head received attention, [step, layer, head, key], keeping evenly spaced heads to fit `budget`. */
+function addHeads(run: ScrubberRun, p: RunPlan, budget: number, notes: SubsampleNote[]): void {
+  if (p.heads.length === 0) return;
+  const { trace, N, layers, stepIdx } = p;
+  const S = stepIdx.length;
+  const L = layers.length;
+  const per = S * L * N;
+  const fit = Math.floor(budget / b64Chars(per));
+  if (fit < 1) {
+    notes.push({ axis: "head", kept: 0, of: p.heads.length, how: `per-head data dropped for ${p.label}; mean over heads only` });
+    return;
+  }
+  const keep = evenIndices(p.heads.length, Math.min(p.heads.length, fit));
+  if (keep.length < p.heads.length) notes.push({ axis: "head", kept: keep.length, of: p.heads.length, how: `evenly spaced, ${p.label}` });
+  const H = keep.length;
+  const rh = new Float32Array(S * L * H * N);
+  for (let s = 0; s < S; s++) {
+    const step = trace.steps[stepIdx[s]];
+    for (let li = 0; li < L; li++) {
+      const t = step.probes.get(`blocks.${layers[li]}.attn.received_heads`)!;
+      const [, n] = dimsOf(t, 2);
+      for (let hi = 0; hi < H; hi++) copyKeys(t.data, keep[hi] * n, n, rh, ((s * L + li) * H + hi) * N, N);
+    }
+  }
+  run.heads = keep;
+  run.receivedHeads = encodeArray(rh, [S, L, H, N]);
+}
+
+/** Full head-mean maps at evenly spaced steps (always including the last) for the map layers. */
+function buildMaps(p: RunPlan, budget: number, notes: SubsampleNote[], where: string): ScrubberMap[] {
+  if (p.mapLayers.length === 0) return [];
+  const { trace, N } = p;
+  const S = p.stepIdx.length;
+  const perMap = b64Chars(N * N);
+  const fit = Math.floor(budget / (perMap * p.mapLayers.length));
+  if (fit < 1) {
+    notes.push({ axis: "map step", kept: 0, of: S, how: `full maps dropped for ${p.label}; raise maxBytes to keep them` });
+    return [];
+  }
+  const keep = evenIndices(S, Math.min(S, fit));
+  if (keep.length < S) {
+    notes.push({ axis: "map step", kept: keep.length, of: S, how: `full maps at evenly spaced steps, ${p.label}` });
+  }
+  const maps: ScrubberMap[] = [];
+  for (const si of keep) {
+    const step = trace.steps[p.stepIdx[si]];
+    for (const layer of p.mapLayers) {
+      const name = `blocks.${layer}.attn.pattern_mean`;
+      const t = step.probes.get(name);
+      if (!t) continue; // a layer may carry maps only at some steps
+      const [nq, nk] = dimsOf(t, 2);
+      if (nq > N || nk > N) throw new SettingsError("map larger than the sequence", { file: where, field: name, expected: `≤ ${N} × ${N}`, found: `${nq} × ${nk}` });
+      const m = new Float32Array(N * N).fill(NaN);
+      for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[i * N + j] = t.data[i * nk + j];
+      maps.push({ stepIndex: si, layerIndex: p.layers.indexOf(layer), data: encodeArray(m, [N, N]) });
+    }
+  }
+  return maps;
+}
+
+/** Fit `received` ([S, L, N] bytes per run) into `budget` by keeping evenly spaced steps, then layers. */
+function fitReceived(plans: RunPlan[], budget: number, notes: SubsampleNote[]): void {
+  for (const p of plans) {
+    const S0 = p.stepIdx.length;
+    const L0 = p.layers.length;
+    const share = budget / plans.length;
+    const perStep = b64Chars(L0 * p.N);
+    if (S0 * perStep > share) {
+      const keepS = Math.max(2, Math.floor(share / perStep));
+      p.stepIdx = evenIndices(S0, keepS).map((i) => p.stepIdx[i]);
+      notes.push({ axis: "step", kept: p.stepIdx.length, of: S0, how: `evenly spaced, ${p.label}` });
+    }
+    const perLayer = b64Chars(p.stepIdx.length * p.N);
+    if (L0 * perLayer > share) {
+      const keepL = Math.max(1, Math.floor(share / perLayer));
+      p.layers = evenIndices(L0, keepL).map((i) => p.layers[i]);
+      p.mapLayers = p.mapLayers.filter((l) => p.layers.includes(l));
+      notes.push({ axis: "layer", kept: p.layers.length, of: L0, how: `evenly spaced, ${p.label}` });
+    }
+  }
+}
+
+/** Build the scrubber payload for one trace or several runs on the same prompt. */
+export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions = {}): ScrubberPayload {
+  const list = Array.isArray(traces) ? traces : [traces];
+  if (list.length === 0) throw new SettingsError("no traces to show", { field: "traces", expected: "one or more traces", found: "[]" });
+  const cap = opts.maxBytes ?? DEFAULT_PAYLOAD_CAP_BYTES;
+  const notes: SubsampleNote[] = [];
+  const plans = list.map((t, i) => {
+    const label = opts.labels?.[i] ?? `${t.model.name} (${t.model.causal ? "ARM" : "MDM"})`;
+    return plan(t, label, opts, `traces[${i}]`);
+  });
+  // Fixed costs: tokens (JSON-escaped strings), unmaskedAt, prompt text.
+  const fixed = list.reduce((a, t) => a + JSON.stringify(t.tokens).length + b64Chars(4 * t.tokens.length), 0) + 2 * JSON.stringify(list[0].prompt.text).length;
+  fitReceived(plans, 0.75 * (cap - fixed), notes);
+  const runs = plans.map((p, i) => buildRun(p, opts, `traces[${i}]`));
+  const payload: ScrubberPayload = { kind: "scrubber", version: 1, title: opts.title, prompt: list[0].prompt.text, runs, subsampled: notes };
+  // Maps get half of what is left, per-head data the rest; sizes are measured, not estimated.
+  let left = cap - payloadSize(payload) - 1024;
+  plans.forEach((p, i) => (runs[i].maps = buildMaps(p, Math.max(0, left / 2 / plans.length), notes, `traces[${i}]`)));
+  left = cap - payloadSize(payload) - 1024;
+  plans.forEach((p, i) => addHeads(runs[i], p, Math.max(0, left / plans.length), notes));
+  const warnings: string[] = [];
+  for (const t of list) if (t.partial) warnings.push(`${t.model.name}: partial trace (interrupted run); only the steps written so far are shown`);
+  if (warnings.length) payload.warnings = warnings;
+  if (payloadSize(payload) > cap) {
+    warnings.push(`payload is ${payloadSize(payload)} characters, over the cap of ${cap}: even one step per layer does not fit`);
+    payload.warnings = warnings;
+  }
+  return payload;
+}
+
+/** One-line text/plain summary. */
+export function describeScrubber(p: ScrubberPayload): string {
+  const runs = p.runs.map((r) => `${r.label}: ${r.steps.length} steps × ${r.layers.length} layers × ${r.tokens.length} tokens`).join("; ");
+  const sub = describeSubsampling(p.subsampled);
+  return `Attention scrubber — ${runs}${sub ? ` (${sub})` : ""}`;
+}
+
+/** A displayable scrubber: `show()` sends the payload, a PNG of the temporal view and a text line. */
+export class ScrubberFigure {
+  constructor(readonly payload: ScrubberPayload) {}
+
+  toMimeBundle(): { "text/plain": string; [mime: string]: unknown } {
+    return {
+      [MIME_SCRUBBER]: this.payload,
+      "image/png": temporalPng(this.payload).toString("base64"),
+      "text/plain": describeScrubber(this.payload) + " — static image: last layer, mean over heads; open in JupyterLab to scrub",
+    };
+  }
+}
+
+/** Build a scrubber for one trace, or several runs on the same prompt (MDM and ARM side by side). */
+export function scrubber(traces: Trace | Trace[], opts: ScrubberOptions = {}): ScrubberFigure {
+  return new ScrubberFigure(scrubberPayload(traces, opts));
+}
