@@ -127,7 +127,7 @@ def render(name: str) -> str:
           "question i. Metrics as in the paper (§10): accuracy = normalised gold is a substring of the normalised "
           "response; token F1; exact match added.", ""]
     if ee:
-        L += [f"**floatscope engine** ({ee.get('evaluator', 'TypeScript engine')}; decoder: {ee.get('decoder', '?')}):", ""]
+        L += [f"**Evaluated by floatscope** ({ee.get('evaluator', 'TypeScript engine')}; decoder: {ee.get('decoder', '?')}):", ""]
         L += eval_table(ee) + [""]
     if et:
         head = "Cross-check, training framework" if ee else "Evaluated by the training framework (engine evaluation pending)"

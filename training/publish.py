@@ -5,6 +5,7 @@
 Steps: copy runs/<name>/final/ (the real on-disk format) into models/<name>/; record the run's summary and
 curves in models/<name>/training.json; evaluate the *saved files* on the held-out set with the training
 framework → models/<name>/eval-torch.json; write the parity fixture (training/fixtures.py); render the
+evaluate again with floatscope's engine and samplers (training/eval-engine.ts → eval-engine.json); render the
 card (training/make_cards.py). Every number in the card comes from these JSON files.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -45,7 +47,8 @@ def _thin(rows: list[dict], n: int = 60) -> list[dict]:
     return [rows[i] for i in idx]
 
 
-def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str = ROOT) -> dict:
+def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str = ROOT,
+            engine_eval: bool = True) -> dict:
     run = os.path.join(runs, name)
     summary = json.load(open(os.path.join(run, "summary.json")))
     dst = os.path.join(out_root, "models", name)
@@ -72,6 +75,12 @@ def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str =
                     "dream": "Dream shifted logits, entropy order, 4 masks, 4 steps, temperature 0"}[kind],
         "results": res, "seconds": round(time.time() - t0, 1)})
     fixtures.make(dst)
+    if engine_eval:
+        # The card's headline numbers: floatscope's engine + samplers on the same questions.
+        cmd = ["npx", "tsx", os.path.join("training", "eval-engine.ts"), os.path.join("models", name)]
+        if eval_limit:
+            cmd += ["--limit", str(eval_limit)]
+        subprocess.run(cmd, cwd=ROOT, check=True)
     make_cards.write(name)
     return res
 
@@ -88,9 +97,10 @@ def main() -> None:
     ap.add_argument("--model", required=True, nargs="+")
     ap.add_argument("--runs", default=os.path.join(HERE, "runs"))
     ap.add_argument("--eval-limit", type=int, default=None)
+    ap.add_argument("--no-engine-eval", action="store_true", help="skip training/eval-engine.ts (needs node)")
     a = ap.parse_args()
     for m in a.model:
-        print(m, json.dumps(publish(m, a.runs, a.eval_limit)))
+        print(m, json.dumps(publish(m, a.runs, a.eval_limit, engine_eval=not a.no_engine_eval)))
 
 
 if __name__ == "__main__":
