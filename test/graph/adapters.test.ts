@@ -175,3 +175,44 @@ describe("resolveModelSpec errors", () => {
     expect(e.field).toBe("model.norm.weight.dtype");
   });
 });
+
+describe("parity fixtures written by the Python script (HF formats), when present", () => {
+  const fixtures = path.join(__dirname, "..", "fixtures", "parity");
+  const variants = fs.existsSync(fixtures)
+    ? fs.readdirSync(fixtures).filter((v) => fs.existsSync(path.join(fixtures, v, "meta.json")) && fs.existsSync(path.join(fixtures, v, "model", "config.json")))
+    : [];
+  it.runIf(variants.length > 0)("spec matches each fixture's meta.json (sizes, flags, special ids, rope)", () => {
+    for (const v of variants) {
+      const meta = JSON.parse(fs.readFileSync(path.join(fixtures, v, "meta.json"), "utf8"));
+      const ck = openCheckpoint(path.join(fixtures, v, "model"));
+      const spec = resolveModelSpec(ck);
+      const fam = meta.variant.family as Family;
+      expect(spec, v).toMatchObject({
+        family: fam,
+        vocabSize: meta.sizes.vocab_size, hiddenSize: meta.sizes.hidden, numLayers: meta.sizes.layers,
+        numHeads: meta.sizes.heads, numKvHeads: meta.sizes.kv_heads, headDim: meta.sizes.head_dim,
+        intermediateSize: meta.sizes.intermediate, rmsNormEps: meta.variant.eps,
+        causal: fam === "llama" || fam === "qwen2", qkvBias: fam === "qwen2" || fam === "dream",
+        logitShift: fam === "dream" ? 1 : 0, addsBos: fam === "llama",
+      });
+      expect(spec.rope.theta, v).toBe(meta.variant.theta);
+      if (meta.variant.rope_scaling) {
+        expect(spec.rope.llama3, v).toEqual({
+          factor: meta.variant.rope_scaling.factor, lowFreqFactor: meta.variant.rope_scaling.low_freq_factor,
+          highFreqFactor: meta.variant.rope_scaling.high_freq_factor,
+          originalMaxPositionEmbeddings: meta.variant.rope_scaling.original_max_position_embeddings,
+        });
+      } else {
+        expect(spec.rope.llama3, v).toBeUndefined();
+      }
+      expect(spec.weights.lmHead === spec.weights.embed, v).toBe(meta.variant.tied);
+      expect(spec.bosTokenId, v).toBe(meta.special_ids.bos);
+      expect(spec.eosTokenIds, v).toContain(meta.special_ids.eos);
+      expect(spec.padTokenId ?? null, v).toBe(meta.special_ids.pad);
+      expect(spec.maskTokenId ?? null, v).toBe(meta.special_ids.mask);
+      const dtypes = new Set([...ck.tensors.values()].map((t) => t.dtype));
+      expect([...dtypes], v).toEqual([{ f32: "F32", bf16: "BF16", f16: "F16" }[meta.variant.dtype as string]]);
+      expect(new Set([...ck.tensors.values()].map((t) => t.file)).size, v).toBe(meta.variant.shards);
+    }
+  });
+});
