@@ -20,4 +20,5 @@ export interface CommandEntry {
 export const COMMANDS: Record<string, CommandEntry> = {
   inspect: { summary: "architecture, sizes, special ids and estimated memory of a checkpoint", load: () => import("./inspect.js") },
   forward: { summary: "run one forward pass and write logits/attention probes to safetensors", load: () => import("./forward.js") },
+  generate: { summary: "sample an answer and record the per-step attention trace (.fstrace)", load: () => import("./generate.js") },
 };

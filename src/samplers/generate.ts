@@ -63,30 +63,15 @@ export async function generate(
   engine: Engine, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, options: GenerateOptions,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
-  const cfg = resolveRunConfig({ ...settings, probes: settings.probes ?? engine.probes }, spec);
+  const { cfg, encoded } = prepareRun(spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer);
   if (JSON.stringify(cfg.probes) !== JSON.stringify(engine.probes)) {
     throw new SettingsError("The engine computes a different probe set", {
       file: "settings", field: "probes", expected: JSON.stringify(engine.probes), found: JSON.stringify(cfg.probes),
       hint: "create the engine with the probes you want recorded",
     });
   }
-  if (prompts.length === 0) throw new SettingsError("No prompts", { file: "settings", field: "prompts", expected: "at least one prompt" });
   if (options.traceFiles && options.traceFiles.length !== prompts.length) {
     throw new SettingsError("One trace file per prompt", { file: "settings", field: "traceFiles", expected: `${prompts.length} entries`, found: String(options.traceFiles.length) });
-  }
-  const encoded = prompts.map((p, i) => encodePrompt(p, i, cfg, spec, options.tokenizer));
-  checkRegions(encoded, cfg);
-  const longest = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
-  const estimate = estimateTraceBytes(cfg.probes, {
-    numLayers: spec.numLayers, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim,
-    seq: longest, steps: cfg.steps, transfersPerStep: Math.ceil(cfg.genLength / cfg.steps),
-  });
-  if (estimate > cfg.maxTraceBytes) {
-    throw new BudgetError("The trace would exceed maxTraceBytes", {
-      file: "settings", field: "probes", expected: `≤ ${cfg.maxTraceBytes} bytes per trace (maxTraceBytes)`,
-      found: `≈ ${estimate} bytes for T = ${longest}, ${cfg.steps} steps, ${spec.numLayers} layers`,
-      hint: "record fewer layers/heads in pattern, or raise maxTraceBytes",
-    });
   }
 
   const strategy = STRATEGIES[cfg.sampler](cfg, spec);
@@ -115,6 +100,32 @@ export async function generate(
   } finally {
     for (const r of recorders) r.close();
   }
+}
+
+/**
+ * Every check that needs no engine: settings, prompt tokenization and lengths, regions, and the
+ * trace size estimate. The CLI calls it before building the engine; `generate` calls it again.
+ */
+export function prepareRun(
+  spec: ModelSpec, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, tokenizer: TextTokenizer,
+): { cfg: RunConfig; encoded: EncodedPrompt[]; traceBytes: number } {
+  const cfg = resolveRunConfig(settings, spec);
+  if (prompts.length === 0) throw new SettingsError("No prompts", { file: "settings", field: "prompts", expected: "at least one prompt" });
+  const encoded = prompts.map((p, i) => encodePrompt(p, i, cfg, spec, tokenizer));
+  checkRegions(encoded, cfg);
+  const longest = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
+  const traceBytes = estimateTraceBytes(cfg.probes, {
+    numLayers: spec.numLayers, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim,
+    seq: longest, steps: cfg.steps, transfersPerStep: Math.ceil(cfg.genLength / cfg.steps),
+  });
+  if (traceBytes > cfg.maxTraceBytes) {
+    throw new BudgetError("The trace would exceed maxTraceBytes", {
+      file: "settings", field: "probes", expected: `≤ ${cfg.maxTraceBytes} bytes per trace (maxTraceBytes)`,
+      found: `≈ ${traceBytes} bytes for T = ${longest}, ${cfg.steps} steps, ${spec.numLayers} layers`,
+      hint: "record fewer layers/heads in pattern, or raise maxTraceBytes",
+    });
+  }
+  return { cfg, encoded, traceBytes };
 }
 
 function result(trace: Trace, file?: string): GenerateResult {
