@@ -164,22 +164,32 @@ function normalizeAligned(t: string, base: number, normalizer: ((s: string) => s
   return { text: whole, start: Array(whole.length).fill(base), end: Array(whole.length).fill(base + t.length) };
 }
 
-/** Split with the library's splitter, then apply lstrip/rstrip of added tokens; returns [piece, start] pairs. */
-function splitAdded(tok: TokenizerInternals, splitter: { split(s: string): string[] }, text: string): { s: string; at: number }[] {
+/**
+ * Split with the library's splitter, then apply lstrip/rstrip of added tokens. Returns each piece
+ * with its start; an added token's [from, to) also covers the whitespace it stripped from its
+ * neighbours (Rust reports that span too).
+ */
+function splitAdded(tok: TokenizerInternals, splitter: { split(s: string): string[] }, text: string): { s: string; at: number; from: number; to: number }[] {
   const parts = splitter.split(text);
-  const out: { s: string; at: number }[] = [];
+  const out: { s: string; at: number; from: number; to: number }[] = [];
   let at = 0;
   for (const p of parts) {
-    out.push({ s: p, at });
+    out.push({ s: p, at, from: at, to: at + p.length });
     at += p.length;
   }
   out.forEach((p, i) => {
     const added = tok.added_tokens_map.get(p.s);
     if (!added) return;
-    if (added.lstrip && i > 0) out[i - 1].s = out[i - 1].s.trimEnd();
+    if (added.lstrip && i > 0) {
+      const prev = out[i - 1];
+      const trimmed = prev.s.trimEnd();
+      p.from -= prev.s.length - trimmed.length;
+      prev.s = trimmed;
+    }
     if (added.rstrip && i < out.length - 1) {
       const n = out[i + 1];
       const trimmed = n.s.trimStart();
+      p.to += n.s.length - trimmed.length;
       n.at += n.s.length - trimmed.length;
       n.s = trimmed;
     }
@@ -196,10 +206,10 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
   const pieces: Piece[] = [];
   const sections = splitAdded(tok, tok.splitter_unnormalized, text);
   for (let si = 0; si < sections.length; si++) {
-    const { s: section, at } = sections[si];
+    const { s: section, at, from, to } = sections[si];
     if (section.length === 0) continue;
     if (tok.added_tokens_map.has(section)) {
-      pieces.push({ token: section, span: [at, at + section.length] });
+      pieces.push({ token: section, span: [from, to] });
       continue;
     }
     const norm = normalizeAligned(section, at, tok.normalizer);
@@ -219,7 +229,7 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
     for (const sub of splitAdded(tok, tok.splitter_normalized, norm.text)) {
       if (sub.s.length === 0) continue;
       if (tok.added_tokens_map.has(sub.s)) {
-        pieces.push({ token: sub.s, span: normSpan(sub.at, sub.at + sub.s.length) });
+        pieces.push({ token: sub.s, span: normSpan(sub.from, sub.to) });
         continue;
       }
       const words = tok.pre_tokenizer ? tok.pre_tokenizer(sub.s, { section_index: si }) : [sub.s];

@@ -126,6 +126,48 @@ describe("loadTokenizer against Rust tokenizers (oracle)", () => {
   });
 });
 
+describe("other pipelines against the oracle (ids and offsets)", () => {
+  async function idsAndOffsets(c: Case, strings: string[]) {
+    for (const text of strings) {
+      const ours = c.ours.encode(text);
+      const r = await c.rust.encode(text);
+      const conv = codePointToUtf16(text);
+      expect(ours.ids, `${c.name}: ${JSON.stringify(text)}`).toEqual(r.getIds());
+      expect(ours.offsets, `${c.name}: ${JSON.stringify(text)}`).toEqual(r.getOffsets().map(([a, b]) => [conv(a), conv(b)]));
+      expect(ours.offsetsExact).toBe(true);
+    }
+  }
+
+  it("added tokens with lstrip/rstrip cover the whitespace they strip; normalized added tokens", async () => {
+    const json = byteLevelBpe({ style: "qwen2", specials: ["<|endoftext|>", "<mask>"] }) as { added_tokens: Record<string, unknown>[]; model: { vocab: Record<string, number> } };
+    Object.assign(json.added_tokens[1], { lstrip: true, rstrip: true });
+    const id = Object.keys(json.model.vocab).length + 10;
+    json.added_tokens.push({ id, content: "hello", single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
+    json.model.vocab.hello = id;
+    const c = makeCase("lstrip", json as unknown as Record<string, unknown>);
+    await idsAndOffsets(c, ["a <mask> b", "a  <mask>  b", "<mask> x", "say hello world", "HELLO hello"]);
+    // Our token string is the vocabulary entry; Rust reports the matched text " <mask> ".
+    expect(c.ours.encode("a <mask> b").tokens[1]).toBe("<mask>");
+  });
+
+  it("Metaspace + BPE with byte fallback and fuse_unk (Llama-2 style)", async () => {
+    const vocab: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
+    for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
+    for (const t of ["\u2581", "h", "e", "l", "o", "w", "r", "d", "\u2581h", "\u2581w", "he", "ll", "llo", "\u2581he", "\u2581hello", "hello", "or", "ld", "\u2581wor", "\u2581world", "a"]) vocab[t] ??= Object.keys(vocab).length;
+    const merges = [["\u2581", "h"], ["\u2581", "w"], ["h", "e"], ["l", "l"], ["ll", "o"], ["\u2581h", "e"], ["\u2581he", "llo"], ["he", "llo"], ["o", "r"], ["l", "d"], ["\u2581w", "or"], ["\u2581wor", "ld"]];
+    const c = makeCase("metaspace", {
+      version: "1.0", truncation: null, padding: null,
+      added_tokens: [0, 1, 2].map((i) => ({ id: i, content: ["<unk>", "<s>", "</s>"][i], single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      normalizer: null,
+      pre_tokenizer: { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
+      post_processor: null,
+      decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "\u2581" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }, { type: "Strip", content: " ", start: 1, stop: 0 }] },
+      model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab, merges },
+    });
+    await idsAndOffsets(c, ["hello world", "hello  w\u00f6rld", "h\u00e9 \ud83e\udd17", "<s>hello", " lead"]);
+  });
+});
+
 describe("decode, vocabulary and chat template", () => {
   it("decode round-trips and validates ids", () => {
     const t = cases[0].ours;
