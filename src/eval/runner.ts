@@ -1,0 +1,260 @@
+/**
+ * `runEval`: one model, one dataset, one setting → a score per question, appended to a results
+ * jsonl as it goes (resumable), plus a summary table.
+ *
+ * Per question: build the context (contexts.ts), the prompt (prompts.ts), generate with the chosen
+ * sampler (samplers/generate.ts; questions are batched into shared forward passes, `batchSize`),
+ * extract the answer (metrics.ts `AnswerExtraction`), score it against every gold answer.
+ *
+ * Failures are per question, never swallowed: the row carries `error`, the summary counts errors, and
+ * means are over the questions that ran (upstream swallowed exceptions and counted files, §12.22).
+ * Resuming skips (setting, id) pairs that already have a successful row in the results file; failed
+ * ones run again.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as aq from "arquero";
+import type { ColumnTable } from "arquero";
+import type { Engine, TextTokenizer } from "../runtime/types.js";
+import { generate, type GenerateResult } from "../samplers/generate.js";
+import type { RunConfig } from "../samplers/config.js";
+import { SettingsError } from "../util/errors.js";
+import { buildContext, settingLabel, validateSetting, type DistractorPool, type EvalSetting } from "./contexts.js";
+import type { QaRecord } from "./datasets.js";
+import { extractAnswer, scoreAnswer, type AnswerExtraction } from "./metrics.js";
+import { buildQaPrompt, type PromptFormat, type QaPrompt } from "./prompts.js";
+
+export interface EvalResult {
+  id: string;
+  row: number;
+  /** `settingLabel(setting)`. */
+  setting: string;
+  model: string;
+  question: string;
+  answers: string[];
+  /** Number of passages in the prompt and the gold one's index (null: closed-book). */
+  passages: number;
+  goldIndex: number | null;
+  promptTokens?: number;
+  /** The decoded response (special tokens skipped), and the scored text after extraction. */
+  response?: string;
+  prediction?: string;
+  accuracy?: number;
+  f1?: number;
+  exactMatch?: number;
+  /** Wall time of the batch this question ran in, divided by the batch size. */
+  ms?: number;
+  batchSize?: number;
+  /** `.fstrace` file, when traces are saved. */
+  trace?: string;
+  /** Set when this question failed: the error's name and message. */
+  error?: string;
+}
+
+export interface EvalProgress {
+  done: number;
+  total: number;
+  errors: number;
+  /** Skipped because the results file already had them. */
+  resumed: number;
+}
+
+export interface EvalOptions {
+  engine: Engine;
+  tokenizer: TextTokenizer;
+  records: readonly QaRecord[];
+  setting: EvalSetting;
+  promptFormat: PromptFormat;
+  /** Sampler settings (samplers/config.ts); defaults are the family's paper settings. */
+  sampler?: Partial<RunConfig>;
+  /** Needed for pool distractors: built from the WHOLE data file. */
+  pool?: DistractorPool;
+  /** Label written into rows (default: the engine's architecture). */
+  modelName?: string;
+  /** For error messages (the data file's path). */
+  dataFile?: string;
+  chatTemplate?: boolean;
+  reproduceDoubleBos?: boolean;
+  /** Questions per batched `generate` call (default 1, as upstream). */
+  batchSize?: number;
+  /** Default "none": the whole response is scored, as in the paper. */
+  extraction?: AnswerExtraction;
+  /** Append rows here (jsonl) and skip (setting, id) pairs already done there. */
+  resultsFile?: string;
+  /** Save one `.fstrace` per question under this folder (`<dir>/<setting>/<id>.fstrace`). */
+  traceDir?: string;
+  onProgress?: (p: EvalProgress) => void;
+  signal?: AbortSignal;
+}
+
+export interface EvalRun {
+  /** Rows of this call (resumed rows are not repeated here; read the results file for all). */
+  results: EvalResult[];
+  progress: EvalProgress;
+}
+
+/** Successful (setting, id) pairs of a results file; a truncated last line (crash) is ignored. */
+export function readDoneKeys(file: string): Set<string> {
+  const done = new Set<string>();
+  if (!fs.existsSync(file)) return done;
+  const lines = fs.readFileSync(file, "utf8").split("\n");
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    let r: EvalResult;
+    try {
+      r = JSON.parse(line) as EvalResult;
+    } catch {
+      if (i >= lines.length - 2) return; // the last line of an interrupted write
+      throw new SettingsError("Results file has a malformed line", { file, field: `line ${i + 1}`, expected: "one JSON result per line" });
+    }
+    const key = `${r.setting}|${r.id}`;
+    if (r.error === undefined) done.add(key);
+    else done.delete(key);
+  });
+  return done;
+}
+
+/** Read every row of a results jsonl (last row wins per (setting, id)). */
+export function readResults(file: string): EvalResult[] {
+  const byKey = new Map<string, EvalResult>();
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const r = JSON.parse(line) as EvalResult;
+      byKey.set(`${r.model}|${r.setting}|${r.id}`, r);
+    } catch {
+      /* truncated last line of an interrupted run */
+    }
+  }
+  return [...byKey.values()];
+}
+
+interface Prepared {
+  record: QaRecord;
+  prompt?: QaPrompt;
+  base: EvalResult;
+}
+
+export async function runEval(o: EvalOptions): Promise<EvalRun> {
+  const setting = validateSetting(o.setting);
+  const label = settingLabel(setting);
+  const model = o.modelName ?? o.engine.spec.architecture;
+  const batchSize = o.batchSize ?? 1;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new SettingsError("Bad batch size", { field: "batchSize", expected: "an integer ≥ 1", found: String(batchSize) });
+  const extraction = o.extraction ?? "none";
+  const done = o.resultsFile ? readDoneKeys(o.resultsFile) : new Set<string>();
+  const todo = o.records.filter((r) => !done.has(`${label}|${r.id}`));
+  const progress: EvalProgress = { done: 0, total: todo.length, errors: 0, resumed: o.records.length - todo.length };
+  const results: EvalResult[] = [];
+  if (o.resultsFile) fs.mkdirSync(path.dirname(path.resolve(o.resultsFile)), { recursive: true });
+  const emit = (r: EvalResult) => {
+    results.push(r);
+    if (r.error !== undefined) progress.errors++;
+    progress.done++;
+    if (o.resultsFile) fs.appendFileSync(o.resultsFile, JSON.stringify(r) + "\n");
+  };
+  o.onProgress?.({ ...progress });
+
+  for (let start = 0; start < todo.length; start += batchSize) {
+    if (o.signal?.aborted) break;
+    const batch = todo.slice(start, start + batchSize).map((record) => prepare(record, o, label, model));
+    for (const p of batch) if (!p.prompt) emit(p.base);
+    const ready = batch.filter((p) => p.prompt);
+    // One sampler config per generate call: group by how the text must be encoded.
+    for (const flag of [true, false]) {
+      const group = ready.filter((p) => p.prompt!.addSpecialTokens === flag);
+      if (group.length) for (const r of await runGroup(group, flag, o, label, extraction)) emit(r);
+    }
+    o.onProgress?.({ ...progress });
+  }
+  return { results, progress };
+}
+
+function prepare(record: QaRecord, o: EvalOptions, label: string, model: string): Prepared {
+  const base: EvalResult = {
+    id: record.id, row: record.row, setting: label, model, question: record.question, answers: record.answers, passages: 0, goldIndex: null,
+  };
+  try {
+    const ctx = buildContext(record, o.setting, { file: o.dataFile, pool: o.pool });
+    base.passages = ctx.passages.length;
+    base.goldIndex = ctx.goldIndex;
+    const prompt = buildQaPrompt(o.promptFormat, { question: record.question, ...ctx }, o.tokenizer, {
+      chatTemplate: o.chatTemplate, reproduceDoubleBos: o.reproduceDoubleBos,
+    });
+    return { record, prompt, base };
+  } catch (e) {
+    return { record, base: { ...base, error: describe(e) } };
+  }
+}
+
+async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOptions, label: string, extraction: AnswerExtraction): Promise<EvalResult[]> {
+  const traceFiles = o.traceDir ? group.map((p) => path.join(o.traceDir!, safe(label), `${p.record.id}.fstrace`)) : undefined;
+  if (traceFiles) fs.mkdirSync(path.dirname(traceFiles[0]), { recursive: true });
+  const settings = { ...(o.sampler ?? {}), addSpecialTokens };
+  const t0 = performance.now();
+  let out: GenerateResult[];
+  try {
+    out = await generate(o.engine, group.map((p) => p.prompt!.text), settings, {
+      tokenizer: o.tokenizer, traceFiles, modelName: o.modelName, keepSteps: false, signal: o.signal,
+    });
+  } catch (e) {
+    // Settings errors concern every question alike; otherwise find the culprit by running one at a time.
+    if (group.length === 1 || (e instanceof SettingsError && /^Invalid|Unknown setting/.test(e.message))) {
+      return group.map((p) => ({ ...p.base, error: describe(e) }));
+    }
+    const each: EvalResult[] = [];
+    for (const p of group) each.push(...(await runGroup([p], addSpecialTokens, o, label, extraction)));
+    return each;
+  }
+  const ms = (performance.now() - t0) / group.length;
+  const eos = new Set(o.engine.spec.eosTokenIds);
+  return group.map((p, i) => {
+    const g = out[i];
+    if (g.trace.partial) return { ...p.base, error: "Interrupted: the run was aborted before this question finished" };
+    const response = extraction === "up-to-eos" ? decodeUpToEos(g, eos, o.tokenizer) : g.answer;
+    const prediction = extractAnswer(response, extraction);
+    const s = scoreAnswer(prediction, p.record.answers);
+    const r: EvalResult = {
+      ...p.base, promptTokens: g.trace.prompt.promptLength, response: g.answer, prediction,
+      accuracy: s.accuracy, f1: s.f1, exactMatch: s.exactMatch, ms: Math.round(ms * 10) / 10, batchSize: group.length,
+    };
+    if (g.file) r.trace = g.file;
+    return r;
+  });
+}
+
+/** Generated ids up to (not including) the first EOS, decoded without special tokens. */
+function decodeUpToEos(g: GenerateResult, eos: Set<number>, tokenizer: TextTokenizer): string {
+  const gen = Array.from(g.trace.final.sequence.subarray(g.trace.prompt.promptLength));
+  const cut = gen.findIndex((t) => eos.has(t));
+  return tokenizer.decode(cut < 0 ? gen : gen.slice(0, cut), { skipSpecialTokens: true });
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+function safe(label: string): string {
+  return label.replace(/[^A-Za-z0-9@._-]+/g, "_");
+}
+
+/**
+ * Mean Acc / F1 / EM per (model, setting), ×100 as in Table 1, with counts: `n` questions that ran,
+ * `errors` that failed. Means are over the questions that ran.
+ */
+export function summarizeResults(results: readonly EvalResult[]): ColumnTable {
+  const ok = results.filter((r) => r.error === undefined);
+  const keys = new Map<string, { model: string; setting: string }>();
+  for (const r of results) keys.set(`${r.model}|${r.setting}`, { model: r.model, setting: r.setting });
+  const rows = [...keys.values()].map(({ model, setting }) => {
+    const rs = ok.filter((r) => r.model === model && r.setting === setting);
+    const mean = (f: (r: EvalResult) => number) => (rs.length ? (100 * rs.reduce((s, r) => s + f(r), 0)) / rs.length : NaN);
+    return {
+      model, setting, n: rs.length, errors: results.filter((r) => r.model === model && r.setting === setting && r.error !== undefined).length,
+      accuracy: mean((r) => r.accuracy!), f1: mean((r) => r.f1!), exactMatch: mean((r) => r.exactMatch!),
+      promptTokens: rs.length ? rs.reduce((s, r) => s + (r.promptTokens ?? 0), 0) / rs.length : NaN,
+      msPerQuestion: rs.length ? rs.reduce((s, r) => s + (r.ms ?? 0), 0) / rs.length : NaN,
+    };
+  });
+  return aq.from(rows);
+}
