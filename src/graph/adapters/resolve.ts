@@ -191,17 +191,20 @@ function readSpecialIds(a: FamilyAdapter, ckpt: Checkpoint, file: string, vocabS
   const cfg = ckpt.config;
   const o = { file, min: 0, max: vocabSize - 1 };
   const tok = ckpt.tokenizer;
-  const bosTokenId = optionalInt(cfg, "bos_token_id", tok ? configTokenId(tok, "bos_token") : undefined, o);
-  const padTokenId = optionalInt(cfg, "pad_token_id", tok ? configTokenId(tok, "pad_token") : undefined, o);
+  // Fallbacks from the tokenizer files only count when they are rows of the logits.
+  const fromTok = (key: "bos_token" | "eos_token" | "pad_token") => {
+    const id = tok ? configTokenId(tok, key) : undefined;
+    return id !== undefined && id < vocabSize ? id : undefined;
+  };
+  const bosTokenId = optionalInt(cfg, "bos_token_id", fromTok("bos_token"), o);
+  const padTokenId = optionalInt(cfg, "pad_token_id", fromTok("pad_token"), o);
   const eos = new Set(optionalIntList(cfg, "eos_token_id", o));
   if (ckpt.generationConfig) {
     const gf = path.join(ckpt.dir, "generation_config.json");
     for (const id of optionalIntList(ckpt.generationConfig, "eos_token_id", { ...o, file: gf })) eos.add(id);
   }
-  if (eos.size === 0 && tok) {
-    const id = configTokenId(tok, "eos_token");
-    if (id !== undefined) eos.add(id);
-  }
+  const eosFallback = eos.size === 0 ? fromTok("eos_token") : undefined;
+  if (eosFallback !== undefined) eos.add(eosFallback);
   let maskTokenId: number | undefined;
   if (a.flags.masked) {
     const key = a.keys.maskTokenId ?? "mask_token_id";
