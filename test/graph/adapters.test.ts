@@ -108,6 +108,39 @@ describe("resolveModelSpec per family", () => {
   });
 });
 
+describe("special ids from the tokenizer files when config.json has none", () => {
+  it("bos/eos/pad from tokenizer_config strings, mask from the family's mask token; out-of-range ids ignored", () => {
+    const tokenizer = {
+      model: { type: "WordLevel", vocab: { a: 0, b: 1 }, unk_token: "a" },
+      added_tokens: [
+        { id: 5, content: "<|startoftext|>", special: true }, { id: 6, content: "<|endoftext|>", special: true },
+        { id: 9, content: "<|mdm_mask|>", special: true }, { id: 99, content: "<pad>", special: true },
+      ],
+      post_processor: null,
+    };
+    const spec = resolveModelSpec(make("llada", {
+      vocab: 16,
+      config: { bos_token_id: undefined, eos_token_id: undefined, pad_token_id: undefined, mask_token_id: undefined },
+      files: {
+        "tokenizer.json": tokenizer,
+        "tokenizer_config.json": { bos_token: { content: "<|startoftext|>" }, eos_token: "<|endoftext|>", pad_token: "<pad>" },
+      },
+    }));
+    expect(spec).toMatchObject({ bosTokenId: 5, eosTokenIds: [6], maskTokenId: 9, addsBos: false });
+    expect(spec.padTokenId).toBeUndefined();
+  });
+
+  it("addsBos follows the tokenizer's post-processor, not the family", () => {
+    const withBos = {
+      model: { type: "WordLevel", vocab: { a: 0, "[BOS]": 1 }, unk_token: "a" }, added_tokens: [{ id: 1, content: "[BOS]", special: true }],
+      post_processor: { type: "TemplateProcessing", single: [{ SpecialToken: { id: "[BOS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }], pair: [], special_tokens: {} },
+    };
+    expect(resolveModelSpec(make("qwen2", { files: { "tokenizer.json": withBos } })).addsBos).toBe(true);
+    expect(resolveModelSpec(make("llama", { files: { "tokenizer.json": { ...withBos, post_processor: null } } })).addsBos).toBe(false);
+    expect(resolveModelSpec(make("llama", { files: { "tokenizer.json": { ...withBos, post_processor: null }, "tokenizer_config.json": { add_bos_token: true } } })).addsBos).toBe(true);
+  });
+});
+
 describe("resolveModelSpec errors", () => {
   it("unknown architecture lists the four families", () => {
     const e = thrown(() => resolveModelSpec(make("llama", { config: { architectures: ["GPT2LMHeadModel"], model_type: "gpt2" } })));
