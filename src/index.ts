@@ -69,6 +69,27 @@ export type { Engine, ForwardInput, ForwardOutput } from "./runtime/types.js";
 export { referenceForward, probesFromAttention } from "./reference/forward.js";
 export type { ReferenceInput, ReferenceOutput } from "./reference/forward.js";
 
+// --- samplers: LLaDA / Dream / ARM over one step loop, seeded, recording traces ---------------------
+export { generate, prepareRun, STRATEGIES } from "./samplers/generate.js";
+export type { GenerateOptions, GenerateResult, PromptInput } from "./samplers/generate.js";
+export { resolveRunConfig, SAMPLERS, ALGS, SAMPLER_DEFAULTS, DEFAULT_SAMPLER } from "./samplers/config.js";
+export type { RunConfig, SamplerKind } from "./samplers/config.js";
+export { Rng } from "./samplers/rng.js";
+export { lladaTransferCounts, dreamTimesteps, dreamTransferCount, dreamOriginProbability } from "./samplers/schedule.js";
+export { runSteps, finalPass } from "./samplers/loop.js";
+export type { Strategy, RowState, Transfer, LoopOptions, LoopResult } from "./samplers/loop.js";
+export { TraceRecorder } from "./samplers/recorder.js";
+
+// --- trace: the .fstrace file (streaming writer, validating reader) -------------------------------
+export { TRACE_FORMAT_VERSION } from "./trace/types.js";
+export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
+export { readTrace, decodeTrace } from "./trace/reader.js";
+export type { ReadTraceOptions } from "./trace/reader.js";
+export { TraceWriter, writeTrace, encodeTrace } from "./trace/writer.js";
+export type { TraceHeader, TraceEnd } from "./trace/writer.js";
+export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";
+export type { TraceDims } from "./trace/size.js";
+
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
 export type { HeatmapSpec, HeatmapInput } from "./figures/heatmap.js";
