@@ -98,7 +98,7 @@ fi
 [[ -f "$VENV/package.json" ]] || echo '{"type": "commonjs", "private": true}' >"$VENV/package.json"
 py_hash="$( { cat "$REQ" "$CONSTRAINTS" 2>/dev/null; "$VENV/bin/python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)"
 if [[ -f "$STAMP_DIR/venv" && "$(cat "$STAMP_DIR/venv")" == "$py_hash" ]]; then
-  note ".venv up to date (jupyterlab $("$VENV/bin/python" -c 'import jupyterlab; print(jupyterlab.__version__)' 2>/dev/null || echo '?'))"
+  note ".venv up to date (jupyterlab $("$VENV/bin/python" -c 'from importlib.metadata import version; print(version("jupyterlab"))' 2>/dev/null || echo '?'))"
 else
   say "installing pinned Python packages into .venv (jupyterlab, nbclient, nbconvert)"
   rm -f "$STAMP_DIR/venv"
