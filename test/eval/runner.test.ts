@@ -13,7 +13,7 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** The fake tokenizer with an "assistant" marker t30 after the user turn. */
 class MarkedTokenizer extends FakeTokenizer {
-  applyChatTemplate(messages: ChatMessage[]): string {
+  override applyChatTemplate(messages: ChatMessage[]): string {
     return messages.map((m) => m.content).join(" ") + " t30";
   }
 }

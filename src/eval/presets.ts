@@ -1,0 +1,54 @@
+/**
+ * Which prompt and sampler settings a model gets by default.
+ *
+ * Paper models (LLaDA, Dream, Llama, Qwen checkpoints): the paper's prompt of the family and the
+ * paper's QA sampler settings (samplers/config.ts defaults = paper-analyses §10: 32 new tokens;
+ * LLaDA 32 steps, one block, τ 0, low-confidence; Dream 32 steps, τ 0.2, top-p 0.95, entropy,
+ * seeded here; ARMs greedy).
+ *
+ * Embedded tiny models (`models/tiny-*`): the "tiny-world" prompt and the decoder of the training
+ * framework's evaluation (training/evaluate.py), so engine and torch numbers are comparable:
+ * ARM greedy, at most 6 new tokens, stop at EOS; LLaDA low-confidence remasking over 4 masks in
+ * 4 steps, one block, τ 0; Dream entropy order over 4 masks in 4 steps, τ 0 (deterministic), the
+ * transfer count floor(m·(1 − t_{s+1}/t_s)) and the rest at the last step. Answers are cut at the
+ * first EOS ("up-to-eos"), as the torch evaluation does.
+ */
+import type { ModelSpec } from "../graph/spec.js";
+import type { TextTokenizer } from "../runtime/types.js";
+import { DEFAULT_SAMPLER, type RunConfig } from "../samplers/config.js";
+import type { AnswerExtraction } from "./metrics.js";
+import { PAPER_FORMAT_OF_FAMILY, type PromptFormat } from "./prompts.js";
+
+/** A tiny-world tokenizer has the chat role tokens and the prompt words of training/tokenizer.py. */
+export function isTinyWorldTokenizer(tokenizer: TextTokenizer): boolean {
+  return ["<|user|>", "<|assistant|>", "<|end|>", "Passage", "Question"].every((t) => tokenizer.tokenToId(t) !== undefined);
+}
+
+export function defaultPromptFormat(spec: ModelSpec, tokenizer: TextTokenizer): PromptFormat {
+  return isTinyWorldTokenizer(tokenizer) ? "tiny-world" : PAPER_FORMAT_OF_FAMILY[spec.family];
+}
+
+export interface EvalPreset {
+  promptFormat: PromptFormat;
+  sampler: Partial<RunConfig>;
+  extraction: AnswerExtraction;
+}
+
+/** The tiny models' decoder (as training/evaluate.py), by family. */
+export function tinyPreset(spec: ModelSpec): EvalPreset {
+  const kind = DEFAULT_SAMPLER[spec.family];
+  const sampler: Partial<RunConfig> =
+    kind === "arm" ? { sampler: "arm", alg: "greedy", genLength: 6, stopAtEos: true }
+      : kind === "llada" ? { sampler: "llada", alg: "low_confidence", genLength: 4, steps: 4, blockLength: 4, temperature: 0 }
+        : { sampler: "dream", alg: "entropy", genLength: 4, steps: 4, temperature: 0, topP: null, topK: null, algTemp: 0 };
+  return { promptFormat: "tiny-world", sampler, extraction: "up-to-eos" };
+}
+
+/** The paper's settings for a family (the whole response is scored, no extraction). */
+export function paperPreset(spec: ModelSpec): EvalPreset {
+  return { promptFormat: PAPER_FORMAT_OF_FAMILY[spec.family], sampler: { sampler: DEFAULT_SAMPLER[spec.family] }, extraction: "none" };
+}
+
+export function defaultPreset(spec: ModelSpec, tokenizer: TextTokenizer): EvalPreset {
+  return isTinyWorldTokenizer(tokenizer) ? tinyPreset(spec) : paperPreset(spec);
+}
