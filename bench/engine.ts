@@ -75,7 +75,7 @@ async function child(dir: string, config: string, T: number): Promise<void> {
   const tensors = new Map<string, TensorInfo>(readSafetensorsHeader(path.join(dir, "model.safetensors")).tensors.map((x) => [x.name, x]));
   const probes = CONFIGS[config];
   const t0 = performance.now();
-  const engine = await createEngine({ spec, tensors }, { probes, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30 });
+  const engine = await createEngine({ spec, tensors }, { probes, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30, cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0" });
   const createMs = performance.now() - t0;
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
   let outputs = 0;
@@ -167,5 +167,6 @@ ${table}
 }
 
 const args = process.argv.slice(2);
-if (args[0] === "--child") await child(args[1], args[2], Number(args[3]));
+if (args[0] === "--write-model") writeModel(args[1], specFor());
+else if (args[0] === "--child") await child(args[1], args[2], Number(args[3]));
 else await orchestrate(args.includes("--quick"));

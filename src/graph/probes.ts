@@ -113,7 +113,9 @@ export function emitAttentionProbes(g: GraphBuilder, ctx: ProbeContext, layer: n
   const { spec, req } = ctx;
   const H = spec.numHeads;
   const out = (v: string, name: string, type: number = DataType.FLOAT) => g.output(v, name, type);
-  // [batch, head, query, key] view, built only if something needs per-head maps.
+  // [batch, head, query, key] view, built only for a head selection. The full map is exposed
+  // as the 5-D softmax output itself (the engine merges kvHead × group into head when it reads
+  // it): a Reshape feeding a graph output would copy a whole [B, H, T, T] buffer.
   let p4: string | undefined;
   const perHead = () => (p4 ??= g.reshape(p5, dims(g, [-1, H, ctx.seq, ctx.seq])));
   // head-mean map [batch, query, key], shared by pattern_mean and region_sum.
@@ -145,8 +147,7 @@ export function emitAttentionProbes(g: GraphBuilder, ctx: ProbeContext, layer: n
   }
   if (req.pattern?.layers.includes(layer)) {
     const heads = req.pattern.heads;
-    const full = perHead();
-    out(heads ? g.gather(full, g.constI64(heads), 1) : full, probeName.pattern(layer));
+    out(heads ? g.gather(perHead(), g.constI64(heads), 1) : p5, probeName.pattern(layer));
   }
   if (req.patternMean?.layers.includes(layer)) out(headMean(), probeName.patternMean(layer));
 }

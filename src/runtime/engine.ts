@@ -155,7 +155,9 @@ class OrtEngine implements OnnxEngine {
     for (const p of this.outputs) {
       const t = res[p.name];
       const data = p.dtype === "int32" ? (t.data as Int32Array) : (t.data as Float32Array);
-      probes.set(p.name, { name: p.name, axes: p.axes, dims: [...t.dims], data });
+      // a full pattern comes out in the grouped 5-D layout [batch, kvHead, group, query, key]; head = kvHead·group + g
+      const dims = t.dims.length === 5 ? [t.dims[0], t.dims[1] * t.dims[2], t.dims[3], t.dims[4]] : [...t.dims];
+      probes.set(p.name, { name: p.name, axes: p.axes, dims, data });
     }
     return { logits: res.logits.data as Float32Array, vocabSize: V, probes };
   }

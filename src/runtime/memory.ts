@@ -9,8 +9,13 @@
  *   [batch, head, query, key] f32, at once for one layer;
  * - activations: the residual stream and MLP intermediates of one layer, with headroom;
  * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view);
- * - probes: the sum of every requested probe output.
- * It is an estimate (±30 %), not a guarantee; the benchmark in BENCHMARKS.md checks it.
+ * - probes: every requested probe output, twice (ORT's output buffer + the JS copy the Node
+ *   binding makes);
+ * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so peak RSS runs about 1.5×
+ *   what the graph holds at once (measured: 4 layers, d 256, T 2048 → 976 MB RSS without probes,
+ *   2.3 GB with full maps for every layer; see BENCHMARKS.md "Engine");
+ * - runtime: Node + onnxruntime's own libraries (~96 MiB).
+ * It is an estimate (±25 %), not a guarantee; the benchmark prints it next to the measured peak.
  */
 import * as os from "node:os";
 import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
@@ -30,13 +35,21 @@ export interface MemoryEstimate {
   attention: number;
   activations: number;
   logits: number;
+  /** 2 × the probe outputs (ORT buffer + JS copy). */
   probes: number;
-  /** Bytes per probe output name (all layers listed). */
+  /** Arena slack: half of the terms above. */
+  arena: number;
+  /** Fixed: Node + onnxruntime libraries. */
+  runtime: number;
+  /** Bytes of each probe output, by name (all layers listed; one copy). */
   probeBytes: Map<string, number>;
   total: number;
   /** The largest term: "weights", "attention", "activations", "logits" or a probe name. */
   dominant: string;
 }
+
+/** Node + onnxruntime-node libraries, measured as the RSS of an engine process before its first run. */
+export const RUNTIME_BYTES = 96 * 2 ** 20;
 
 /** Parameters implied by a spec (tied LM head counted once). */
 export function specParameterCount(s: ModelSpec): number {
@@ -77,18 +90,20 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   for (const p of probeOutputs(spec, req)) {
     const b = probeElements(spec, p, req, B, T) * 4;
     probeBytes.set(p.name, b);
-    probes += b;
+    probes += 2 * b;
   }
   const terms: [string, number][] = [["weights", weights], ["attention", attention], ["activations", activations], ["logits", logits]];
   // Probes compete as a group per kind ("blocks.*.attn.pattern"), which is what a user turns off.
   const byKind = new Map<string, number>();
   for (const [name, b] of probeBytes) {
     const kind = name.replace(/^blocks\.\d+\./, "blocks.*.");
-    byKind.set(kind, (byKind.get(kind) ?? 0) + b);
+    byKind.set(kind, (byKind.get(kind) ?? 0) + 2 * b);
   }
   terms.push(...byKind);
   const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-  return { weights, attention, activations, logits, probes, probeBytes, total: weights + attention + activations + logits + probes, dominant };
+  const arena = 0.5 * (weights + attention + activations + logits + probes);
+  const runtime = RUNTIME_BYTES;
+  return { weights, attention, activations, logits, probes, arena, runtime, probeBytes, total: weights + attention + activations + logits + probes + arena + runtime, dominant };
 }
 
 /** Default budget: 75 % of physical memory. */
@@ -108,7 +123,7 @@ export function checkBudget(est: MemoryEstimate, budget: number, where: { batch:
   if (est.total <= budget) return;
   const isProbe = est.dominant.startsWith("blocks.");
   const domBytes = isProbe
-    ? [...est.probeBytes].filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant).reduce((a, [, b]) => a + b, 0)
+    ? [...est.probeBytes].filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant).reduce((a, [, b]) => a + 2 * b, 0)
     : (est as unknown as Record<string, number>)[est.dominant];
   throw new BudgetError("Forward pass would exceed the memory budget", {
     field: isProbe ? `probes (${est.dominant})` : est.dominant,

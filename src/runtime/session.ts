@@ -28,6 +28,12 @@ export interface SessionOptions {
   threads?: number;
   /** `session.disable_prepacking`: weights stay memory-mapped (evictable) instead of copied. */
   lowMemory?: boolean;
+  /**
+   * ORT's CPU memory arena (default on). Off: every tensor is malloc'd and freed, so peak memory
+   * is closer to what the graph really holds at once (the arena grows in doubling chunks and
+   * keeps them), at some cost in speed. See BENCHMARKS.md "Engine".
+   */
+  cpuMemArena?: boolean;
   /** Called with warnings (default: console.warn). */
   warn?: (message: string) => void;
 }
@@ -81,6 +87,7 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   const base: ort.InferenceSession.SessionOptions = {
     graphOptimizationLevel: "all",
     interOpNumThreads: 1,
+    enableCpuMemArena: o.cpuMemArena ?? true,
     logSeverityLevel: 3,
     ...(o.threads ? { intraOpNumThreads: o.threads } : {}),
     ...(plan.buffers ? { externalData: plan.buffers } : {}),

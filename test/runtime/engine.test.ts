@@ -12,7 +12,7 @@ import type { TensorInfo } from "../../src/checkpoint/types.js";
 import { buildModelGraph } from "../../src/graph/model.js";
 import { referenceForward } from "../../src/reference/forward.js";
 import { createEngine } from "../../src/runtime/engine.js";
-import { estimateMemory } from "../../src/runtime/memory.js";
+import { estimateMemory, RUNTIME_BYTES } from "../../src/runtime/memory.js";
 import { createSession, cudaProviderInstalled } from "../../src/runtime/session.js";
 import { BudgetError, SettingsError } from "../../src/util/errors.js";
 import { probeName } from "../../src/util/probes.js";
@@ -137,14 +137,16 @@ describe("forward input validation", () => {
 });
 
 describe("memory budget", () => {
-  it("estimates the attention term as 3 f32 [batch, head, query, key] tensors and probes by size", () => {
+  it("estimates the attention term as 3 f32 [batch, head, query, key] tensors and probes by size (twice: ORT + JS)", () => {
     const ck = tiny({ layers: 4 });
     const s = ck.spec;
     const est = estimateMemory(s, { batch: 2, seq: 100, probes: { received: true, pattern: { layers: [0, 1, 2, 3] } } });
     expect(est.attention).toBe(3 * 4 * 2 * s.numHeads * 100 * 100);
     expect(est.probeBytes.get(probeName.pattern(1))).toBe(4 * 2 * s.numHeads * 100 * 100);
     expect(est.probeBytes.get(probeName.received(0))).toBe(4 * 2 * 100);
-    expect(est.total).toBe(est.weights + est.attention + est.activations + est.logits + est.probes);
+    expect(est.probes).toBe(2 * [...est.probeBytes.values()].reduce((a, b) => a + b, 0));
+    expect(est.arena).toBe(0.5 * (est.weights + est.attention + est.activations + est.logits + est.probes));
+    expect(est.total).toBe(est.weights + est.attention + est.activations + est.logits + est.probes + est.arena + RUNTIME_BYTES);
     expect(est.dominant).toBe("blocks.*.attn.pattern");
     // the quadratic terms take over as the sequence grows
     expect(estimateMemory(s, { batch: 1, seq: 4000 }).dominant).toBe("attention");
@@ -153,13 +155,13 @@ describe("memory budget", () => {
   it("refuses a forward above the budget, naming the dominant probe", async () => {
     const ck = tiny({ seed: 48, layers: 4 });
     const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, {
-      probes: { received: true, pattern: { layers: [0, 1, 2, 3] } }, memoryBudgetBytes: 1_000_000,
+      probes: { received: true, pattern: { layers: [0, 1, 2, 3] } }, memoryBudgetBytes: RUNTIME_BYTES + 1_500_000,
     });
     const T = 120;
     const err = await engine.forward({ ids: new Int32Array(T), batch: 1, seq: T }).catch((e) => e);
     expect(err).toBeInstanceOf(BudgetError);
     expect(err.message).toMatch(/blocks\.\*\.attn\.pattern/);
-    expect(err.message).toMatch(/976\.6 KiB/);
+    expect(err.message).toMatch(/at most 97\.4 MiB/);
     // a short sequence fits
     expect((await engine.forward({ ids, batch: 1, seq: 8 })).probes.size).toBe(8);
     await engine.dispose();
