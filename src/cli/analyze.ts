@@ -1,0 +1,144 @@
+/**
+ * `floatscope analyze <analysis> <trace…>`: the paper's analyses (src/analysis/) on recorded traces,
+ * printed as tables or, with --json, as one JSON object of numbers.
+ */
+import type { ColumnTable } from "arquero";
+import { absorptionRate } from "../analysis/absorption.js";
+import { ANCHOR_EXCLUSIONS, type AnchorExclusion, type AnchorOptions } from "../analysis/anchors.js";
+import { temporalDrift } from "../analysis/drift.js";
+import { qkDecomposition } from "../analysis/qk-decomposition.js";
+import { type Evidence, retrievalHeads } from "../analysis/retrieval-heads.js";
+import { regionRollout } from "../analysis/rollout.js";
+import { tokenTypes } from "../analysis/token-types.js";
+import { readTrace } from "../trace/reader.js";
+import type { Trace } from "../trace/types.js";
+import { keyword } from "../util/errors.js";
+import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import type { CliCommand } from "./commands.js";
+
+export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types"] as const;
+
+const HELP = `Usage: floatscope analyze <analysis> <trace.fstrace…> [options] [--json]
+
+Analyses (docs/analyses.md has every definition and where it differs from the paper's code):
+  absorption   absorption rate per layer, mean ± population std over traces (Fig. 3)
+  drift        temporal drift matrix, per-step anchors and anchor tracks of ONE trace (Fig. temporal)
+  qk           QK score = ‖q‖‖k‖·cos θ per layer, angle vs norm share of the floating advantage (Fig. 4)
+  retrieval    retrieval-head scores, layer × head (Fig. 5); needs --evidence or a region "evidence"
+  rollout      region-level rollout, per-layer maps and stationary vector (Fig. rollout)
+  token-types  structural vs lexical floating tokens per layer band (RQ2)
+
+Anchor rule options (absorption, drift, qk, token-types):
+  --rule <r>        first-token | bos | top-k | mean+ksigma | rulli-eps | upstream (default mean+ksigma;
+                    qk falls back to the argmax)
+  --k <x>           σ multiplier of mean+ksigma (default 3)
+  --top-k <n>       size of top-k (default 1)
+  --epsilon <x>     ε of rulli-eps (default 3)
+  --exclude <list>  ${ANCHOR_EXCLUSIONS.join(",")}
+Other options:
+  --layers <list>   layers (default: all recorded)
+  --upstream        qk: reproduce the paper's code (h mod H_kv, vector mean, no 1/√d, [0,256) window)
+  --heads <h>       qk: score-mean (default) | vector-mean | a head index
+  --evidence <text> retrieval: evidence text (first occurrence in the prompt)
+  --rows <r>        retrieval: unmask-step (default) | final | final-unshifted
+  --filter <f>      retrieval: rouge1 (default) | contains | none
+  --layout <l>      rollout: offsets (default) | upstream
+  --max-jump <n>    drift: largest position jump of one anchor track (default 0)
+  --json            print one JSON object
+  -h, --help        this help`;
+
+const FLAGS = {
+  rule: { type: "string" },
+  k: { type: "string" },
+  "top-k": { type: "string" },
+  epsilon: { type: "string" },
+  exclude: { type: "string" },
+  layers: { type: "string" },
+  upstream: { type: "boolean" },
+  heads: { type: "string" },
+  evidence: { type: "string" },
+  rows: { type: "string" },
+  filter: { type: "string" },
+  layout: { type: "string" },
+  "max-jump": { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+function num(flag: string, v: string | boolean | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n)) throw new UsageError(`Bad value for --${flag} of \`floatscope analyze\``, { field: `--${flag}`, expected: "a number", found: JSON.stringify(v) });
+  return n;
+}
+
+/** Plain rows of a table (NaN → null happens in JSON.stringify). */
+function rows(t: ColumnTable): Record<string, unknown>[] {
+  return t.objects() as Record<string, unknown>[];
+}
+
+/** Run one analysis on loaded traces; returns the JSON-able result with its tables named. */
+export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values: Record<string, string | boolean | undefined>): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
+  const anchor: AnchorOptions = {
+    rule: values.rule as AnchorOptions["rule"],
+    k: num("k", values.k),
+    topK: num("top-k", values["top-k"]),
+    epsilon: num("epsilon", values.epsilon),
+    exclude: typeof values.exclude === "string" ? (values.exclude.split(",").map((s) => s.trim()).filter(Boolean) as AnchorExclusion[]) : undefined,
+  };
+  const layers = typeof values.layers === "string" ? intList("analyze", "layers", values.layers) : undefined;
+  switch (name) {
+    case "absorption": {
+      const r = absorptionRate(traces, { ...anchor, layers });
+      return { tables: { summary: r.summary, samples: r.table }, extra: { rule: r.spec.rule }, warnings: r.spec.warnings ?? [] };
+    }
+    case "drift": {
+      if (traces.length !== 1) throw new UsageError("`floatscope analyze drift` takes one trace", { field: "<trace>", expected: "one path", found: `${traces.length}` });
+      const r = temporalDrift(traces[0], { ...anchor, layers, maxJump: num("max-jump", values["max-jump"]) });
+      return { tables: { tracks: r.tracks, anchors: r.anchors }, extra: { rule: r.spec.rule, layers: r.spec.layers, steps: r.spec.steps }, warnings: r.spec.warnings ?? [] };
+    }
+    case "qk": {
+      const heads = values.heads === undefined ? undefined : /^\d+$/.test(String(values.heads)) ? Number(values.heads) : keyword(values.heads, ["score-mean", "vector-mean"] as const, { field: "--heads" });
+      const all = traces.map((t) => qkDecomposition(t, { ...anchor, rule: anchor.rule, layers, heads, upstream: !!values.upstream }));
+      return { tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])), extra: { floating: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, floating: p.floating }))) }, warnings: all.flatMap((r) => r.spec.warnings ?? []) };
+    }
+    case "retrieval": {
+      const evidence: Evidence | undefined = typeof values.evidence === "string" ? { text: values.evidence } : undefined;
+      const r = retrievalHeads(traces, { evidence, layers, rows: values.rows as never, filter: values.filter as never });
+      return { tables: { scores: r.scores }, extra: { kept: r.spec.kept, normalisation: r.spec.normalisation }, warnings: r.spec.warnings ?? [] };
+    }
+    case "rollout": {
+      const r = regionRollout(traces, { layout: values.layout as never });
+      return { tables: { rollout: r.rollout, stationary: r.stationary }, extra: { regions: r.spec.regions, rowSpread: r.spec.rowSpread }, warnings: r.spec.warnings ?? [] };
+    }
+    case "token-types": {
+      const r = tokenTypes(traces, { ...anchor, layers });
+      return { tables: { shares: r.shares }, extra: {}, warnings: r.spec.warnings ?? [] };
+    }
+  }
+}
+
+export const command: CliCommand = {
+  help: HELP,
+  async run(argv: string[], io: CliIO): Promise<number> {
+    const { values, positionals } = parseFlags("analyze", argv, FLAGS);
+    const [name, ...files] = positionals;
+    if (name === undefined) throw new UsageError("`floatscope analyze` needs an analysis", { field: "<analysis>", expected: ANALYSES.join(", "), found: "nothing" });
+    if (!(ANALYSES as readonly string[]).includes(name)) throw new UsageError(`unknown analysis "${name}"`, { field: "<analysis>", expected: ANALYSES.join(", "), found: name });
+    const analysis = name as (typeof ANALYSES)[number];
+    if (files.length === 0) throw new UsageError("`floatscope analyze` needs at least one trace", { field: "<trace>", expected: "one or more .fstrace files", found: "nothing" });
+    const traces = files.map((f) => readTrace(f));
+    const { tables, extra, warnings } = analyze(analysis, traces, values);
+    if (values.json) {
+      const out: Record<string, unknown> = { analysis, traces: files, ...extra, warnings };
+      for (const [k, t] of Object.entries(tables)) out[k] = rows(t);
+      io.out(JSON.stringify(out, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)));
+      return 0;
+    }
+    for (const [k, t] of Object.entries(tables)) {
+      io.out(`## ${k}\n`);
+      io.out(t.toMarkdown({ limit: Infinity, format: Object.fromEntries(t.columnNames().map((c) => [c, (v: unknown) => (typeof v === "number" && !Number.isInteger(v) ? v.toFixed(4) : Array.isArray(v) ? v.join(" ") : String(v))])) }));
+    }
+    for (const w of warnings) io.err(`warning: ${w}`);
+    return 0;
+  },
+};
