@@ -23,5 +23,4 @@ export const COMMANDS: Record<string, CommandEntry> = {
   eval: { summary: "QA evaluation (Acc/F1/EM) in closed-book, oracle or gold-among-k-distractors settings", load: () => import("./eval.js") },
   generate: { summary: "sample an answer and record the per-step attention trace (.fstrace)", load: () => import("./generate.js") },
   analyze: { summary: "the paper's analyses (absorption, drift, qk, retrieval, rollout, token-types) on traces", load: () => import("./analyze.js") },
-  analyze: { summary: "the paper's analyses (absorption, drift, qk, retrieval, rollout, token-types) on traces", load: () => import("./analyze.js") },
 };
