@@ -15,6 +15,7 @@
  * RoPE and attention are decomposed into plain ops so that every intermediate can be exposed;
  * GQA broadcasts q [B,KV,G,T,d] against k [B,KV,1,d,T] instead of repeating K/V.
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError, SettingsError } from "../util/errors.js";
@@ -46,6 +47,14 @@ export interface BuiltGraph {
 
 const ONNX_DTYPE: Record<string, number> = { F32: DataType.FLOAT, F16: DataType.FLOAT16, BF16: DataType.BFLOAT16 };
 
+function realpathOrThrow(file: string, tensor: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    throw new CheckpointError("Weight file not found", { file, field: tensor, expected: "an existing .safetensors file" });
+  }
+}
+
 function numel(shape: number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
@@ -66,6 +75,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   const g = new GraphBuilder();
   const files = new Map<string, string>(); // real path → location
   const weightCache = new Map<string, string>();
+  const realFiles = new Map<string, string>();
 
   /** External initializer for a checkpoint tensor, shape-checked, cast to the compute type. */
   const weight = (name: string, shape: number[]): string => {
@@ -78,10 +88,14 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     }
     const dt = ONNX_DTYPE[info.dtype];
     if (dt === undefined) throw new CheckpointError("Unsupported weight dtype", { file: info.file, field: `${name}.dtype`, expected: "F32, F16 or BF16", found: info.dtype });
-    const location = path.basename(info.file);
-    const prev = [...files].find(([f, loc]) => loc === location && f !== info.file);
-    if (prev) throw new CheckpointError("Two weight files share a base name in different folders", { file: info.file, field: name, expected: "distinct file names", found: `${prev[0]} and ${info.file}` });
-    files.set(info.file, location);
+    // ORT refuses symlinks that leave the model folder: name the real file (TensorInfo.file
+    // normally is already real; a hand-made tensor map may not be).
+    const real = realFiles.get(info.file) ?? realpathOrThrow(info.file, name);
+    realFiles.set(info.file, real);
+    const location = path.basename(real);
+    const prev = [...files].find(([f, loc]) => loc === location && f !== real);
+    if (prev) throw new CheckpointError("Two weight files share a base name in different folders", { file: real, field: name, expected: "distinct file names", found: `${prev[0]} and ${real}` });
+    files.set(real, location);
     const init = g.initializer({
       name, dataType: dt, dims: shape,
       externalData: [

@@ -61,6 +61,17 @@ describe("createEngine", () => {
     await engine.dispose();
   });
 
+  it("resolves symlinked weight paths in a hand-made tensor index", async () => {
+    const ck = tiny({ seed: 49 });
+    const links = tmp();
+    fs.symlinkSync(path.join(ck.dir, "model.safetensors"), path.join(links, "link.safetensors"));
+    const tensors = new Map([...ck.tensors].map(([n, t]) => [n, { ...t, file: path.join(links, "link.safetensors") }]));
+    const engine = await createEngine({ spec: ck.spec, tensors }, { threads: 1 });
+    const out = await engine.forward({ ids, batch: 1, seq: 8 });
+    expectClose(out.logits, referenceForward(ck.spec, ck.weights, { ids, batch: 1, seq: 8 }).logits, 2e-4, "logits");
+    await engine.dispose();
+  });
+
   it("handles shards that live in different real folders (hard-linked into one)", async () => {
     const ck = tiny({ shards: 2, seed: 43 });
     const a = tmp(), b = tmp();
