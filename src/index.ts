@@ -90,6 +90,26 @@ export type { TraceHeader, TraceEnd } from "./trace/writer.js";
 export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";
 export type { TraceDims } from "./trace/size.js";
 
+// --- eval: QA harness (datasets, settings, prompts, metrics, runner) ----------------------------
+export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV } from "./eval/datasets.js";
+export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress } from "./eval/datasets.js";
+export { buildContext, DistractorPool, settingLabel, validateSetting } from "./eval/contexts.js";
+export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
+export {
+  buildQaPrompt, promptRegionsToTokens, PROMPT_FORMATS, PAPER_FORMAT_OF_FAMILY, LLADA_HEADER, CHAT_HEADER, CHAT_EXAMPLES, NO_CONTEXT_PASSAGE,
+} from "./eval/prompts.js";
+export type { PromptFormat, QaPrompt, QaPromptInput, PromptRegion, BuildPromptOptions } from "./eval/prompts.js";
+export {
+  normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS,
+} from "./eval/metrics.js";
+export type { QaScores, AnswerExtraction } from "./eval/metrics.js";
+export { runEval, summarizeResults, readResults, readDoneKeys } from "./eval/runner.js";
+export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
+export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
+export type { EvalPreset } from "./eval/presets.js";
+export { openEvalModel } from "./eval/open.js";
+export type { EvalModel } from "./eval/open.js";
+
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
 export type { HeatmapSpec, HeatmapInput } from "./figures/heatmap.js";
