@@ -65,6 +65,20 @@ describe(".fstrace round trip", () => {
     expect(Array.from(back.final.sequence)).toEqual(Array.from(res[0].trace.final.sequence));
   });
 
+  it("an engine failure mid-run rethrows and leaves the steps so far as a readable partial trace", async () => {
+    const file = path.join(tmp, "crash.fstrace");
+    class Failing extends FakeEngine {
+      override async forward(input: Parameters<FakeEngine["forward"]>[0]) {
+        if (this.calls.length === 4) throw new Error("device lost");
+        return super.forward(input);
+      }
+    }
+    await expect(generate(new Failing(), ["t5 t6"], { genLength: 8, steps: 8 }, { tokenizer, traceFiles: [file] })).rejects.toThrow(/device lost/);
+    const back = readTrace(file);
+    expect(back.partial).toBe(true);
+    expect(back.steps.map((s) => s.step)).toEqual([0, 1, 2, 3]);
+  });
+
   it("a file cut inside a record → TraceFormatError naming the record; allowTruncated loads the complete ones", async () => {
     const file = path.join(tmp, "full.fstrace");
     await sampleTrace(file);
