@@ -48,7 +48,7 @@ def _thin(rows: list[dict], n: int = 60) -> list[dict]:
 
 
 def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str = ROOT,
-            engine_eval: bool = True) -> dict:
+            engine_eval: bool = True, torch_limit: int | None = 100) -> dict:
     run = os.path.join(runs, name)
     summary = json.load(open(os.path.join(run, "summary.json")))
     dst = os.path.join(out_root, "models", name)
@@ -64,7 +64,9 @@ def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str =
     import torch
     torch.set_num_threads(1)
     model, kind, tok = ev.load_hf(dst)
-    recs = ev.read_jsonl(os.path.join(ROOT, "models", "world", "eval-heldout.jsonl.gz"), eval_limit)
+    # The torch evaluation is the cross-check of the engine's; the first `torch_limit` questions suffice.
+    lim = min(x for x in (eval_limit, torch_limit) if x) if (eval_limit or torch_limit) else None
+    recs = ev.read_jsonl(os.path.join(ROOT, "models", "world", "eval-heldout.jsonl.gz"), lim)
     t0 = time.time()
     res = ev.evaluate(model, kind, tok, recs)
     _dump(os.path.join(dst, "eval-torch.json"), {
@@ -97,10 +99,12 @@ def main() -> None:
     ap.add_argument("--model", required=True, nargs="+")
     ap.add_argument("--runs", default=os.path.join(HERE, "runs"))
     ap.add_argument("--eval-limit", type=int, default=None)
+    ap.add_argument("--torch-limit", type=int, default=100, help="questions for the torch cross-check (0 = all)")
     ap.add_argument("--no-engine-eval", action="store_true", help="skip training/eval-engine.ts (needs node)")
     a = ap.parse_args()
     for m in a.model:
-        print(m, json.dumps(publish(m, a.runs, a.eval_limit, engine_eval=not a.no_engine_eval)))
+        print(m, json.dumps(publish(m, a.runs, a.eval_limit, engine_eval=not a.no_engine_eval,
+                                    torch_limit=a.torch_limit or None)))
 
 
 if __name__ == "__main__":
