@@ -110,6 +110,30 @@ export type { EvalPreset } from "./eval/presets.js";
 export { openEvalModel } from "./eval/open.js";
 export type { EvalModel } from "./eval/open.js";
 
+// --- analysis: the paper's statistics as pure functions over traces → arquero tables + figure specs --
+export {
+  ANCHOR_RULES, ANCHOR_EXCLUSIONS, resolveRule, upstreamRule, detectAnchors, adjustReceived, eligibleKeys, topKIndices,
+  meanStd, passAnchors, passReceived, anchorContext, describeRule,
+} from "./analysis/anchors.js";
+export type { AnchorRule, AnchorExclusion, AnchorOptions, AnchorContext, ResolvedRule, UpstreamAnalysis } from "./analysis/anchors.js";
+export { absorptionRate, absorptionOf, summarizeOverSamples } from "./analysis/absorption.js";
+export type { AbsorptionOptions, AbsorptionResult } from "./analysis/absorption.js";
+export { temporalDrift, trackAnchors, stackRows, meanVectors } from "./analysis/drift.js";
+export type { DriftOptions, DriftResult, AnchorTrack } from "./analysis/drift.js";
+export { qkDecomposition, qkParts, kvHeadOf, floatingAdvantage, headRows, meanHeadRows } from "./analysis/qk-decomposition.js";
+export type { QkOptions, QkResult, QkParts } from "./analysis/qk-decomposition.js";
+export { retrievalHeads, evidenceSpan, charsToTokens, copyHits, rouge1Recall } from "./analysis/retrieval-heads.js";
+export type { RetrievalOptions, RetrievalResult, Evidence } from "./analysis/retrieval-heads.js";
+export { regionRollout, rollout, poolRegions, rowNormalize, stationary, offsetsLayout, upstreamLayout, regionMaps } from "./analysis/rollout.js";
+export type { RolloutOptions, RolloutResult, RegionLayout } from "./analysis/rollout.js";
+export { tokenTypes, classifyToken, pieceText, layerBands, isStructural, TOKEN_TYPES } from "./analysis/token-types.js";
+export type { TokenTypeOptions, TokenTypeResult, TokenType, SpecialIds } from "./analysis/token-types.js";
+export { getProbe, probeLayers, resolveLayers } from "./analysis/probes-access.js";
+export type { PassRef } from "./analysis/probes-access.js";
+export { longTable, tensorTable, concatTables } from "./analysis/tables.js";
+export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./figures/specs.js";
+export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec, DriftSpec, TokenTypesSpec, AnalysisSpec } from "./figures/specs.js";
+
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
 export type { HeatmapSpec, HeatmapInput } from "./figures/heatmap.js";
