@@ -1,7 +1,7 @@
 /**
  * Engine benchmark (not a test): time per forward pass and peak memory of the ONNX engine on a
  * random tiny Llama (4 layers, d 256, 8 heads, ffn 688, vocab 4096, f32) at T = 256 / 1024 /
- * 2048, with no probes, with the default reduction (`received`), with every cheap reduction
+ * 2048, with no probes (also in low-memory mode), with the default reduction (`received`), with every cheap reduction
  * (received, received_heads, self, argmax), and with full attention maps for every layer.
  *
  * Each configuration runs in its own child process so that its peak RSS (getrusage maxrss) is
@@ -25,11 +25,12 @@ import type { ProbeRequest } from "../src/util/probes.js";
 
 const L = 4, D = 256, H = 8, F = 688, V = 4096;
 const THREADS = 2;
-const CONFIGS: Record<string, ProbeRequest> = {
-  "no probes": {},
-  "received (default)": { received: true },
-  "all reductions": { received: true, receivedHeads: true, self: true, argmax: true },
-  "full maps, all layers": { pattern: { layers: [0, 1, 2, 3] } },
+const CONFIGS: Record<string, { probes: ProbeRequest; lowMemory?: boolean }> = {
+  "no probes": { probes: {} },
+  "no probes, lowMemory": { probes: {}, lowMemory: true },
+  "received (default)": { probes: { received: true } },
+  "all reductions": { probes: { received: true, receivedHeads: true, self: true, argmax: true } },
+  "full maps, all layers": { probes: { pattern: { layers: [0, 1, 2, 3] } } },
 };
 const REPEATS: Record<number, number> = { 256: 15, 1024: 7, 2048: 5 };
 
@@ -73,9 +74,9 @@ interface ChildResult { medianMs: number; p90Ms: number; createMs: number; maxRs
 async function child(dir: string, config: string, T: number): Promise<void> {
   const spec = specFor();
   const tensors = new Map<string, TensorInfo>(readSafetensorsHeader(path.join(dir, "model.safetensors")).tensors.map((x) => [x.name, x]));
-  const probes = CONFIGS[config];
+  const { probes, lowMemory } = CONFIGS[config];
   const t0 = performance.now();
-  const engine = await createEngine({ spec, tensors }, { probes, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30, cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0" });
+  const engine = await createEngine({ spec, tensors }, { probes, lowMemory, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30, cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0" });
   const createMs = performance.now() - t0;
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
   let outputs = 0;
@@ -152,7 +153,7 @@ async function orchestrate(quick: boolean): Promise<void> {
 Model: random tiny Llama, ${L} layers, d ${D}, ${H} heads (MHA), ffn ${F}, vocab ${V}, f32 weights (external data), causal, batch 1.
 Median over ${Object.entries(REPEATS).filter(([t]) => seqs.includes(Number(t))).map(([t, n]) => `${n} (T=${t})`).join(", ")} runs after one warm-up; each row is its own process, so peak RSS
 (getrusage maxrss of the whole Node process, incl. ~90 MB of Node + tsx + ORT baseline) is that configuration's own.
-"all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
+"lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
 Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it does not include the Node baseline).
 Load: the machine is shared with other work (other helpers' tests and a training job); load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min); ${minutes.toFixed(1)} min in total. Treat small differences (< 10 %) as noise.
 
