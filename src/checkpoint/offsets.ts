@@ -131,7 +131,7 @@ function indexOfSeq(hay: number[], needle: number[], from: number): number {
  * char knows its source span. Falls back to one span for the whole section when per-cluster
  * normalization does not reproduce the whole-string result.
  */
-function normalizeAligned(t: string, base: number, normalizer: ((s: string) => string) | null): { text: string; start: number[]; end: number[] } {
+function normalizeAligned(t: string, base: number, normalizer: ((s: string) => string) | null): { text: string; start: number[]; end: number[]; coarse?: true } {
   if (!normalizer) {
     const start: number[] = [], end: number[] = [];
     for (let i = 0; i < t.length; i++) {
@@ -161,7 +161,7 @@ function normalizeAligned(t: string, base: number, normalizer: ((s: string) => s
     }
   }
   if (rebuilt === whole) return { text: whole, start, end };
-  return { text: whole, start: Array(whole.length).fill(base), end: Array(whole.length).fill(base + t.length) };
+  return { text: whole, start: Array(whole.length).fill(base), end: Array(whole.length).fill(base + t.length), coarse: true };
 }
 
 /**
@@ -199,11 +199,13 @@ function splitAdded(tok: TokenizerInternals, splitter: { split(s: string): strin
 
 /**
  * Replay the library's `encode_text` and return the content tokens with spans, or undefined when
- * a step cannot be replayed (options that rewrite text before normalization).
+ * a step cannot be replayed (options that rewrite text before normalization). `coarse` is set
+ * when a normalizer could not be aligned per character and a whole section shares one span.
  */
-export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: PipelineFlags): Piece[] | undefined {
+export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: PipelineFlags): { pieces: Piece[]; coarse: boolean } | undefined {
   if (tok.remove_space === true || tok.do_lowercase_and_remove_accent) return undefined;
   const pieces: Piece[] = [];
+  let coarse = false;
   const sections = splitAdded(tok, tok.splitter_unnormalized, text);
   for (let si = 0; si < sections.length; si++) {
     const { s: section, at, from, to } = sections[si];
@@ -213,6 +215,7 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
       continue;
     }
     const norm = normalizeAligned(section, at, tok.normalizer);
+    if (norm.coarse) coarse = true;
     if (norm.text.length === 0) continue;
     const normSpan = (a: number, b: number): CharSpan => {
       if (a >= b) {
@@ -264,7 +267,7 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
       }
     }
   }
-  return pieces;
+  return { pieces, coarse };
 }
 
 /**

@@ -23,7 +23,10 @@ import { specialTokenString } from "./special-tokens.js";
 import type { TokenizerFiles } from "./types.js";
 
 export interface TokenizerEncoding extends Encoding {
-  /** False when offsets come from the fallback alignment (see module doc). */
+  /**
+   * False when offsets are approximate: a normalizer that could not be aligned per character (a
+   * whole section then shares one span), or the decode-and-search fallback (see module doc).
+   */
   offsetsExact: boolean;
 }
 
@@ -147,9 +150,9 @@ class HfTokenizer implements LoadedTokenizer {
     const addSpecialTokens = options.addSpecialTokens ?? true;
     const r = this.lib.encode(text, { add_special_tokens: addSpecialTokens });
     const rawTokens = r.tokens;
-    let offsets = this.exactOffsets(text, rawTokens);
-    const offsetsExact = offsets !== undefined;
-    if (!offsets) offsets = this.fallbackOffsets(text, rawTokens);
+    const replayed = this.replayedOffsets(text, rawTokens);
+    const offsetsExact = replayed !== undefined && !replayed.coarse;
+    const offsets = replayed?.offsets ?? this.fallbackOffsets(text, rawTokens);
     const ids: number[] = [], tokens: string[] = [], spans: CharSpan[] = [];
     for (let i = 0; i < rawTokens.length; i++) {
       let id: number | undefined = r.ids[i];
@@ -168,14 +171,15 @@ class HfTokenizer implements LoadedTokenizer {
   }
 
   /** Replayed pieces, placed inside the library's post-processed token list. */
-  private exactOffsets(text: string, tokens: string[]): CharSpan[] | undefined {
-    let pieces: Piece[] | undefined;
+  private replayedOffsets(text: string, tokens: string[]): { offsets: CharSpan[]; coarse: boolean } | undefined {
+    let replay: { pieces: Piece[]; coarse: boolean } | undefined;
     try {
-      pieces = piecesWithOffsets(this.internals, text, this.flags);
+      replay = piecesWithOffsets(this.internals, text, this.flags);
     } catch {
       return undefined;
     }
-    if (!pieces) return undefined;
+    if (!replay) return undefined;
+    const pieces = replay.pieces;
     const n = pieces.length;
     for (let k = 0; k + n <= tokens.length; k++) {
       let ok = true;
@@ -183,7 +187,7 @@ class HfTokenizer implements LoadedTokenizer {
       if (!ok) continue;
       const out: CharSpan[] = tokens.map(() => [0, 0] as CharSpan);
       for (let j = 0; j < n; j++) out[k + j] = pieces[j].span;
-      return out;
+      return { offsets: out, coarse: replay.coarse };
     }
     return undefined;
   }

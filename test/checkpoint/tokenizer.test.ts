@@ -168,6 +168,26 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
   });
 });
 
+describe("normalizers that cannot be aligned per character", () => {
+  it("Prepend + Replace (Llama-2 normalizer): ids as Rust, offsets flagged inexact but inside the text", async () => {
+    const vocab: Record<string, number> = { "<unk>": 0 };
+    for (const t of ["\u2581", "h", "i", "\u2581h", "\u2581hi", "t", "\u2581t", "\u2581th", "e", "\u2581the", "r"]) vocab[t] = Object.keys(vocab).length;
+    const merges = [["\u2581", "h"], ["\u2581h", "i"], ["\u2581", "t"], ["\u2581t", "h"], ["\u2581th", "e"]];
+    const c = makeCase("prepend", {
+      version: "1.0", truncation: null, padding: null,
+      added_tokens: [{ id: 0, content: "<unk>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+      normalizer: { type: "Sequence", normalizers: [{ type: "Prepend", prepend: "\u2581" }, { type: "Replace", pattern: { String: " " }, content: "\u2581" }] },
+      pre_tokenizer: null, post_processor: null, decoder: null,
+      model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges },
+    });
+    const text = "hi there hi";
+    const ours = c.ours.encode(text);
+    expect(ours.ids).toEqual((await c.rust.encode(text)).getIds());
+    expect(ours.offsetsExact).toBe(false);
+    for (const [a, b] of ours.offsets) expect(0 <= a && a <= b && b <= text.length).toBe(true);
+  });
+});
+
 describe("decode, vocabulary and chat template", () => {
   it("decode round-trips and validates ids", () => {
     const t = cases[0].ours;
