@@ -67,8 +67,6 @@ const UNICODE_TO_BYTE: Map<string, number> = (() => {
   return new Map(bs.map((b, i) => [String.fromCharCode(cs[i]), b]));
 })();
 
-const encoder = new TextEncoder();
-
 /** Units of a string: UTF-8 bytes (byte-level pipelines) or UTF-16 code units, each with its char span. */
 interface Units {
   values: number[];
@@ -80,11 +78,17 @@ interface Units {
 function unitsOf(s: string, bytes: boolean): Units {
   const values: number[] = [], start: number[] = [], end: number[] = [];
   for (let i = 0; i < s.length; ) {
-    const cp = s.codePointAt(i)!;
+    let cp = s.codePointAt(i)!;
     const w = cp > 0xffff ? 2 : 1;
     if (bytes) {
-      for (const b of encoder.encode(String.fromCodePoint(cp))) {
-        values.push(b);
+      if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd; // lone surrogate: TextEncoder writes U+FFFD
+      // UTF-8 by hand: a TextEncoder call per code point costs more than the whole tokenizer.
+      const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      if (n === 1) values.push(cp);
+      else if (n === 2) values.push(0xc0 | (cp >> 6), 0x80 | (cp & 63));
+      else if (n === 3) values.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63));
+      else values.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63));
+      for (let k = 0; k < n; k++) {
         start.push(i);
         end.push(i + w);
       }

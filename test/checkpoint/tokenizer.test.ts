@@ -102,6 +102,14 @@ describe("loadTokenizer against Rust tokenizers (oracle)", () => {
     expect(ours.offsets[0]).toEqual([0, 2]);
   });
 
+  it("a lone surrogate (broken UTF-16) still gets exact offsets", () => {
+    const e = cases[0].ours.encode("a\ud800b", { addSpecialTokens: false });
+    expect(e.offsetsExact).toBe(true);
+    expect(e.offsets[0]).toEqual([0, 1]);
+    expect(e.offsets.at(-1)![1]).toBe(3);
+    for (const [a, b] of e.offsets.slice(1)) expect(a === 1 && b >= 2).toBe(true); // U+FFFD bytes (+ "b") from index 1
+  });
+
   it("addSpecialTokens: BOS added by the template gets [0,0]; off → no BOS", () => {
     const t = cases[0].ours;
     const bos = t.tokenToId("<|begin_of_text|>")!;
