@@ -158,6 +158,17 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
     expect(c.ours.encode("a <mask> b").tokens[1]).toBe("<mask>");
   });
 
+  it("ByteLevel post-processor with trim_offsets (GPT-2 style): spaces leave the spans", async () => {
+    const json = byteLevelBpe({ style: "llama3", specials: ["<|endoftext|>"] }) as Record<string, any>;
+    json.post_processor = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false };
+    const c = makeCase("trim", json);
+    await idsAndOffsets(c, ["hello world", "  lead and trail  ", "a\n\n  b", "x   y"]);
+    const e = c.ours.encode("hello world");
+    const i = e.tokens.findIndex((t) => t.startsWith("\u0120"));
+    expect(e.offsets[i][0]).toBe(6); // "Ġw…" starts after the space
+
+  });
+
   it("Metaspace + BPE with byte fallback and fuse_unk (Llama-2 style)", async () => {
     const vocab: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
     for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
