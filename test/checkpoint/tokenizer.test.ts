@@ -169,6 +169,25 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
 
   });
 
+  it("BERT pipeline: BertNormalizer (lowercase, CJK spacing), BertPreTokenizer, WordPiece ##, [CLS]/[SEP]", async () => {
+    const vocab: Record<string, number> = {};
+    for (const t of ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "un", "##aff", "##able", "the", ",", ".", "!", "caf", "##e", "\u4e2d", "a", "##b"]) vocab[t] = Object.keys(vocab).length;
+    const c = makeCase("bert", {
+      version: "1.0", truncation: null, padding: null,
+      added_tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
+      pre_tokenizer: { type: "BertPreTokenizer" },
+      post_processor: {
+        type: "TemplateProcessing",
+        single: [{ SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } }],
+        pair: [], special_tokens: { "[CLS]": { id: "[CLS]", ids: [2], tokens: ["[CLS]"] }, "[SEP]": { id: "[SEP]", ids: [3], tokens: ["[SEP]"] } },
+      },
+      decoder: { type: "WordPiece", prefix: "##", cleanup: true },
+      model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab },
+    });
+    await idsAndOffsets(c, ["Hello, world!", "unaffable caf\u00e9", "Caf\u00e9\u4e2dthe ab xyz", "HELLO [MASK] world"]);
+  });
+
   it("Metaspace + BPE with byte fallback and fuse_unk (Llama-2 style)", async () => {
     const vocab: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
     for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
