@@ -71,6 +71,24 @@ export function offsetsLayout(trace: Trace): RegionLayout {
 }
 
 /**
+ * The layout `region_sum` was recorded with: the sampler feeds one one-hot column per entry of
+ * `trace.prompt.regions`, in order, so the probe's region axis IS that list. Tokens in no region are
+ * left out; overlapping regions share tokens (both are reported as warnings by `regionRollout`).
+ */
+export function recordedLayout(trace: Trace): RegionLayout & { overlaps: string[]; uncovered: number } {
+  const T = trace.final.sequence.length;
+  const assign = new Int32Array(T).fill(-1);
+  const overlaps = new Set<string>();
+  trace.prompt.regions.forEach((r, k) => {
+    for (let t = r.tokens[0]; t < Math.min(r.tokens[1], T); t++) {
+      if (assign[t] >= 0) overlaps.add(`${trace.prompt.regions[assign[t]].name} and ${r.name}`);
+      else assign[t] = k;
+    }
+  });
+  return { names: trace.prompt.regions.map((r) => r.name), assign, overlaps: [...overlaps], uncovered: assign.filter((a) => a < 0).length };
+}
+
+/**
  * The paper's layout from the trace's region lengths: BOS [0,1), Query [1, n_header), documents end to end,
  * Answer [P, T); n_header is the header's token count WITHOUT the BOS (upstream tokenised it separately).
  * Documents are the regions named "doc …" in order; the one sharing its span with "gold" is "Gold Doc".
@@ -164,7 +182,10 @@ export function stationary(M: ArrayLike<number>, R: number, iterations = 10_000)
 export interface RolloutOptions {
   /** "offsets" (default) or "upstream" (the paper's layout and off-by-one). */
   layout?: "offsets" | "upstream";
-  /** Map source. Default: region_sum when the layout is "offsets" and it is recorded, else pattern_mean, else pattern. */
+  /**
+   * Map source. Default: `region_sum` when the layout is "offsets" and it is recorded (its regions are then
+   * exactly `trace.prompt.regions`, as the sampler fed them), else `pattern_mean`, else `pattern`.
+   */
   source?: "region_sum" | "pattern_mean" | "pattern";
   samples?: string[];
 }
@@ -188,11 +209,6 @@ export function regionMaps(trace: Trace, layout: RegionLayout, source: "region_s
   const maps = layers.map((l) => {
     const t = getProbe(trace, "final", source, l, label);
     if (source === "region_sum") {
-      // The producer's region order: settings.regionNames when recorded, else this layout's order.
-      const recorded = trace.settings.regionNames;
-      if (Array.isArray(recorded) && recorded.join("|") !== layout.names.join("|")) {
-        throw new SettingsError("region_sum was recorded with other regions", { file: label, field: "settings.regionNames", expected: layout.names.join(", "), found: recorded.join(", ") });
-      }
       if (t.dims[0] !== R) throw new SettingsError("region_sum has a different region count than the layout", { file: label, field: t.name, expected: `${R} regions (${layout.names.join(", ")})`, found: `${t.dims[0]}` });
       return Float64Array.from(t.data);
     }
@@ -222,13 +238,19 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
   const warnings = new Set<string>();
   list.forEach((trace, i) => {
     const label = trace.model.name;
-    const layout = layoutName === "upstream" ? upstreamLayout(trace) : offsetsLayout(trace);
-    if (names && names.join("|") !== layout.names.join("|")) throw new SettingsError("traces have different regions", { file: label, field: "prompt.regions", expected: names.join(", "), found: layout.names.join(", ") });
-    names = layout.names;
-    const R = names.length;
     const has = (k: string) => probeLayers(trace, "final", k).length > 0;
     const source = opts.source ?? (layoutName === "offsets" && has("region_sum") ? "region_sum" : has("pattern_mean") || !has("pattern") ? "pattern_mean" : "pattern");
     if (layoutName === "upstream" && source === "region_sum") throw new SettingsError("the upstream layout needs full maps", { field: "source", expected: '"pattern_mean" or "pattern"', found: '"region_sum"' });
+    let layout: RegionLayout;
+    if (source === "region_sum") {
+      const rec = recordedLayout(trace);
+      for (const o of rec.overlaps) warnings.add(`${label}: regions ${o} overlap, so region_sum counts their shared tokens in both`);
+      if (rec.uncovered) warnings.add(`${label}: ${rec.uncovered} tokens lie in no recorded region and are left out of region_sum`);
+      layout = rec;
+    } else layout = layoutName === "upstream" ? upstreamLayout(trace) : offsetsLayout(trace);
+    if (names && names.join("|") !== layout.names.join("|")) throw new SettingsError("traces have different regions", { file: label, field: "prompt.regions", expected: names.join(", "), found: layout.names.join(", ") });
+    names = layout.names;
+    const R = names.length;
     const { layers, maps } = regionMaps(trace, layout, source, label);
     const sample = sampleLabel(trace.settings, i, opts.samples);
     const R2 = R * R;

@@ -111,12 +111,18 @@ describe("regionRollout over traces", () => {
     expect(up.spec.regions).toEqual(["BOS", "Query", "Doc1", "Gold Doc", "Answer"]);
     expect(() => regionRollout(rag(), { layout: "upstream", source: "region_sum" })).toThrow(SettingsError);
   });
-  it("region_sum with a matching region count is used as is; a missing map probe names pattern_mean", () => {
-    const R = 6;
+  it("region_sum: the region axis is trace.prompt.regions as the sampler fed them; overlaps and gaps are warned", () => {
+    const R = 5; // query, doc 1, doc 2, gold, instruction
     const t = rag();
     const ident = Array.from({ length: R * R }, (_, x) => (x % (R + 1) === 0 ? 1 : 0));
     t.final.probes = probeMap(probe(0, "region_sum", [R, R], ident));
-    expect(Array.from(decodeArray(regionRollout(t).spec.matrix))).toEqual(ident);
+    const { spec } = regionRollout(t);
+    expect(spec.regions).toEqual(["query", "doc 1", "doc 2", "gold", "instruction"]);
+    expect(Array.from(decodeArray(spec.matrix))).toEqual(ident);
+    expect(spec.warnings?.join(" ")).toMatch(/doc 2 and gold overlap/);
+    expect(spec.warnings?.join(" ")).toMatch(/3 tokens lie in no recorded region/); // BOS and the two answer tokens
+    t.final.probes = probeMap(probe(0, "region_sum", [4, 4], new Array(16).fill(0.25)));
+    expect(() => regionRollout(t)).toThrow(/region count/);
     t.final.probes = new Map();
     expect(() => regionRollout(t)).toThrow(ProbeMissingError);
     expect(() => regionRollout(t)).toThrow(/blocks\.0\.attn\.pattern_mean[\s\S]*patternMean/);
