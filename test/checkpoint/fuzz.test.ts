@@ -287,6 +287,7 @@ describe("checkpoint fuzz", () => {
     // CPU time, not wall time: the CI machine is shared, and a hang would show up as CPU too.
     const cpu = process.cpuUsage(cpu0);
     const ms = (cpu.user + cpu.system) / 1000;
+    console.log(`fuzz: ${plan.length} cases, ${[...seen].map(([k, v]) => `${v} ${k}`).join(", ")}; CPU ${ms.toFixed(0)} ms; RSS growth ${((peak - rss0) / 1e6).toFixed(1)} MB`);
     expect(failures, failures.slice(0, 10).join("\n")).toEqual([]);
     expect(plan.length).toBeGreaterThanOrEqual(300);
     expect(seen.get("CheckpointError")).toBeGreaterThan(250);
