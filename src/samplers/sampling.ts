@@ -35,7 +35,8 @@ export function softmax(logits: ArrayLike<number>): Float64Array {
   const out = new Float64Array(n);
   let sum = 0;
   for (let i = 0; i < n; i++) {
-    const e = Math.exp(logits[i] - max);
+    // Filtered (−Infinity) entries are exactly 0: skip the exp.
+    const e = logits[i] === -Infinity ? 0 : Math.exp(logits[i] - max);
     out[i] = e;
     sum += e;
   }
@@ -65,6 +66,13 @@ export function lladaChoose(logits: ArrayLike<number>, temperature: number, rema
   let token: number;
   if (temperature === 0) {
     token = argmax(logits);
+    if (remasking === "low_confidence") {
+      // The argmax is the max: one exp pass gives its softmax probability.
+      const max = logits[token];
+      let sum = 0;
+      for (let v = 0; v < logits.length; v++) sum += Math.exp(logits[v] - max);
+      return { token, confidence: 1 / sum };
+    }
   } else {
     let best = 0;
     let bestV = -Infinity;
@@ -88,23 +96,37 @@ export function lladaChoose(logits: ArrayLike<number>, temperature: number, rema
  * give probability 0).
  *
  * Only tokens with p ≥ (1 − topP)/V can survive (all larger tokens together already hold more
- * than topP otherwise), so only those are sorted.
+ * than topP otherwise), so only their logits are sorted (natively); the cut is then a logit
+ * threshold.
  * @param logits [vocab] float64, modified
  */
 export function filterTopP(logits: Float64Array, topP: number): void {
-  const probs = softmax(logits);
-  const bound = ((1 - topP) / logits.length) * 0.5; // half the exact bound: rounding-safe
-  const cand: number[] = [];
-  for (let i = 0; i < probs.length; i++) if (probs[i] >= bound) cand.push(i);
-  cand.sort((a, b) => logits[b] - logits[a] || a - b);
-  const keep = new Uint8Array(logits.length);
-  let cum = 0;
-  for (const i of cand) {
-    if (cum > topP) break; // the previous cumulative sum is over: this token and all after are dropped
-    keep[i] = 1;
-    cum += probs[i];
+  const V = logits.length;
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) if (logits[i] > max) max = logits[i];
+  const e = new Float64Array(V);
+  let sum = 0;
+  for (let i = 0; i < V; i++) {
+    const x = logits[i] === -Infinity ? 0 : Math.exp(logits[i] - max);
+    e[i] = x;
+    sum += x;
   }
-  for (let i = 0; i < logits.length; i++) if (!keep[i]) logits[i] = -Infinity;
+  const bound = ((1 - topP) / V) * 0.5 * sum; // half the exact bound (in unnormalised mass): rounding-safe
+  let n = 0;
+  for (let i = 0; i < V; i++) if (e[i] >= bound) n++;
+  const cand = new Float64Array(n);
+  for (let i = 0, j = 0; i < V; i++) if (e[i] >= bound) cand[j++] = logits[i];
+  cand.sort(); // native numeric sort, ascending; walk it from the top
+  let cum = 0;
+  let threshold = cand[n - 1];
+  for (let j = n - 1; j >= 0; j--) {
+    if (cum > topP) break; // the mass above already exceeds topP: this token and all below are dropped
+    threshold = cand[j];
+    cum += Math.exp(cand[j] - max) / sum;
+  }
+  // Keep every token at or above the last kept logit (exact ties at the cut are all kept; torch's
+  // sort order among exact ties is unspecified anyway).
+  for (let i = 0; i < V; i++) if (logits[i] < threshold) logits[i] = -Infinity;
 }
 
 /**
@@ -157,7 +179,8 @@ export function dreamSampleToken(logits: ArrayLike<number>, sampling: TokenSampl
     confidence = top1 - top2;
   } else if (variant === "entropy") {
     let s = 0;
-    for (let i = 0; i < probs.length; i++) s += probs[i] * Math.log(probs[i] + 1e-10);
+    // Zero probabilities add exactly 0 (top-p leaves most of the vocabulary at 0): skip their log.
+    for (let i = 0; i < probs.length; i++) if (probs[i] > 0) s += probs[i] * Math.log(probs[i] + 1e-10);
     confidence = s;
   }
   return { token, confidence };
