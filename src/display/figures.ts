@@ -8,6 +8,7 @@
  */
 import { describeHeatmap, heatmap, renderHeatmapSvg, type HeatmapSpec } from "../figures/heatmap.js";
 import { FLOATSCOPE_MIME, type MimeBundle } from "./mime.js";
+import { payloadBundle, VIEW_MIME } from "../figures/bundles.js";
 
 /** Bundle for a heatmap spec. The spec is re-validated: hand-written JSON specs are allowed. */
 export function heatmapBundle(input: HeatmapSpec): MimeBundle {
@@ -22,6 +23,8 @@ export function heatmapBundle(input: HeatmapSpec): MimeBundle {
 /** kind → bundle function. */
 export const FIGURE_FORMATTERS: Record<string, (spec: never) => MimeBundle> = {
   heatmap: heatmapBundle,
+  // Widget payloads and analysis specs (scrubber, qk, absorption, retrieval, rollout, distractor, drift, token-types).
+  ...Object.fromEntries(Object.keys(VIEW_MIME).map((kind) => [kind, payloadBundle as (spec: never) => MimeBundle])),
 };
 
 /** The `kind` of a figure spec we know how to show, or null. */

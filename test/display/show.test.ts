@@ -73,7 +73,7 @@ describe("show()", () => {
     [null, "null"],
     [() => 1, "a function"],
     [Promise.resolve(1), "a Promise"],
-    [{ kind: "scrubber" }, "a plain object with keys {kind}"],
+    [{ kind: "sankey" }, "a plain object with keys {kind}"],
   ])("rejects an unsupported value with a DisplayError naming its type (%#)", (value, name) => {
     cap = captureDisplays();
     const err = thrown(() => show(value));
@@ -84,7 +84,7 @@ describe("show()", () => {
 
   it("hints at a missing await and at unknown figure kinds", () => {
     expect(thrown(() => mimeBundleOf(Promise.resolve(1))).message).toContain("forget `await`");
-    expect(thrown(() => mimeBundleOf({ kind: "scrubber" })).message).toContain('figure kind "scrubber" is unknown; known kinds: heatmap');
+    expect(thrown(() => mimeBundleOf({ kind: "sankey" })).message).toContain('figure kind "sankey" is unknown; known kinds: heatmap');
   });
 
   it("outside a kernel without a sink fails clearly (not tslab's 'Not ready')", () => {

@@ -10,6 +10,9 @@ import type { IRenderMime } from "@jupyterlab/rendermime-interfaces";
 import {
   MIME_ABSORPTION,
   MIME_DISTRACTOR,
+  MIME_DRIFT,
+  MIME_HEATMAP,
+  MIME_TOKEN_TYPES,
   MIME_QK,
   MIME_RETRIEVAL,
   MIME_ROLLOUT,
@@ -65,6 +68,9 @@ const extensions: IRenderMime.IExtension[] = [
   extension("retrieval", MIME_RETRIEVAL, mountChart),
   extension("rollout", MIME_ROLLOUT, mountChart),
   extension("distractor", MIME_DISTRACTOR, mountChart),
+  extension("drift", MIME_DRIFT, mountChart),
+  extension("token-types", MIME_TOKEN_TYPES, mountChart),
+  extension("heatmap", MIME_HEATMAP, mountChart),
 ];
 
 export default extensions;

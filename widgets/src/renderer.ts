@@ -8,6 +8,7 @@ import { Widget } from "@lumino/widgets";
 import { errorBox } from "./dom.js";
 import type { FloatscopePayload, ScrubberPayload } from "./protocol.js";
 import { ScrubberView } from "./scrubber/view.js";
+import type { ChartPayload } from "./figures/charts.js";
 
 /** Anything a renderer can mount: a view with a dispose(). */
 export interface MountedView {
@@ -16,7 +17,7 @@ export interface MountedView {
   resize?(): void;
 }
 
-export type Mount = (host: HTMLElement, payload: FloatscopePayload) => MountedView | Promise<MountedView>;
+export type Mount = (host: HTMLElement, payload: FloatscopePayload | ChartPayload) => MountedView | Promise<MountedView>;
 
 export class FloatscopeRenderer extends Widget implements IRenderMime.IRenderer {
   private view: MountedView | null = null;
@@ -33,7 +34,7 @@ export class FloatscopeRenderer extends Widget implements IRenderMime.IRenderer 
     this.view?.dispose();
     this.view = null;
     this.node.textContent = "";
-    const payload = model.data[this.mimeType] as unknown as FloatscopePayload;
+    const payload = model.data[this.mimeType] as unknown as FloatscopePayload | ChartPayload;
     try {
       this.view = await this.mount(this.node, payload);
     } catch (e) {

@@ -3,7 +3,9 @@
  * - absorption rate per layer, mean ± std bands over samples, one line per model (§6);
  * - retrieval-head scores, layers × heads, one heatmap per model, colour range [0, 1] (§8);
  * - region rollout R̄ (from region × to region), Blues (§9);
- * - distractor sweep: a metric against the gold document's position, one line per model.
+ * - distractor sweep: a metric against the gold document's position, one line per model;
+ * - temporal drift (steps × positions, anchors marked), floating-token type shares per layer band,
+ *   and the kernel's generic labelled heatmap.
  */
 import { el } from "../dom.js";
 import {
@@ -12,11 +14,14 @@ import {
   PayloadError,
   type AbsorptionPayload,
   type DistractorPayload,
+  type DriftSpec,
   type FloatscopePayload,
+  type HeatmapSpec,
+  type TokenTypesSpec,
   type RetrievalPayload,
   type RolloutPayload,
 } from "../protocol.js";
-import { plotlyScale } from "../colormap.js";
+import { isColormap, plotlyScale } from "../colormap.js";
 import { BASE_LAYOUT, exportButtons, frame, loadPlotly, PLOT_CONFIG, plotlyText, rows, type PlotlyLike } from "./plotly.js";
 
 /** Model colours of the paper's absorption figure, then a fallback palette. */
@@ -42,6 +47,9 @@ function withAlpha(color: string, a: number): string {
 const MARKERS = ["circle", "triangle-up", "square", "diamond", "cross", "x"];
 
 type Figure = { data: object[]; layout: object }[];
+
+/** Everything ChartView draws. */
+export type ChartPayload = FloatscopePayload | DriftSpec | TokenTypesSpec | HeatmapSpec;
 
 function absorptionFigure(p: AbsorptionPayload): Figure {
   const data: object[] = [];
@@ -168,7 +176,108 @@ function distractorFigure(p: DistractorPayload): Figure {
   ];
 }
 
-function figureOf(p: FloatscopePayload): Figure {
+function driftFigure(p: DriftSpec): Figure {
+  const [S, N] = p.heat.shape;
+  const z = rows(decodeArray(p.heat, "heat"), S, N);
+  const a = decodeArray(p.anchors, "anchors");
+  const ax: number[] = [];
+  const ay: number[] = [];
+  for (let i = 0; i < a.length; i++) if (a[i] > 0.5) (ax.push(i % N), ay.push(p.steps[Math.floor(i / N)]));
+  const labels = p.tokens.map((t) => plotlyText(t));
+  const hover = p.steps.map(() => labels);
+  return [
+    {
+      data: [
+        {
+          type: "heatmap",
+          z,
+          x: Array.from({ length: N }, (_, j) => j),
+          y: p.steps,
+          text: hover,
+          colorscale: plotlyScale("purples"),
+          hovertemplate: "step %{y} · pos %{x} %{text}: %{z:.4f}<extra></extra>",
+          colorbar: { thickness: 10 },
+        },
+        {
+          type: "scatter",
+          mode: "markers",
+          x: ax,
+          y: ay,
+          name: "Attention Floating",
+          marker: { symbol: "square-open", size: 7, color: "#ff7f0e", line: { width: 1.5 } },
+          hovertemplate: "anchor: step %{y} pos %{x}<extra></extra>",
+        },
+      ],
+      layout: {
+        ...BASE_LAYOUT,
+        title: { text: plotlyText(p.title ?? `Temporal drift · ${p.model} · layers ${p.layers.join(", ")}`), font: { size: 13 } },
+        xaxis: { title: { text: "Token Position" } },
+        yaxis: { title: { text: "Denoising Step" }, autorange: "reversed" },
+        legend: { orientation: "h", y: 1.08, x: 1, xanchor: "right" },
+        height: 420,
+      },
+    },
+  ];
+}
+
+function tokenTypesFigure(p: TokenTypesSpec): Figure {
+  const bands = p.bands.map((b) => plotlyText(`${b.band} (${b.layers[0]}–${b.layers[1]})`));
+  return [
+    {
+      data: p.types.map((t, i) => ({
+        type: "bar",
+        name: plotlyText(t),
+        x: bands,
+        y: p.bands.map((b) => 100 * (b.shares[i] ?? 0)),
+        marker: { color: PALETTE[i % PALETTE.length] },
+        hovertemplate: `${plotlyText(t)}: %{y:.1f}%<extra></extra>`,
+      })),
+      layout: {
+        ...BASE_LAYOUT,
+        barmode: "stack",
+        title: { text: plotlyText(p.title ?? `Floating-token types · ${p.model}`), font: { size: 13 } },
+        xaxis: { title: { text: "Layer band" } },
+        yaxis: { title: { text: "Share of floating tokens (%)" }, range: [0, 100] },
+        height: 380,
+      },
+    },
+  ];
+}
+
+function heatmapFigure(p: HeatmapSpec): Figure {
+  if (!Array.isArray(p.values) || !Array.isArray(p.xLabels) || !Array.isArray(p.yLabels)) {
+    throw new PayloadError("expected xLabels, yLabels and values", "values");
+  }
+  const scale = isColormap(p.colormap) ? plotlyScale(p.colormap) : plotlyScale("viridis");
+  const x = p.xLabels.map((l, i) => `${i}:${plotlyText(l)}`);
+  const y = p.yLabels.map((l, i) => `${i}:${plotlyText(l)}`);
+  return [
+    {
+      data: [
+        {
+          type: "heatmap",
+          z: p.values,
+          x,
+          y,
+          zmin: p.domain?.[0],
+          zmax: p.domain?.[1],
+          colorscale: scale,
+          hovertemplate: "%{y} × %{x}: %{z:.4f}<extra></extra>",
+          colorbar: { thickness: 10, title: { text: plotlyText(p.valueLabel ?? "") } },
+        },
+      ],
+      layout: {
+        ...BASE_LAYOUT,
+        title: { text: plotlyText(p.title + (p.subtitle ? ` — ${p.subtitle}` : "")), font: { size: 13 } },
+        xaxis: { title: { text: plotlyText(p.xTitle ?? "") }, type: "category", tickvals: x, ticktext: p.xLabels.map((l) => plotlyText(l)) },
+        yaxis: { title: { text: plotlyText(p.yTitle ?? "") }, type: "category", autorange: "reversed", tickvals: y, ticktext: p.yLabels.map((l) => plotlyText(l)) },
+        height: Math.min(640, 140 + 18 * p.yLabels.length),
+      },
+    },
+  ];
+}
+
+function figureOf(p: ChartPayload): Figure {
   switch (p.kind) {
     case "absorption":
       if (!Array.isArray(p.series)) throw new PayloadError("expected a list of series", "series");
@@ -182,6 +291,14 @@ function figureOf(p: FloatscopePayload): Figure {
     case "distractor":
       if (!Array.isArray(p.series) || !Array.isArray(p.positions)) throw new PayloadError("expected positions and series", "series");
       return distractorFigure(p);
+    case "drift":
+      if (!p.heat || !Array.isArray(p.steps)) throw new PayloadError("expected heat and steps", "heat");
+      return driftFigure(p);
+    case "token-types":
+      if (!Array.isArray(p.bands) || !Array.isArray(p.types)) throw new PayloadError("expected types and bands", "bands");
+      return tokenTypesFigure(p);
+    case "heatmap":
+      return heatmapFigure(p);
     default:
       throw new PayloadError(`no chart for kind ${JSON.stringify((p as { kind?: string }).kind)}`, "kind");
   }
@@ -194,11 +311,12 @@ export class ChartView {
 
   private constructor(
     host: HTMLElement,
-    private readonly payload: FloatscopePayload,
+    private readonly payload: ChartPayload,
     private readonly plotly: PlotlyLike,
     figure: Figure,
   ) {
-    const { root, bar } = frame(payload.title ?? "", describeSubsampling(payload.subsampled ?? []), payload.warnings);
+    const base = payload as { title?: string; subsampled?: never[]; warnings?: string[] };
+    const { root, bar } = frame(base.title ?? "", describeSubsampling(base.subsampled ?? []), base.warnings);
     bar.append(exportButtons(() => this.divs, () => `floatscope_${payload.kind}`, plotly));
     const box = el("div", { className: "fs-chart-row" });
     for (let i = 0; i < figure.length; i++) {
@@ -211,7 +329,7 @@ export class ChartView {
     host.appendChild(root);
   }
 
-  static async mount(host: HTMLElement, payload: FloatscopePayload): Promise<ChartView> {
+  static async mount(host: HTMLElement, payload: ChartPayload): Promise<ChartView> {
     const figure = figureOf(payload); // validate before loading plotly
     const plotly = await loadPlotly();
     const v = new ChartView(host, payload, plotly, figure);

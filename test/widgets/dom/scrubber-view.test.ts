@@ -1,12 +1,12 @@
 // @vitest-environment jsdom
-import { callsOn, canvasCalls } from "./support/dom-setup.js";
+import { callsOn, canvasCalls } from "./dom-setup.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { scrubberPayload } from "../../src/figures/scrubber.js";
-import { MIME_SCRUBBER, type ScrubberPayload } from "../../src/figures/payloads.js";
-import { ScrubberView } from "../../widgets/src/scrubber/view.js";
-import { decodeScrubber } from "../../widgets/src/scrubber/data.js";
-import { FloatscopeRenderer, mountScrubber } from "../../widgets/src/renderer.js";
-import { syntheticAnchor, syntheticTrace, type SyntheticOptions } from "./synthetic-trace.js";
+import { scrubberPayload } from "../../../src/figures/scrubber.js";
+import { MIME_SCRUBBER, type ScrubberPayload } from "../../../src/figures/payloads.js";
+import { ScrubberView } from "../../../widgets/src/scrubber/view.js";
+import { decodeScrubber } from "../../../widgets/src/scrubber/data.js";
+import { FloatscopeRenderer, mountScrubber } from "../../../widgets/src/renderer.js";
+import { syntheticAnchor, syntheticTrace, type SyntheticOptions } from "../synthetic-trace.js";
 
 const opts: SyntheticOptions = { promptLength: 6, genLength: 10, steps: 10, layers: 4, heads: 3, perHead: true, mapLayers: [0, 3] };
 const HOSTILE = ["<script>alert(1)</script>", "</svg><img src=x onerror=alert(2)>", `"quoted" & 'single'`];

@@ -1,0 +1,142 @@
+/**
+ * Static fallbacks drawn in the kernel for the widget views (issue #6 item 5): what GitHub,
+ * nbviewer and HTML export show where the JupyterLab renderer is absent.
+ *
+ * - `heatPanelsPng`: dense heatmaps side by side (QK score / cos / norm, temporal drift) as one PNG
+ *   — N² cells are too many for SVG rects above ~100 tokens, a deflated PNG stays small;
+ * - `linesSvg`: line charts with optional ± bands (absorption per layer, distractor sweeps), as SVG
+ *   so they stay vector for papers. All text is escaped through svg.ts.
+ */
+import { colorAt, type Colormap } from "./colormap.js";
+import { encodePng } from "./png.js";
+import { el, formatValue, num, svgDocument, text } from "./svg.js";
+
+export interface HeatPanel {
+  /** [rows, cols] row-major; NaN = missing (light grey). */
+  values: ArrayLike<number>;
+  rows: number;
+  cols: number;
+  colormap: Colormap;
+  /** Columns to mark with a red tick under the panel (floating positions). */
+  marks?: number[];
+  /** Cells to paint in the mark colour (e.g. anchors), flat indices. */
+  highlight?: ArrayLike<number>;
+}
+
+const MISSING: [number, number, number] = [235, 235, 235];
+const MARK: [number, number, number] = [214, 39, 40];
+const HIGHLIGHT: [number, number, number] = [255, 127, 14];
+
+function lut(name: Colormap): Uint8Array {
+  const t = new Uint8Array(256 * 3);
+  for (let k = 0; k < 256; k++) {
+    const hex = colorAt(name, k / 255);
+    for (let c = 0; c < 3; c++) t[k * 3 + c] = parseInt(hex.slice(1 + 2 * c, 3 + 2 * c), 16);
+  }
+  return t;
+}
+
+/** Panels side by side, each scaled by whole pixels to about `target` px, with a mark row below. */
+export function heatPanelsPng(panels: HeatPanel[], target = 240): Buffer {
+  const gap = 8;
+  const markH = 4;
+  const sized = panels.map((p) => ({ p, sx: Math.max(1, Math.floor(target / p.cols)), sy: Math.max(1, Math.floor(target / p.rows)) }));
+  const width = sized.reduce((a, s) => a + s.p.cols * s.sx, 0) + gap * (panels.length - 1);
+  const height = Math.max(...sized.map((s) => s.p.rows * s.sy)) + markH + 2;
+  const rgb = new Uint8Array(width * height * 3).fill(255);
+  const put = (x: number, y: number, c: ArrayLike<number>) => {
+    const o = (y * width + x) * 3;
+    rgb[o] = c[0];
+    rgb[o + 1] = c[1];
+    rgb[o + 2] = c[2];
+  };
+  let x0 = 0;
+  for (const { p, sx, sy } of sized) {
+    const table = lut(p.colormap);
+    let min = Infinity;
+    let max = -Infinity;
+    for (let i = 0; i < p.rows * p.cols; i++) {
+      const v = p.values[i];
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    const span = max > min ? max - min : 1;
+    const hi = new Set(Array.from(p.highlight ?? []));
+    for (let r = 0; r < p.rows; r++) {
+      for (let c = 0; c < p.cols; c++) {
+        const i = r * p.cols + c;
+        const v = p.values[i];
+        let col: ArrayLike<number>;
+        if (hi.has(i)) col = HIGHLIGHT;
+        else if (Number.isNaN(v)) col = MISSING;
+        else {
+          const k = Math.max(0, Math.min(255, Math.round(((v - min) / span) * 255))) * 3;
+          col = table.subarray(k, k + 3);
+        }
+        for (let dy = 0; dy < sy; dy++) for (let dx = 0; dx < sx; dx++) put(x0 + c * sx + dx, r * sy + dy, col);
+      }
+    }
+    for (const m of p.marks ?? []) {
+      if (m < 0 || m >= p.cols) continue;
+      for (let dy = 0; dy < markH; dy++) for (let dx = 0; dx < sx; dx++) put(x0 + m * sx + dx, p.rows * sy + 2 + dy, MARK);
+    }
+    x0 += p.cols * sx + gap;
+  }
+  return encodePng(width, height, rgb);
+}
+
+export interface LineSeries {
+  name: string;
+  color: string;
+  x: number[];
+  y: number[];
+  lo?: number[];
+  hi?: number[];
+}
+
+/** A line chart with ± bands and a legend, as a standalone SVG document. */
+export function linesSvg(opts: { title: string; xTitle: string; yTitle: string; series: LineSeries[] }): string {
+  const W = 560;
+  const H = 340;
+  const m = { l: 56, r: 150, t: 30, b: 44 };
+  const xs = opts.series.flatMap((s) => s.x);
+  const ys = opts.series.flatMap((s) => [...s.y, ...(s.lo ?? []), ...(s.hi ?? [])]).filter(Number.isFinite);
+  const x0 = Math.min(...xs);
+  const x1 = Math.max(...xs);
+  let y0 = Math.min(0, ...ys);
+  let y1 = Math.max(...ys);
+  if (!(y1 > y0)) [y0, y1] = [y0 - 1, y0 + 1];
+  const px = (x: number) => m.l + ((x - x0) / (x1 > x0 ? x1 - x0 : 1)) * (W - m.l - m.r);
+  const py = (y: number) => H - m.b - ((y - y0) / (y1 - y0)) * (H - m.t - m.b);
+  const body: string[] = [];
+  body.push(el("rect", { width: W, height: H, fill: "#fff" }));
+  body.push(el("text", { x: m.l, y: 18, "font-size": 13, "font-weight": 600 }, text(opts.title)));
+  for (let k = 0; k <= 4; k++) {
+    const y = y0 + ((y1 - y0) * k) / 4;
+    body.push(el("line", { x1: m.l, x2: W - m.r, y1: py(y), y2: py(y), stroke: "#eee" }));
+    body.push(el("text", { x: m.l - 4, y: py(y) + 4, "text-anchor": "end" }, text(formatValue(y))));
+  }
+  const xticks = Array.from(new Set(xs)).sort((a, b) => a - b);
+  const stride = Math.max(1, Math.ceil(xticks.length / 10));
+  xticks.forEach((x, i) => {
+    if (i % stride === 0) body.push(el("text", { x: px(x), y: H - m.b + 14, "text-anchor": "middle" }, text(String(x))));
+  });
+  body.push(el("text", { x: (m.l + W - m.r) / 2, y: H - 8, "text-anchor": "middle" }, text(opts.xTitle)));
+  body.push(el("text", { transform: `translate(14,${num((m.t + H - m.b) / 2)}) rotate(-90)`, "text-anchor": "middle" }, text(opts.yTitle)));
+  body.push(el("line", { x1: m.l, x2: m.l, y1: m.t, y2: H - m.b, stroke: "#999" }));
+  body.push(el("line", { x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b, stroke: "#999" }));
+  opts.series.forEach((s, i) => {
+    if (s.lo && s.hi) {
+      const up = s.x.map((x, k) => `${num(px(x))},${num(py(s.hi![k]))}`);
+      const down = s.x.map((x, k) => `${num(px(x))},${num(py(s.lo![k]))}`).reverse();
+      body.push(el("polygon", { points: [...up, ...down].join(" "), fill: s.color, "fill-opacity": 0.2, stroke: "none" }));
+    }
+    const pts = s.x.map((x, k) => `${num(px(x))},${num(py(s.y[k]))}`).join(" ");
+    body.push(el("polyline", { points: pts, fill: "none", stroke: s.color, "stroke-width": 2 }));
+    for (let k = 0; k < s.x.length; k++) body.push(el("circle", { cx: px(s.x[k]), cy: py(s.y[k]), r: 2.5, fill: s.color }));
+    const ly = m.t + 10 + i * 18;
+    body.push(el("line", { x1: W - m.r + 10, x2: W - m.r + 30, y1: ly, y2: ly, stroke: s.color, "stroke-width": 2 }));
+    body.push(el("text", { x: W - m.r + 34, y: ly + 4 }, text(s.name)));
+  });
+  return svgDocument(W, H, body, { title: opts.title });
+}
