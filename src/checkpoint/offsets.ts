@@ -240,9 +240,9 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
         continue;
       }
       const words = tok.pre_tokenizer ? tok.pre_tokenizer(sub.s, { section_index: si }) : [sub.s];
-      const all = tok.model(words);
+      // Per word, to know which tokens came from which word. (If fuse_unk merged unknowns across
+      // words, the result differs from the library's tokens and the caller falls back.)
       const perWord = words.map((w) => tok.model([w]));
-      if (perWord.flat().join("\u0000") !== all.join("\u0000")) return undefined; // fuse_unk across words
       const units = unitsOf(sub.s, flags.byteLevel);
       let cursor = 0;
       for (let wi = 0; wi < words.length; wi++) {
