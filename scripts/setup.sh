@@ -38,11 +38,14 @@ if why="$(node scripts/lib/deps-state.cjs node-modules)"; then
   note "node_modules up to date"
 else
   say "node_modules: $why -> npm ci"
-  if ! npm ci --no-audit --no-fund; then
+  if npm ci --no-audit --no-fund >"$STAMP_DIR/npm-ci.log" 2>&1; then
+    tail -n 2 "$STAMP_DIR/npm-ci.log"
+  else
     # npm ci refuses a lock that lacks an optional dependency the registry does not serve (seen:
     # vite's Windows-only napi-windows-process-start-time, 404 on some mirrors). npm install
     # resolves the same locked versions and skips the missing optional package.
-    say "npm ci failed; falling back to npm install (same lock, optional extras skipped)"
+    grep -m 3 -E "npm error (code|Missing|[A-Za-z].*lock)" "$STAMP_DIR/npm-ci.log" | sed 's/^/  /' || true
+    say "npm ci failed (full log: .cache/setup/npm-ci.log); falling back to npm install (same lock)"
     npm install --no-audit --no-fund
   fi
 fi
