@@ -210,10 +210,15 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
       parts = qkParts(meanHeadRows(q.data, H, T, d, start, end), meanHeadRows(k.data, Hkv, T, d, start, end), n, n, d, { scale, causal });
       sum = floatingAdvantage(parts, floating);
     } else if (heads === "score-mean") {
-      const all = Array.from({ length: H }, (_, h) => partsOf(h));
-      parts = meanParts(all);
-      const each = all.map((p) => floatingAdvantage(p, floating));
-      sum = Object.fromEntries(Object.keys(each[0]).map((key) => [key, each.reduce((s, e) => s + e[key as keyof typeof e], 0) / H])) as typeof sum;
+      // One head at a time (H full maps at once would not fit for long prompts): running means.
+      parts = { score: new Float64Array(n * n), cos: new Float64Array(n * n), normProd: new Float64Array(n * n), dims: [n, n] };
+      const acc: Record<string, number> = {};
+      for (let h = 0; h < H; h++) {
+        const p = partsOf(h);
+        addScaled(parts, p, 1 / H);
+        for (const [key, v] of Object.entries(floatingAdvantage(p, floating))) acc[key] = (acc[key] ?? 0) + v / H;
+      }
+      sum = acc as unknown as typeof sum;
     } else {
       parts = partsOf(heads);
       sum = floatingAdvantage(parts, floating);
@@ -265,15 +270,11 @@ function windowOf(w: [number, number], T: number): [number, number] {
   return [start, end];
 }
 
-function meanParts(all: QkParts[]): QkParts {
-  const n = all[0].score.length;
-  const out: QkParts = { score: new Float64Array(n), cos: new Float64Array(n), normProd: new Float64Array(n), dims: all[0].dims };
-  for (const p of all) {
-    for (let i = 0; i < n; i++) {
-      out.score[i] += p.score[i] / all.length;
-      out.cos[i] += p.cos[i] / all.length;
-      out.normProd[i] += p.normProd[i] / all.length;
-    }
+/** out += w · p, cell by cell, for the three maps. */
+function addScaled(out: QkParts, p: QkParts, w: number): void {
+  for (let i = 0; i < out.score.length; i++) {
+    out.score[i] += w * p.score[i];
+    out.cos[i] += w * p.cos[i];
+    out.normProd[i] += w * p.normProd[i];
   }
-  return out;
 }

@@ -61,17 +61,6 @@ export function concatTables(tables: ColumnTable[]): ColumnTable {
   return tables.length === 1 ? tables[0] : tables[0].concat(...tables.slice(1));
 }
 
-/** Round for figure specs: typed array → plain number array with `digits` significant decimals; NaN → null. */
-export function roundArray(values: ArrayLike<number>, digits = 4): (number | null)[] {
-  const f = 10 ** digits;
-  const out: (number | null)[] = new Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    out[i] = Number.isFinite(v) ? Math.round(v * f) / f : null;
-  }
-  return out;
-}
-
 /** Sample labels: the given ones, or the trace's `settings.sampleId`/`settings.id`, or the index. */
 export function sampleLabel(settings: Record<string, unknown>, index: number, given?: string[]): string {
   if (given && given[index] !== undefined) return given[index];

@@ -76,3 +76,34 @@ describe("absorptionRate over traces", () => {
     expect(() => absorptionRate(mdm(), { exclude: ["diagonal"] })).toThrow(/blocks\.0\.attn\.self[\s\S]*probes: \{ self: true \}/);
   });
 });
+
+describe("upstream absorption against the script's formula on a full matrix", () => {
+  // absorption_comparison.py works on the full T×T map: tot = Σ_ij A_ij; ARM: 100·Σ_i A_i0 / tot;
+  // MDM: S = argmax of the column means (the +3 threshold never fires), 100·Σ_i A_iS / tot.
+  // Rows here sum to 1 ± 0.4 % (bf16-like), so dividing by tot matters.
+  const T = 9;
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const A: number[] = [];
+  for (let i = 0; i < T; i++) {
+    const row = Array.from({ length: T }, (_, j) => rnd() + (j === 4 ? 1.5 : 0));
+    const z = row.reduce((a, b) => a + b) / (1 + (rnd() - 0.5) * 0.008);
+    A.push(...row.map((v) => v / z));
+  }
+  const colSum = Array.from({ length: T }, (_, j) => Array.from({ length: T }, (_, i) => A[i * T + j]).reduce((a, b) => a + b));
+  const tot = A.reduce((a, b) => a + b);
+  const received = colSum.map((v) => v / T);
+  const traceOf = (causal: boolean) =>
+    makeTrace({ model: causal ? { name: "tiny-llama", family: "llama", causal: true } : {}, sequence: [1, 10, 11, 12, 13, 14, 15, 16, 2], finalProbes: probeMap(probe(0, "received", [T], received)) });
+  it("MDM: 100 · Σ_i A_i,argmax / Σ A", () => {
+    const j = colSum.indexOf(Math.max(...colSum));
+    expect(j).toBe(4);
+    const want = (100 * colSum[j]) / tot;
+    expect(100 * absorptionRate(traceOf(false), { rule: "upstream" }).table.get("value", 0)).toBeCloseTo(want, 4);
+    expect(Math.abs(100 * received[j] - want)).toBeGreaterThan(1e-3); // without the division it would differ
+  });
+  it("ARM: 100 · Σ_i A_i0 / Σ A", () => {
+    expect(100 * absorptionRate(traceOf(true), { rule: "upstream" }).table.get("value", 0)).toBeCloseTo((100 * colSum[0]) / tot, 4);
+  });
+});
+
