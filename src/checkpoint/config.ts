@@ -24,7 +24,7 @@ export interface AccessorOptions {
 
 /** Default cap for a JSON file: real config files are a few KB, tokenizer.json tens of MB. */
 export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
-export const MAX_TOKENIZER_BYTES = 512 * 1024 * 1024;
+export const MAX_TOKENIZER_BYTES = 128 * 1024 * 1024;
 
 /**
  * Read a JSON file that must hold an object. Refuses files above `maxBytes` before reading them,
