@@ -140,6 +140,45 @@ export type { HeatmapSpec, HeatmapInput } from "./figures/heatmap.js";
 export { COLORMAPS, colorAt } from "./figures/colormap.js";
 export type { Colormap } from "./figures/colormap.js";
 export { escapeMarkup } from "./figures/svg.js";
+// widget payloads (kernel ↔ JupyterLab contract), the attention-step scrubber, static fallbacks
+export {
+  MIME_SCRUBBER,
+  MIME_QK,
+  MIME_ABSORPTION,
+  MIME_RETRIEVAL,
+  MIME_ROLLOUT,
+  MIME_DISTRACTOR,
+  FLOATSCOPE_MIME_TYPES,
+  DEFAULT_PAYLOAD_CAP_BYTES,
+  encodeArray,
+  decodeArray,
+  decodeInt32,
+  describeSubsampling,
+  payloadSize,
+  PayloadError,
+} from "./figures/payloads.js";
+export type {
+  EncodedArray,
+  EncodeOptions,
+  PayloadDType,
+  SubsampleNote,
+  PayloadBase,
+  ScrubberPayload,
+  ScrubberRun,
+  ScrubberMap,
+  QkPayload,
+  QkPanel,
+  QkLayerSummary,
+  AbsorptionPayload,
+  RetrievalPayload,
+  RolloutPayload,
+  DistractorPayload,
+  FloatscopePayload,
+} from "./figures/payloads.js";
+export { scrubber, scrubberPayload, describeScrubber, ScrubberFigure } from "./figures/scrubber.js";
+export type { ScrubberOptions } from "./figures/scrubber.js";
+export { payloadBundle, VIEW_MIME } from "./figures/bundles.js";
+export type { ViewPayload } from "./figures/bundles.js";
 
 // --- display (Jupyter MIME bundles, progress) ---------------------------------------------------
 export { show, newDisplay } from "./display/show.js";
