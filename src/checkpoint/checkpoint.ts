@@ -46,14 +46,15 @@ export function openCheckpoint(dir: string): Checkpoint {
   return { dir: abs, config, generationConfig, tensors, tokenizer };
 }
 
+/** Same precedence as transformers' `from_pretrained`: model.safetensors first, then the index. */
 function readWeights(dir: string): Map<string, TensorInfo> {
-  const indexPath = path.join(dir, INDEX_FILE);
-  if (fs.existsSync(indexPath)) return readSharded(dir, indexPath);
   const single = path.join(dir, SINGLE_WEIGHTS_FILE);
   if (fs.existsSync(single)) {
     const header = readSafetensorsHeader(single);
     return new Map(header.tensors.map((t) => [t.name, t]));
   }
+  const indexPath = path.join(dir, INDEX_FILE);
+  if (fs.existsSync(indexPath)) return readSharded(dir, indexPath);
   const hasBin = fs.readdirSync(dir).some((f) => f.endsWith(".bin") || f.endsWith(".pt"));
   throw new CheckpointError("Checkpoint has no safetensors weights", {
     file: dir, field: "weights", expected: `${SINGLE_WEIGHTS_FILE} or ${INDEX_FILE} with its shards`,
