@@ -1,0 +1,124 @@
+/**
+ * Evaluate the embedded tiny models with floatscope's engine and samplers on the synthetic world's
+ * held-out set, for their model cards (training/make_cards.py renders `eval-engine.json`).
+ *
+ *   npx tsx scripts/eval-tiny-models.ts [--models tiny-qwen,tiny-llada] [--limit 300] [--batch-size 8]
+ *        [--models-dir models] [--results-dir .cache/eval-tiny] [--out-name eval-engine.json] [--threads 1]
+ *
+ * Settings (as the cards and training/evaluate.py): closed-book, oracle passage, gold among 4 and
+ * among 9 distractors (the record's own distractors, gold at position i mod (k+1) for question i).
+ * Decoders (src/eval/presets.ts `tinyPreset`): ARM greedy (≤ 6 tokens, stop at <eos>); LLaDA
+ * low-confidence remasking, 4 masks / 4 steps / one block, τ 0; Dream entropy order, 4 masks / 4 steps,
+ * τ 0 — all deterministic. Answers are cut at the first <eos>.
+ *
+ * Writes `<models-dir>/<name>/eval-engine.json` = {model, data, evaluator, decoder, results: {closed_book |
+ * oracle | gold_4 | gold_9: {n, errors, accuracy, f1, exact_match}} (fractions in [0, 1]), settings, commit,
+ * date, seconds}; per-question rows go to `<results-dir>/<name>.jsonl` (resumable: rerun to continue).
+ * A model folder is evaluated only when it has config.json, model.safetensors and tokenizer.json.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { loadQaJsonl } from "../src/eval/datasets.js";
+import type { EvalSetting } from "../src/eval/contexts.js";
+import { openEvalModel } from "../src/eval/open.js";
+import { tinyPreset } from "../src/eval/presets.js";
+import { readResults, runEval, type EvalResult } from "../src/eval/runner.js";
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const DATA_REL = "models/world/eval-heldout.jsonl.gz";
+
+/** Card keys (make_cards.py SETTING_TEXT) → harness settings. */
+export const CARD_SETTINGS: Record<string, EvalSetting> = {
+  closed_book: { kind: "closed-book" },
+  oracle: { kind: "oracle" },
+  gold_4: { kind: "distractors", k: 4, goldPosition: "cycle", source: "record" },
+  gold_9: { kind: "distractors", k: 9, goldPosition: "cycle", source: "record" },
+};
+
+const DECODER: Record<string, string> = {
+  arm: "floatscope ARM sampler: greedy, at most 6 new tokens, stop at <eos>",
+  llada: "floatscope LLaDA sampler: low-confidence remasking, 4 masks, 4 steps, one block, temperature 0; answer cut at the first <eos>",
+  dream: "floatscope Dream sampler: entropy order, shifted logits, 4 masks, 4 steps, temperature 0; answer cut at the first <eos>",
+};
+
+function commit(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+async function main(): Promise<void> {
+  const { values: v } = parseArgs({
+    options: {
+      models: { type: "string" }, limit: { type: "string" }, "batch-size": { type: "string" }, "models-dir": { type: "string" },
+      "results-dir": { type: "string" }, "out-name": { type: "string" }, threads: { type: "string" }, settings: { type: "string" },
+    },
+  });
+  const modelsDir = path.resolve(v["models-dir"] ?? path.join(ROOT, "models"));
+  const resultsDir = path.resolve(v["results-dir"] ?? path.join(ROOT, ".cache", "eval-tiny"));
+  const outName = v["out-name"] ?? "eval-engine.json";
+  const limit = v.limit !== undefined ? Number(v.limit) : undefined;
+  const batchSize = Number(v["batch-size"] ?? 8);
+  const threads = v.threads !== undefined ? Number(v.threads) : 1;
+  const settingKeys = v.settings ? v.settings.split(",") : Object.keys(CARD_SETTINGS);
+  for (const s of settingKeys) if (!CARD_SETTINGS[s]) throw new Error(`--settings: unknown "${s}" (one of ${Object.keys(CARD_SETTINGS).join(", ")})`);
+  const wanted = v.models ? v.models.split(",") : fs.readdirSync(modelsDir).filter((n) => n.startsWith("tiny-")).sort();
+  const ready = wanted.filter((n) => ["config.json", "model.safetensors", "tokenizer.json"].every((f) => fs.existsSync(path.join(modelsDir, n, f))));
+  for (const n of wanted) if (!ready.includes(n)) console.error(`skip ${n}: no complete checkpoint in ${path.join(modelsDir, n)}`);
+  const data = path.join(ROOT, DATA_REL);
+  const records = await loadQaJsonl(data, { limit });
+  fs.mkdirSync(resultsDir, { recursive: true });
+
+  for (const name of ready) {
+    const t0 = Date.now();
+    const m = await openEvalModel(path.join(modelsDir, name), { threads });
+    const preset = tinyPreset(m.spec);
+    const resultsFile = path.join(resultsDir, `${name}.jsonl`);
+    try {
+      for (const key of settingKeys) {
+        const ts = Date.now();
+        const run = await runEval({
+          engine: m.engine, tokenizer: m.tokenizer, records, setting: CARD_SETTINGS[key], promptFormat: preset.promptFormat,
+          sampler: preset.sampler, extraction: preset.extraction, modelName: name, dataFile: data, batchSize, resultsFile,
+        });
+        console.error(`${name} ${key}: ${run.progress.done} run, ${run.progress.resumed} resumed, ${run.progress.errors} errors, ${((Date.now() - ts) / 1000).toFixed(1)} s`);
+      }
+    } finally {
+      await m.engine.dispose();
+    }
+    const ids = new Set(records.map((r) => r.id));
+    const rows = readResults(resultsFile).filter((r) => r.model === name && ids.has(r.id));
+    const results: Record<string, { n: number; errors: number; accuracy: number; f1: number; exact_match: number }> = {};
+    for (const key of settingKeys) {
+      const label = rows.find((r) => r.setting === labelOf(key))?.setting ?? labelOf(key);
+      const rs = rows.filter((r) => r.setting === label);
+      const ok = rs.filter((r) => r.error === undefined);
+      const mean = (f: (r: EvalResult) => number) => (ok.length ? ok.reduce((s, r) => s + f(r), 0) / ok.length : 0);
+      results[key] = { n: ok.length, errors: rs.length - ok.length, accuracy: mean((r) => r.accuracy!), f1: mean((r) => r.f1!), exact_match: mean((r) => r.exactMatch!) };
+    }
+    const out = {
+      model: name, data: DATA_REL, evaluator: "floatscope TypeScript engine (onnxruntime-node, CPU) + samplers, scripts/eval-tiny-models.ts",
+      decoder: DECODER[preset.sampler.sampler ?? "arm"], prompt: "tiny-world (training/README.md)",
+      results, settings: Object.fromEntries(settingKeys.map((k) => [k, CARD_SETTINGS[k]])), sampler: preset.sampler,
+      extraction: preset.extraction, limit: limit ?? null, commit: commit(), date: new Date().toISOString(), seconds: Math.round((Date.now() - t0) / 100) / 10,
+    };
+    const file = path.join(modelsDir, name, outName);
+    fs.writeFileSync(file + ".tmp", JSON.stringify(out, null, 1) + "\n");
+    fs.renameSync(file + ".tmp", file);
+    console.log(`${file}: ${JSON.stringify(results)}`);
+  }
+}
+
+function labelOf(key: string): string {
+  const s = CARD_SETTINGS[key];
+  return s.kind === "distractors" ? `gold@cycle/k${s.k}` : s.kind;
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
