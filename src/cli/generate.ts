@@ -94,7 +94,7 @@ export const command: CliCommand = {
     if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
     const tokenizer = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
 
-    const settings: Partial<RunConfig> & Record<string, unknown> = v.config !== undefined ? readConfigFile(String(v.config)) : {};
+    const settings: Record<string, unknown> = v.config !== undefined ? readConfigFile(String(v.config)) : {};
     const set = (key: keyof RunConfig, value: unknown) => { if (value !== undefined) settings[key] = value; };
     set("sampler", v.sampler);
     set("alg", v.alg);

@@ -54,7 +54,7 @@ describe("real engine: batched traces equal solo traces for every probe kind", (
         expect(a.final.probes.get("blocks.0.attn.received_heads")!.dims).toEqual([4, T]);
         // received is a distribution over keys (mean over real query rows of row-stochastic attention)
         const r = a.steps[0].probes.get("blocks.0.attn.received")!.data;
-        expect(Math.abs(r.reduce((x, y) => x + y, 0) - 1)).toBeLessThan(1e-5);
+        expect(Math.abs(Array.from(r as Float32Array).reduce((x, y) => x + y, 0) - 1)).toBeLessThan(1e-5);
       }
     } finally {
       await engine.dispose();
