@@ -77,7 +77,10 @@ export function getProbe(trace: Trace, pass: PassRef, kind: string, layer: numbe
       field: name,
       expected: `${name} [${axes.filter((a) => a !== "batch").join(", ")}]`,
       found: "no such probe",
-      hint: `record it with ${recordHint(kind, layer)}`,
+      hint:
+        pass === "final" && trace.partial
+          ? `this trace is partial (the run was interrupted before the final pass); read a step instead (pass: 0…${trace.steps.length - 1})`
+          : `record it with ${recordHint(kind, layer)}`,
     });
   }
   const want = axes.length - 1; // the trace drops the batch axis

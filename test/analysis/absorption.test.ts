@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { absorptionOf, absorptionRate, summarizeOverSamples } from "../../src/analysis/absorption.js";
 import { ProbeMissingError } from "../../src/util/errors.js";
-import { makeTrace, probe, probeMap } from "./make-trace.js";
+import { makeTrace, probe, probeMap, step } from "./make-trace.js";
 
 // Two layers, T = 5. Layer 0: key 3 planted (0.6), the rest 0.1 → μ = 0.2, σ = 0.2, μ+3σ = 0.8: no anchor
 // under mean+ksigma (max z for n = 5 is 2). Layer 1: rows sum to 0.98 (bf16-like drift): [0.5, 0.12, 0.12, 0.12, 0.12].
@@ -74,6 +74,10 @@ describe("absorptionRate over traces", () => {
     expect(() => absorptionRate(bare)).toThrow(ProbeMissingError);
     expect(() => absorptionRate(bare)).toThrow(/blocks\.0\.attn\.received[\s\S]*record it with probes: \{ received: true \}/);
     expect(() => absorptionRate(mdm(), { exclude: ["diagonal"] })).toThrow(/blocks\.0\.attn\.self[\s\S]*probes: \{ self: true \}/);
+    const partial = makeTrace({ sequence: [1, 2, 3], steps: [step(0, [1, 2, 3], probeMap(probe(0, "received", [3], [0.5, 0.3, 0.2])))] });
+    partial.partial = true;
+    expect(() => absorptionRate(partial)).toThrow(/partial[\s\S]*pass: 0…0/);
+    expect(absorptionRate(partial, { pass: 0, rule: "top-k" }).table.get("value", 0)).toBeCloseTo(0.5, 6);
   });
 });
 

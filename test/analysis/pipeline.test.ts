@@ -21,6 +21,9 @@ ck.spec.maskTokenId = 31;
 const probes = { received: true, self: true, argmax: true, pattern: { layers: [0, 1] }, patternMean: { layers: [0, 1] }, qk: { layers: [0, 1] } };
 const text = "t5 t6 t7 t8 t9 t10 t11 t12";
 let trace: Trace;
+// A causal LLaMA-like ARM on the same prompt.
+const arm = makeTinyEngineCheckpoint({ layers: 2, heads: 4, kvHeads: 1, headDim: 8, hidden: 32, causal: true, seed: 11 });
+let armTrace: Trace;
 
 beforeAll(async () => {
   const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { threads: 1, probes });
@@ -31,8 +34,12 @@ beforeAll(async () => {
   const [r] = await generate(engine, [{ text, regions }], { sampler: "dream", genLength: 4, steps: 4, temperature: 0, seed: 3, probes }, { tokenizer: new FakeTokenizer(), modelName: "tiny-dream" });
   trace = r.trace;
   await engine.dispose();
+  const armEngine = await createEngine({ spec: arm.spec, tensors: arm.tensors }, { threads: 1, probes });
+  const [a] = await generate(armEngine, [text], { sampler: "arm", genLength: 3, probes, stopAtEos: false }, { tokenizer: new FakeTokenizer(), modelName: "tiny-llama" });
+  armTrace = a.trace;
+  await armEngine.dispose();
 }, 120_000);
-afterAll(() => ck.cleanup());
+afterAll(() => (ck.cleanup(), arm.cleanup()));
 
 const T = 12;
 
@@ -93,4 +100,30 @@ describe("analyses on an engine-recorded trace", () => {
     expect(spec.regions).toEqual(["query", "doc 1", "answer"]);
     expect(spec.stationary.reduce((a, b) => a + b)).toBeCloseTo(1, 9);
   });
+  it("ARM (causal, 4 heads on 1 KV head): masked QK scores reproduce the causal attention; upstream absorption = column 0", () => {
+    const Ta = armTrace.final.sequence.length;
+    const pat = armTrace.final.probes.get("blocks.0.attn.pattern")!.data;
+    for (const h of [0, 3]) {
+      const score = Array.from(qkDecomposition(armTrace, { layers: [0], heads: h }).table.array("score") as ArrayLike<number>);
+      for (let i = 0; i < Ta; i++) {
+        const row = score.slice(i * Ta, i * Ta + i + 1); // visible keys only; the rest is NaN
+        expect(score.slice(i * Ta + i + 1, (i + 1) * Ta).every(Number.isNaN)).toBe(true);
+        const m = Math.max(...row);
+        const z = row.reduce((acc, v) => acc + Math.exp(v - m), 0);
+        row.forEach((v, j) => expect(Math.exp(v - m) / z).toBeCloseTo(pat[h * Ta * Ta + i * Ta + j], 4));
+      }
+    }
+    const rec = armTrace.final.probes.get("blocks.0.attn.received")!.data;
+    const sum = Array.from(rec).reduce((a, b) => a + b);
+    expect(absorptionRate(armTrace, { rule: "upstream" }).table.get("value", 0)).toBeCloseTo(rec[0] / sum, 6);
+  });
+  it("ARM drift: the canvas grows one token per step, shorter rows are NaN-padded", () => {
+    const { heat } = temporalDrift(armTrace, { layers: [0], rule: "top-k" });
+    const P = armTrace.prompt.promptLength;
+    const row0 = heat.filter((d: { step: number }) => d.step === 0).array("value") as ArrayLike<number>;
+    expect(Array.from(row0).filter(Number.isNaN).length).toBe(2); // step 0 saw P tokens of P + 2 columns
+    expect(armTrace.steps.map((st) => st.canvas.length)).toEqual([P, P + 1, P + 2]);
+    expect(Array.from(armTrace.steps[1].producingRow)).toEqual([P]);
+  });
 });
+
