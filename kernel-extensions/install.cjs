@@ -89,6 +89,27 @@ function installLabextension(prefix) {
   return { name, link, changed: true };
 }
 
+/**
+ * JupyterLab settings defaults for this environment (<prefix>/share/jupyter/lab/settings/
+ * overrides.json): don't ask every new user whether to fetch Jupyter news. Merged into an
+ * existing file, so other overrides survive.
+ */
+function installLabSettings(prefix) {
+  const file = path.join(prefix, "share", "jupyter", "lab", "settings", "overrides.json");
+  let current = {};
+  if (fs.existsSync(file)) {
+    try {
+      current = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch {
+      return false; // someone's hand-edited file we cannot parse: leave it alone
+    }
+  }
+  const key = "@jupyterlab/apputils-extension:notification";
+  const merged = { ...current, [key]: { fetchNews: "false", ...(current[key] || {}) } };
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  return writeIfChanged(file, JSON.stringify(merged, null, 2) + "\n");
+}
+
 function removeDanglingLinks(dir) {
   if (!fs.existsSync(dir)) return;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -107,9 +128,10 @@ function main() {
       ? `  kernelspec "${KERNEL_NAME}" installed in ${k.dest} (${k.changed.join(", ")})`
       : `  kernelspec "${KERNEL_NAME}" up to date`,
   );
+  if (installLabSettings(prefix)) log("  JupyterLab settings defaults written (no news prompt)");
   const l = installLabextension(prefix);
   if (l) log(l.changed ? `  labextension ${l.name} linked at ${l.link}` : `  labextension ${l.name} up to date`);
 }
 
 if (require.main === module) main();
-module.exports = { installKernelspec, installLabextension, kernelJson, KERNEL_NAME };
+module.exports = { installKernelspec, installLabextension, installLabSettings, kernelJson, KERNEL_NAME };
