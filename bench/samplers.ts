@@ -1,0 +1,159 @@
+/**
+ * Sampler and trace benchmark (not a test). Writes the "## Samplers and traces" section of
+ * BENCHMARKS.md:
+ *  1. per-position cost of the token choice at LLaDA's vocabulary size (126,464): every masked
+ *     candidate pays it once per step, on top of the forward pass;
+ *  2. a whole LLaDA / Dream / ARM run on the tiny parity checkpoints: time per step split into the
+ *     engine's forward and everything else (sampler, probe slicing, trace streaming);
+ *  3. trace file sizes with the default probes, measured with the real encoder.
+ *
+ *   npx tsx bench/samplers.ts
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { openCheckpoint } from "../src/checkpoint/checkpoint.js";
+import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
+import { createEngine } from "../src/runtime/engine.js";
+import type { Engine, ForwardInput } from "../src/runtime/types.js";
+import { generate } from "../src/samplers/generate.js";
+import { Rng } from "../src/samplers/rng.js";
+import { armChoose, dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
+import { estimateTraceBytes } from "../src/trace/size.js";
+import { syntheticTraceBytes } from "../test/support/synthetic-trace.js";
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function tokenChoice(): string[] {
+  const V = 126_464;
+  const logits = new Float32Array(V);
+  // A peaked distribution like a trained model's: a few strong tokens over a noisy floor.
+  const noise = new Rng(1);
+  for (let v = 0; v < V; v++) logits[v] = 4 * noise.uniform() - 2 + (v % 4093 === 7 ? 12 : 0);
+  const rng = new Rng(2);
+  const cases: [string, () => unknown][] = [
+    ["LLaDA low_confidence, τ 0", () => lladaChoose(logits, 0, "low_confidence", rng)],
+    ["LLaDA low_confidence, τ 1 (Gumbel, float64)", () => lladaChoose(logits, 1, "low_confidence", rng)],
+    ["Dream entropy, τ 0.2, top-p 0.95", () => dreamSampleToken(logits, { temperature: 0.2, topP: 0.95 }, "entropy", rng)],
+    ["Dream maskgit_plus, τ 0", () => dreamSampleToken(logits, { temperature: 0 }, "maskgit_plus", rng)],
+    ["ARM greedy", () => armChoose(logits, null, rng)],
+  ];
+  const rows = [`| token choice, V = ${V} | ms per position (median of 7 × 20 calls) |`, "|---|---|"];
+  for (const [name, f] of cases) {
+    for (let i = 0; i < 5; i++) f();
+    const times: number[] = [];
+    for (let r = 0; r < 7; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < 20; i++) f();
+      times.push((performance.now() - t0) / 20);
+    }
+    rows.push(`| ${name} | ${median(times).toFixed(2)} |`);
+  }
+  return rows;
+}
+
+/** Wraps an engine to time its forward passes. */
+function timed(engine: Engine): { engine: Engine; ms: number[] } {
+  const ms: number[] = [];
+  const wrapped: Engine = {
+    spec: engine.spec, probes: engine.probes, device: engine.device, dispose: () => engine.dispose(),
+    async forward(input: ForwardInput) {
+      const t0 = performance.now();
+      const out = await engine.forward(input);
+      ms.push(performance.now() - t0);
+      return out;
+    },
+  };
+  return { engine: wrapped, ms };
+}
+
+async function wholeRuns(): Promise<string[]> {
+  const rows = ["| run (tiny parity checkpoint, 2 prompts batched, trace streamed) | steps | ms per step: total | forward | sampler + trace |", "|---|---|---|---|---|"];
+  const runs: [string, string, Record<string, unknown>][] = [
+    ["llada", "LLaDA G 32, B 8, S 32, τ 0", { genLength: 32, blockLength: 8, steps: 32 }],
+    ["dream", "Dream G 32, S 32, entropy, τ 0.2, top-p 0.95", { genLength: 32, steps: 32 }],
+    ["llama", "LLaMA greedy, 32 tokens", { genLength: 32, stopAtEos: false }],
+  ];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-samplers-"));
+  for (const [family, label, settings] of runs) {
+    const ckpt = openCheckpoint(path.join(root, "test/fixtures/parity", family, "model"));
+    const inner = await createEngine(ckpt, { threads: 1 });
+    const tokenizer = loadTokenizer(ckpt.tokenizer!, { bosTokenId: inner.spec.bosTokenId, eosTokenIds: inner.spec.eosTokenIds });
+    const totals: number[] = [];
+    const forwards: number[] = [];
+    let steps = 0;
+    for (let r = 0; r < 5; r++) {
+      const { engine, ms } = timed(inner);
+      const t0 = performance.now();
+      const res = await generate(engine, ["the cat sat on the mat.", "What is the capital of France?"], settings,
+        { tokenizer, traceFiles: [path.join(dir, "a.fstrace"), path.join(dir, "b.fstrace")] });
+      steps = res[0].trace.steps.length;
+      totals.push((performance.now() - t0) / steps);
+      forwards.push(ms.reduce((a, b) => a + b, 0) / steps);
+    }
+    await inner.dispose();
+    const t = median(totals);
+    const f = median(forwards);
+    rows.push(`| ${label} | ${steps} | ${t.toFixed(2)} | ${f.toFixed(2)} | ${(t - f).toFixed(2)} |`);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  return rows;
+}
+
+function traceSizes(): string[] {
+  const rows = ["| T | layers | steps | bytes (measured) | bytes (estimate) | bytes / (steps·layers·T) |", "|---|---|---|---|---|---|"];
+  for (const [T, L, S] of [[1024, 32, 64], [512, 32, 64], [1024, 16, 64], [1024, 32, 32], [256, 28, 32]]) {
+    const bytes = syntheticTraceBytes({ seq: T, layers: L, steps: S, prompt: T - 2 * S, transfersPerStep: 2 });
+    const est = estimateTraceBytes({ received: true }, { numLayers: L, numHeads: 32, numKvHeads: 32, headDim: 128, seq: T, steps: S, transfersPerStep: 2 });
+    rows.push(`| ${T} | ${L} | ${S} | ${bytes} | ${est} | ${(bytes / (S * L * T)).toFixed(2)} |`);
+  }
+  return rows;
+}
+
+function replaceSection(file: string, heading: string, body: string): void {
+  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "# Benchmarks\n";
+  const start = old.indexOf(`\n${heading}\n`);
+  let next: string;
+  if (start < 0) {
+    next = old.trimEnd() + "\n\n" + body;
+  } else {
+    const rest = old.slice(start + 1 + heading.length + 1);
+    const m = /\n## /.exec(rest);
+    const after = m ? rest.slice(m.index + 1) : "";
+    next = old.slice(0, start + 1) + body + (after ? "\n" + after : "");
+  }
+  const tmp = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(tmp, next.trimEnd() + "\n");
+  fs.renameSync(tmp, file);
+}
+
+const load0 = os.loadavg();
+const choice = tokenChoice();
+const whole = await wholeRuns();
+const sizes = traceSizes();
+const load1 = os.loadavg();
+const body = `## Samplers and traces
+
+\`npx tsx bench/samplers.ts\` — ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.version}.
+Load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min): the machine is shared; treat small differences as noise.
+
+Token choice per masked position at a real vocabulary size (every candidate position pays this once per
+step; full-vocabulary passes in float64):
+
+${choice.join("\n")}
+
+Whole runs on the tiny parity checkpoints (vocab 128, 2 layers; ONNX Runtime CPU, 1 thread), median of 5:
+time per step, of which the engine's forward pass, the rest being sampling, probe slicing and trace writing.
+
+${whole.join("\n")}
+
+Trace file size with the default probes (\`received\`), synthetic traces through the real encoder
+(2 tokens unmasked per step): O(steps × layers × T), about 4.4 bytes per (step, layer, token).
+
+${sizes.join("\n")}
+`;
+replaceSection(path.join(root, "BENCHMARKS.md"), "## Samplers and traces", body);
+console.log(body);
+console.log("wrote BENCHMARKS.md (## Samplers and traces)");
