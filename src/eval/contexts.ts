@@ -75,6 +75,8 @@ export class DistractorPool {
   readonly passages: QaPassage[];
   /** Pool index of each record's own gold passage (by record id). */
   private readonly own = new Map<string, number>();
+  /** Normalised passage texts, padded with spaces, computed on first use. */
+  private readonly normalized: (string | undefined)[] = [];
 
   constructor(records: readonly QaRecord[]) {
     this.passages = [];
@@ -100,8 +102,10 @@ export class DistractorPool {
       chosen.add(i);
       const p = this.passages[i];
       if (p.text === goldText) continue;
-      const t = normalizeAnswer(p.text);
-      if (answers.some((a) => t.includes(a))) continue;
+      // Token-bounded (as Lost-in-the-Middle's `hasanswer`): a character test would reject every
+      // passage for one-letter answers such as "S".
+      const t = (this.normalized[i] ??= ` ${normalizeAnswer(p.text)} `);
+      if (answers.some((a) => t.includes(` ${a} `))) continue;
       out.push(p);
     }
     if (out.length < k) {

@@ -100,6 +100,15 @@ describe("contexts", () => {
     expect(buildContext(recs[7], { kind: "distractors", k: 4, goldPosition: 1, source: "pool", seed: 3 }, { pool: p })).toEqual(a);
     expect(c.passages.map((x) => x.text)).not.toEqual(a.passages.map((x) => x.text));
   });
+  it("pool exclusion is token-bounded: a one-letter answer does not reject every passage", async () => {
+    const lines = [rec("which letter", ["S"], "the shape is an S"), rec("q1", ["x1"], "stars shine"), rec("q2", ["x2"], "U.S. is a country"),
+      rec("q3", ["x3"], "grass is green"), rec("q4", ["x4"], "the letter S again")];
+    const rs = await loadQaJsonl(write("letters.jsonl", lines));
+    const c = buildContext(rs[0], { kind: "distractors", k: 3, goldPosition: 0, source: "pool" }, { pool: new DistractorPool(rs) });
+    // All three candidates without a standalone "s" ("U.S." normalises to "us"); "the letter S again" is excluded.
+    expect(c.passages.slice(1).map((p) => p.text).sort()).toEqual(["U.S. is a country", "grass is green", "stars shine"]);
+    expect(() => buildContext(rs[0], { kind: "distractors", k: 4, goldPosition: 0, source: "pool" }, { pool: new DistractorPool(rs) })).toThrow(/Not enough distractor/);
+  });
   it("record distractors with the cycle position (as training/evaluate.py)", async () => {
     const world = await loadQaJsonl(HELDOUT, { limit: 7 });
     for (const r of world) {
