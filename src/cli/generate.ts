@@ -121,13 +121,10 @@ export const command: CliCommand = {
     const threads = v.threads !== undefined ? intList("generate", "threads", String(v.threads))[0] : undefined;
     const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
     const traceFile = v.trace !== undefined ? path.resolve(String(v.trace)) : undefined;
-    const ac = new AbortController();
-    const onSigint = () => ac.abort();
-    process.once("SIGINT", onSigint);
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
-        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), signal: ac.signal,
+        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), // Ctrl-C: generate stops at the next step
       });
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       io.out(r.trace.partial ? "(interrupted: partial answer)" : r.answer);
@@ -140,7 +137,6 @@ export const command: CliCommand = {
       }
       return r.trace.partial ? 130 : 0;
     } finally {
-      process.removeListener("SIGINT", onSigint);
       await engine.dispose();
     }
   },

@@ -44,6 +44,13 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Keep every step in the returned traces (default true; false keeps memory flat in long evaluations). */
   keepSteps?: boolean;
+  /**
+   * Stop at the next step boundary on SIGINT (Ctrl-C; a Jupyter kernel interrupt, which the
+   * floatscope kernelspec delivers as a signal). Default true: without it a notebook interrupt
+   * rejects the cell but the loop would keep sampling in the background. The traces come back,
+   * and stay on disk, partial.
+   */
+  stopOnInterrupt?: boolean;
 }
 
 export interface GenerateResult {
@@ -85,9 +92,14 @@ export async function generate(
   }));
   const padId = spec.padTokenId ?? spec.eosTokenIds[0] ?? 0;
   const regions = cfg.probes.regionSum ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) } : undefined;
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
+  if (options.stopOnInterrupt ?? true) process.once("SIGINT", onSigint);
+  const signal = options.signal ? anySignal(options.signal, interrupt.signal) : interrupt.signal;
   try {
     const res = await runSteps(engine, strategy, rows, {
-      padId, regions, signal: options.signal,
+      padId, regions, signal,
       guidance: cfg.cfgScale > 0 ? { scale: cfg.cfgScale, maskId: spec.maskTokenId! } : undefined,
       onStep: (row, step) => {
         recorders[row.index].step(step);
@@ -98,8 +110,19 @@ export async function generate(
     const finals = await finalPass(engine, rows, { padId, regions });
     return rows.map((r, i) => result(recorders[i].finish(r.canvas, finals[i], r.unmaskedAt), recorders[i].file));
   } finally {
+    process.removeListener("SIGINT", onSigint);
     for (const r of recorders) r.close();
   }
+}
+
+/** A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing). */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const c = new AbortController();
+  const abort = () => c.abort();
+  if (a.aborted || b.aborted) abort();
+  a.addEventListener("abort", abort, { once: true });
+  b.addEventListener("abort", abort, { once: true });
+  return c.signal;
 }
 
 /**

@@ -65,6 +65,17 @@ describe(".fstrace round trip", () => {
     expect(Array.from(back.final.sequence)).toEqual(Array.from(res[0].trace.final.sequence));
   });
 
+  it("SIGINT (Ctrl-C, a kernel interrupt) stops at the next step and leaves a partial trace; the listener is removed after", async () => {
+    const file = path.join(tmp, "sigint.fstrace");
+    const before = process.listenerCount("SIGINT");
+    const res = await generate(new FakeEngine(), ["t5 t6 t7"], { genLength: 8, steps: 8 }, {
+      tokenizer, traceFiles: [file], onStep: (_i, s) => { if (s.step === 1) process.emit("SIGINT"); },
+    });
+    expect(res[0].trace.partial).toBe(true);
+    expect(readTrace(file).steps.length).toBe(2);
+    expect(process.listenerCount("SIGINT")).toBe(before);
+  });
+
   it("an engine failure mid-run rethrows and leaves the steps so far as a readable partial trace", async () => {
     const file = path.join(tmp, "crash.fstrace");
     class Failing extends FakeEngine {
