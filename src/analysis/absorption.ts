@@ -92,16 +92,20 @@ export interface AbsorptionResult {
 export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions = {}): AbsorptionResult {
   const list = Array.isArray(traces) ? traces : [traces];
   const pass = opts.pass ?? "final";
-  const cols = { model: [] as string[], sample: [] as string[], layer: [] as number[], value: [] as number[], anchors: [] as number[], positions: [] as number[][] };
+  const cols = { model: [] as string[], sample: [] as string[], rule: [] as string[], layer: [] as number[], value: [] as number[], anchors: [] as number[], positions: [] as number[][] };
   const warnings = new Set<string>();
-  let ruleLabel = "";
+  const ruleOf = new Map<string, string>();
   const causalOf = new Map<string, boolean>();
+  const seen = new Set<string>();
   list.forEach((trace, i) => {
     const model = opts.models?.[i] ?? trace.model.name;
-    const sample = sampleLabel(trace.settings, i, opts.samples);
+    let sample = sampleLabel(trace.settings, i, opts.samples);
+    if (seen.has(`${model}\u0000${sample}`)) sample = `${sample}#${i}`; // two traces of one question stay two samples
+    seen.add(`${model}\u0000${sample}`);
     causalOf.set(model, trace.model.causal);
     const rule = resolveRule(opts, "absorption", trace.model.causal);
-    ruleLabel = describeRule(rule);
+    const ruleLabel = describeRule(rule); // "upstream" differs between ARMs and MDMs
+    ruleOf.set(model, ruleLabel);
     if (rule.rule === "bos" && trace.model.bosTokenId === undefined) warnings.add(`${model} has no BOS token: rule "bos" gives empty anchor sets`);
     if (rule.label === "upstream" && trace.model.causal) {
       const first = trace.final.sequence[0];
@@ -114,17 +118,18 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
       const { received, anchors } = passAnchors(trace, pass, layer, rule, model);
       cols.model.push(model);
       cols.sample.push(sample);
+      cols.rule.push(ruleLabel);
       cols.layer.push(layer);
       cols.value.push(absorptionOf(received, anchors, normalize));
       cols.anchors.push(anchors.length);
       cols.positions.push(Array.from(anchors));
     }
   });
-  const table = longTable({ ...cols, layer: Int32Array.from(cols.layer), value: Float64Array.from(cols.value), anchors: Int32Array.from(cols.anchors) }, { rule: ruleLabel });
+  const table = longTable({ ...cols, layer: Int32Array.from(cols.layer), value: Float64Array.from(cols.value), anchors: Int32Array.from(cols.anchors) });
 
   // Summary per (model, layer), in first-seen model order.
   const models = [...new Set(cols.model)];
-  const sum = { model: [] as string[], layer: [] as number[], mean: [] as number[], std: [] as number[], n: [] as number[], anchors: [] as number[] };
+  const sum = { model: [] as string[], rule: [] as string[], layer: [] as number[], mean: [] as number[], std: [] as number[], n: [] as number[], anchors: [] as number[] };
   const series: AbsorptionSpec["series"] = [];
   for (const model of models) {
     const rows = cols.model.map((m, r) => (m === model ? r : -1)).filter((r) => r >= 0);
@@ -141,6 +146,7 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
     const a = summarizeOverSamples(sizes, samples.length, layers.length);
     layers.forEach((layer, li) => {
       sum.model.push(model);
+      sum.rule.push(ruleOf.get(model)!);
       sum.layer.push(layer);
       sum.mean.push(s.mean[li]);
       sum.std.push(s.std[li]);
@@ -158,8 +164,8 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
       anchors: Array.from(a.mean, (v) => round(v)),
     });
   }
-  const summary = longTable({ ...sum, layer: Int32Array.from(sum.layer), mean: Float64Array.from(sum.mean), std: Float64Array.from(sum.std), n: Int32Array.from(sum.n), anchors: Float64Array.from(sum.anchors) }, { rule: ruleLabel });
-  const spec: AbsorptionSpec = { kind: "absorption", version: 1, rule: ruleLabel, series, subsampled: [], warnings: [...warnings] };
+  const summary = longTable({ ...sum, layer: Int32Array.from(sum.layer), mean: Float64Array.from(sum.mean), std: Float64Array.from(sum.std), n: Int32Array.from(sum.n), anchors: Float64Array.from(sum.anchors) });
+  const spec: AbsorptionSpec = { kind: "absorption", version: 1, rule: [...new Set(ruleOf.values())].join("; "), series, subsampled: [], warnings: [...warnings] };
   return { table, summary, spec };
 }
 

@@ -69,6 +69,15 @@ describe("absorptionRate over traces", () => {
     expect(spec.series[0].std[1]).toBeCloseTo(10, 3);
     expect(spec.kind).toBe("absorption");
   });
+  it("ARMs and MDMs together: each model keeps its own upstream rule; repeated sample ids stay separate samples", () => {
+    const llama = makeTrace({ model: { name: "tiny-llama", family: "llama", causal: true }, sequence: [1, 10, 11], finalProbes: probeMap(probe(0, "received", [3], [0.7, 0.2, 0.1])) });
+    const { summary, spec } = absorptionRate([mdm(undefined, "q"), mdm([0.3, 0.2, 0.2, 0.15, 0.15], "q"), llama], { rule: "upstream" });
+    const rows = summary.objects() as { model: string; rule: string; layer: number; n: number }[];
+    expect(rows.find((r) => r.model === "tiny-llama")!.rule).toBe("upstream: first-token");
+    expect(rows.find((r) => r.model === "tiny-llada")!.rule).toMatch(/^upstream: rulli-eps \(ε=3, mean scale\), fallback top-1/);
+    expect(rows.find((r) => r.model === "tiny-llada" && r.layer === 1)!.n).toBe(2);
+    expect(spec.series.map((x) => x.paradigm)).toEqual(["MDM", "ARM"]);
+  });
   it("a trace without the received probe → ProbeMissingError naming it and how to record it", () => {
     const bare = makeTrace({ sequence: [1, 2, 3] });
     expect(() => absorptionRate(bare)).toThrow(ProbeMissingError);

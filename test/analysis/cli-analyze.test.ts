@@ -44,7 +44,7 @@ describe("floatscope analyze", () => {
   it("text output prints a markdown table; unknown analyses and rules are usage errors", async () => {
     const r = await run("analyze", "absorption", a, "--rule", "top-k");
     expect(r.code).toBe(0);
-    expect(r.out).toContain("|rule|model|layer|mean|std|n|anchors|");
+    expect(r.out).toContain("|model|rule|layer|mean|std|n|anchors|");
     expect((await run("analyze", "absorb", a)).code).toBe(2);
     const bad = await run("analyze", "absorption", a, "--rule", "top1");
     expect(bad.code).toBe(1);
