@@ -92,6 +92,20 @@ describe("qkDecomposition over a trace", () => {
     expect(up.spec.heads).toBe("vector-mean");
     expect(up.spec.scaled).toBe(false);
   });
+  it("upstream crops to the token window [0, 256); ours keeps the whole sequence unless asked", () => {
+    const T = 260;
+    const tr = makeTrace({
+      model: { numHeads: 1, numKvHeads: 1, headDim: 1 },
+      sequence: Array.from({ length: T }, (_, i) => 10 + i),
+      finalProbes: probeMap(probe(0, "q_rot", [1, T, 1], new Array(T).fill(1)), probe(0, "k_rot", [1, T, 1], new Array(T).fill(1)), probe(0, "received", [T], new Array(T).fill(1 / T))),
+    });
+    expect(qkDecomposition(tr, { upstream: true }).spec.panels[0].score.shape).toEqual([256, 256]);
+    expect(qkDecomposition(tr, { layers: [0] }).spec.panels[0].score.shape).toEqual([T, T]);
+    const w = qkDecomposition(tr, { window: [250, 400] });
+    expect(w.spec.panels[0].start).toBe(250);
+    expect(w.table.get("query", 0)).toBe(250);
+    expect(w.table.numRows()).toBe(100);
+  });
   it("pre-RoPE needs the q/k probes; missing ones name the probe and the request", () => {
     expect(() => qkDecomposition(twoHeads(), { rope: "pre" })).toThrow(ProbeMissingError);
     expect(() => qkDecomposition(twoHeads(), { rope: "pre" })).toThrow(/blocks\.0\.attn\.q[\s\S]*preRope: true/);
