@@ -16,13 +16,13 @@ import * as path from "node:path";
 import * as aq from "arquero";
 import type { ColumnTable } from "arquero";
 import type { Engine, TextTokenizer } from "../runtime/types.js";
-import { generate, type GenerateResult } from "../samplers/generate.js";
-import type { RunConfig } from "../samplers/config.js";
+import { generate, type GenerateResult, type PromptInput } from "../samplers/generate.js";
+import { resolveRunConfig, type RunConfig } from "../samplers/config.js";
 import { SettingsError } from "../util/errors.js";
 import { buildContext, settingLabel, validateSetting, type DistractorPool, type EvalSetting } from "./contexts.js";
 import type { QaRecord } from "./datasets.js";
 import { extractAnswer, scoreAnswer, type AnswerExtraction } from "./metrics.js";
-import { buildQaPrompt, type PromptFormat, type QaPrompt } from "./prompts.js";
+import { buildQaPrompt, promptRegionsToTokens, type PromptFormat, type QaPrompt } from "./prompts.js";
 
 export interface EvalResult {
   id: string;
@@ -194,7 +194,13 @@ async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOpt
   const t0 = performance.now();
   let out: GenerateResult[];
   try {
-    out = await generate(o.engine, group.map((p) => p.prompt!.text), settings, {
+    // Regions travel into traces (and feed a region_sum probe): char spans → tokens via the offsets.
+    const withRegions = traceFiles !== undefined || o.engine.probes.regionSum !== undefined;
+    const genLength = settings.genLength ?? resolveRunConfig(settings, o.engine.spec).genLength;
+    const prompts: PromptInput[] = group.map((p) => withRegions
+      ? { text: p.prompt!.text, regions: promptRegionsToTokens(p.prompt!, o.tokenizer.encode(p.prompt!.text, { addSpecialTokens }).offsets, genLength) }
+      : p.prompt!.text);
+    out = await generate(o.engine, prompts, settings, {
       tokenizer: o.tokenizer, traceFiles, modelName: o.modelName, keepSteps: false, signal: o.signal,
     });
   } catch (e) {

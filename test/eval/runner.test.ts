@@ -6,6 +6,7 @@ import type { ChatMessage } from "../../src/runtime/types.js";
 import { DistractorPool } from "../../src/eval/contexts.js";
 import { loadQaJsonl, type QaRecord } from "../../src/eval/datasets.js";
 import { readDoneKeys, readResults, runEval, summarizeResults } from "../../src/eval/runner.js";
+import { readTrace } from "../../src/trace/reader.js";
 import { FakeEngine, FakeTokenizer, type LogitsFn } from "../support/fake-engine.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-runner-"));
@@ -118,5 +119,22 @@ describe("runEval with a fake reader model", () => {
     expect(whole.results[0]).toMatchObject({ accuracy: 1, exactMatch: 0 });
     expect(whole.results[0].f1).toBeCloseTo(0.5, 12); // pred [t23, t4, t4] vs [t23]: P 1/3, R 1
     expect(cut.results[0]).toMatchObject({ prediction: " t23", accuracy: 1, exactMatch: 1, f1: 1 });
+  });
+
+  it("saves one readable trace per question, with the prompt's regions", async () => {
+    const { records } = await dataset(2);
+    const engine = new FakeEngine({ family: "llada", logits: reader(false), probes: { received: true } });
+    const traceDir = path.join(tmp, "traces");
+    const run = await runEval({ engine, tokenizer, records, promptFormat: "tiny-world", setting: { kind: "oracle" }, sampler: { genLength: 4, steps: 4 }, traceDir, batchSize: 2 });
+    for (const r of run.results) {
+      expect(r.trace).toBe(path.join(traceDir, "oracle", `${r.id}.fstrace`));
+      const t = readTrace(r.trace!);
+      expect(t.answer).toBe(r.response);
+      expect(t.steps.length).toBe(4);
+      expect(t.prompt.regions.map((g) => g.name)).toEqual(["doc 1", "gold", "question", "answer"]);
+      const gold = t.prompt.regions.find((g) => g.name === "gold")!;
+      expect(t.prompt.text.slice(gold.chars[0], gold.chars[1])).toBe(`Passage 1 : ${records[r.row].ctxs[0].text}`);
+      expect(t.tokens.slice(gold.tokens[0], gold.tokens[1]).join(" ")).toBe(`Passage 1 : ${records[r.row].ctxs[0].text}`);
+    }
   });
 });
