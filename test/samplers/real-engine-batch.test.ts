@@ -60,4 +60,25 @@ describe("real engine: batched traces equal solo traces for every probe kind", (
       await engine.dispose();
     }
   });
+
+  it("tiny Dream at τ 1: the same seed gives byte-identical trace files, another seed does not", async () => {
+    const ckpt = openCheckpoint(path.join(root, "test/fixtures/parity/dream/model"));
+    const engine = await createEngine(ckpt, { threads: 1 });
+    const tokenizer = loadTokenizer(ckpt.tokenizer!, { bosTokenId: engine.spec.bosTokenId, eosTokenIds: engine.spec.eosTokenIds });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-real-seed-"));
+    try {
+      const run = async (seed: number, name: string) => {
+        const file = path.join(dir, name);
+        await generate(engine, ["What is the capital of France?", "the cat"], { genLength: 16, steps: 8, seed, temperature: 1 }, { tokenizer, traceFiles: [file, undefined] });
+        return fs.readFileSync(file);
+      };
+      const a = await run(7, "a.fstrace");
+      const b = await run(7, "b.fstrace");
+      expect(b.equals(a)).toBe(true);
+      const c = await run(8, "c.fstrace");
+      expect(c.equals(a)).toBe(false);
+    } finally {
+      await engine.dispose();
+    }
+  });
 });
