@@ -71,7 +71,7 @@ export async function generate(
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
   const { cfg, encoded } = prepareRun(spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer);
-  if (JSON.stringify(cfg.probes) !== JSON.stringify(engine.probes)) {
+  if (canonicalJson(cfg.probes) !== canonicalJson(engine.probes)) {
     throw new SettingsError("The engine computes a different probe set", {
       file: "settings", field: "probes", expected: JSON.stringify(engine.probes), found: JSON.stringify(cfg.probes),
       hint: "create the engine with the probes you want recorded",
@@ -113,6 +113,11 @@ export async function generate(
     process.removeListener("SIGINT", onSigint);
     for (const r of recorders) r.close();
   }
+}
+
+/** JSON with object keys sorted, so {a, b} and {b, a} compare equal. */
+function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
 }
 
 /** A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing). */

@@ -79,5 +79,9 @@ describe("bad input fails with a clear error before any compute", () => {
     expect(e.message).toMatch(/maxTraceBytes/);
     // asking for probes the engine does not compute is refused too
     expect((await failsEarly({ probes: { received: true, self: true } })).message).toMatch(/different probe set/);
+    // the same request written in another key order is the same probe set
+    const e2 = new FakeEngine({ probes: { received: true, argmax: true } });
+    const [ok] = await generate(e2, ["t5"], { genLength: 2, probes: { argmax: true, received: true } }, { tokenizer });
+    expect(ok.trace.steps.length).toBe(2);
   });
 });
