@@ -26,3 +26,12 @@ describe.skipIf(!hasNumpy)("scripts/read_fstrace.py (needs /usr/bin/python3 with
     expect(execFileSync(python, [script, file], { encoding: "utf8" }).split("\n")[0]).toBe("fake llada steps 2 received (7,) partial");
   });
 });
+
+describe("docs/trace-format.md", () => {
+  it("quotes scripts/read_fstrace.py's reader verbatim (the example that the test above runs)", () => {
+    const src = fs.readFileSync(script, "utf8");
+    const fn = src.slice(src.indexOf("import json"), src.indexOf("if __name__")).trimEnd();
+    const doc = fs.readFileSync(path.resolve(import.meta.dirname, "../../docs/trace-format.md"), "utf8");
+    expect(doc.includes(fn)).toBe(true);
+  });
+});
