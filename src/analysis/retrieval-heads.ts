@@ -19,7 +19,7 @@
 import type { RetrievalSpec } from "../figures/specs.js";
 import { encodeArray } from "../figures/payloads.js";
 import type { Trace } from "../trace/types.js";
-import { SettingsError, keyword } from "../util/errors.js";
+import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
 import { type PassRef, getProbe, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
@@ -160,7 +160,13 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     const evidence = Array.isArray(opts.evidence) ? opts.evidence[i] : opts.evidence;
     const { tokens: span, text } = evidenceSpan(trace, evidence);
     const H = trace.model.numHeads;
-    const firstPass: PassRef = rows === "unmask-step" ? (trace.steps.length ? 0 : "final") : "final";
+    if (rows === "unmask-step" && trace.steps.length === 0) {
+      throw new ProbeMissingError(`${model} has no per-step records`, {
+        file: model, field: "steps", expected: "one TraceStep per denoising step with blocks.{l}.attn.argmax_key", found: "0 steps",
+        hint: 'record the run with a sampler and probes: { argmax: true }, or use rows: "final"',
+      });
+    }
+    const firstPass: PassRef = rows === "unmask-step" ? 0 : "final";
     const layers = resolveLayers(trace, firstPass, "argmax_key", opts.layers, model);
     const sum = new Float64Array(layers.length * H);
     const shift = rows === "final" ? (trace.model.causal ? 1 : trace.model.logitShift) : 0;

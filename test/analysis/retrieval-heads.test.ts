@@ -108,5 +108,7 @@ describe("retrievalHeads on a constructed copy event", () => {
     t.steps[0].probes = new Map();
     expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(ProbeMissingError);
     expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(/blocks\.0\.attn\.argmax_key[\s\S]*probes: \{ argmax: true \}/);
+    t.steps = [];
+    expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(/no per-step records/);
   });
 });
