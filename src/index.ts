@@ -109,6 +109,8 @@ export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorl
 export type { EvalPreset } from "./eval/presets.js";
 export { openEvalModel } from "./eval/open.js";
 export type { EvalModel } from "./eval/open.js";
+export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
+export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
 
 // --- analysis: the paper's statistics as pure functions over traces → arquero tables + figure specs --
 export {
