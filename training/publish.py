@@ -40,6 +40,13 @@ def _csv(path: str) -> list[dict]:
     return [rows[k] for k in sorted(rows)]
 
 
+def _jsonl(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
 def _thin(rows: list[dict], n: int = 60) -> list[dict]:
     if len(rows) <= n:
         return rows
@@ -59,7 +66,7 @@ def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str =
             shutil.copyfile(src, os.path.join(dst, f + ".tmp"))
             os.replace(os.path.join(dst, f + ".tmp"), os.path.join(dst, f))
     training = {"summary": summary, "loss_curve": _thin(_csv(os.path.join(run, "metrics.csv"))),
-                "val_curve": _csv(os.path.join(run, "eval.csv"))}
+                "val_curve": _csv(os.path.join(run, "eval.csv")), "history": _jsonl(os.path.join(run, "history.jsonl"))}
     _dump(os.path.join(dst, "training.json"), training)
     import torch
     torch.set_num_threads(1)

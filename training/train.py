@@ -54,7 +54,7 @@ MODELS = {
     # whole-sequence masking gives a dense copy signal, and a curriculum from the oracle setting
     # (k_max grows from 0 to 9 over the first 30 % of steps).
     "tiny-llada": {"family": "llada", "kind": "llada", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 4500, "p_lm": 0.4, "k_curriculum": 0.3}},
+                   "hp": {"steps": 3300, "p_lm": 0.4, "k_curriculum": 0.3}},
     # Dream recipe: start from the finished tiny-qwen, train the shifted-logit MDM objective briefly.
     "tiny-dream": {"family": "dream", "kind": "dream", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
                    "init_from": "tiny-qwen", "hp": {"steps": 600, "lr": 1e-3, "warmup": 50}},
@@ -171,6 +171,13 @@ def _atomic_json(path: str, obj) -> None:
     os.replace(path + ".tmp", path)
 
 
+def _history(run_dir: str, event: dict) -> None:
+    """history.jsonl: when the run started and every resume (the card reports changed schedules)."""
+    event = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **event}
+    with open(os.path.join(run_dir, "history.jsonl"), "a") as f:
+        f.write(json.dumps(event) + "\n")
+
+
 def _append_csv(path: str, row: dict) -> None:
     new = not os.path.exists(path)
     with open(path, "a", newline="") as f:
@@ -214,7 +221,10 @@ def train(name: str, hp: dict, run_dir: str, log=print) -> dict:
         opt.load_state_dict(ck["opt"])
         step, tokens, elapsed = ck["step"], ck["tokens"], ck["elapsed"]
         log(f"[{name}] resumed at step {step}")
-    elif init_from:
+        _history(run_dir, {"event": "resume", "step": step, "steps_total": hp["steps"]})
+    else:
+        _history(run_dir, {"event": "start", "step": 0, "steps_total": hp["steps"]})
+    if step == 0 and init_from:
         src = hp.get("init_path") or os.path.join(os.path.dirname(run_dir), init_from, "final-state.pt")
         sd = torch.load(src)
         model.load_state_dict(sd)
