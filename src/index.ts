@@ -93,7 +93,7 @@ export type { TraceDims } from "./trace/size.js";
 // --- eval: QA harness (datasets, settings, prompts, metrics, runner) ----------------------------
 export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV } from "./eval/datasets.js";
 export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress } from "./eval/datasets.js";
-export { buildContext, DistractorPool, settingLabel, validateSetting } from "./eval/contexts.js";
+export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./eval/contexts.js";
 export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
 export {
   buildQaPrompt, promptRegionsToTokens, PROMPT_FORMATS, PAPER_FORMAT_OF_FAMILY, LLADA_HEADER, CHAT_HEADER, CHAT_EXAMPLES, NO_CONTEXT_PASSAGE,

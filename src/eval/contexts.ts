@@ -141,3 +141,13 @@ export function buildContext(record: QaRecord, setting: EvalSetting, opts: { fil
   const passages = [...distractors.slice(0, pos), gold, ...distractors.slice(pos)];
   return { passages, goldIndex: pos };
 }
+
+/**
+ * The settings of a gold-position sweep: the gold passage at every position 0..k among k distractors
+ * (the Lost-in-the-Middle curve; the paper's rollout figures use positions 0, 4 and 9 of k = 9).
+ * @example goldPositionSweep(9, "pool", { positions: [0, 4, 9] })
+ */
+export function goldPositionSweep(k: number, source: DistractorSource, options: { positions?: number[]; seed?: number } = {}): EvalSetting[] {
+  const positions = options.positions ?? Array.from({ length: k + 1 }, (_, i) => i);
+  return positions.map((p) => validateSetting({ kind: "distractors", k, goldPosition: p, source, seed: options.seed }));
+}

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildContext, DistractorPool, settingLabel, validateSetting } from "../../src/eval/contexts.js";
+import { buildContext, DistractorPool, goldPositionSweep, settingLabel, validateSetting } from "../../src/eval/contexts.js";
 import { DatasetError, loadQaJsonl, readQaJsonl, recordId, type QaRecord } from "../../src/eval/datasets.js";
 import { normalizeAnswer } from "../../src/eval/metrics.js";
 import { HELDOUT } from "./helpers.js";
@@ -117,6 +117,11 @@ describe("contexts", () => {
       expect(c.passages[c.goldIndex!]).toEqual(r.ctxs[0]);
       expect(c.passages.filter((_, i) => i !== c.goldIndex)).toEqual(r.ctxs.slice(1, 5));
     }
+  });
+  it("gold-position sweep", () => {
+    expect(goldPositionSweep(2, "pool").map(settingLabel)).toEqual(["gold@0/k2/pool", "gold@1/k2/pool", "gold@2/k2/pool"]);
+    expect(goldPositionSweep(9, "record", { positions: [0, 4, 9] }).map(settingLabel)).toEqual(["gold@0/k9", "gold@4/k9", "gold@9/k9"]);
+    expect(() => goldPositionSweep(3, "pool", { positions: [4] })).toThrow(/gold position/i);
   });
   it("validates settings and labels them", () => {
     expect(() => validateSetting({ kind: "distractors", k: 4, goldPosition: 5, source: "pool" })).toThrow(/gold position/i);
