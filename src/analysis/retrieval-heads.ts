@@ -185,13 +185,17 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
         });
       });
     };
-    trace.steps.forEach((st, s) => {
-      st.transferred.forEach((p, k) => {
-        if (p < trace.prompt.promptLength) return;
-        if (rows === "unmask-step") score(s, st.canvas, st.producingRow[k], st.tokens[k], st.step, p);
-        else score("final", trace.final.sequence, p - shift, st.tokens[k], st.step, p);
+    if (rows === "unmask-step") {
+      trace.steps.forEach((st, s) => {
+        st.transferred.forEach((p, k) => {
+          if (p >= trace.prompt.promptLength) score(s, st.canvas, st.producingRow[k], st.tokens[k], st.step, p);
+        });
       });
-    });
+    } else {
+      // Final-pass rows need no step records: every generated position, its final token and unmask step.
+      const seq = trace.final.sequence;
+      for (let p = trace.prompt.promptLength; p < seq.length; p++) score("final", seq, p - shift, seq[p], trace.unmaskedAt[p], p);
+    }
     const keep = filter === "none" || (filter === "contains" ? words(trace.answer).join(" ").includes(words(text).join(" ")) : rouge1Recall(trace.answer, text) > threshold);
     layers.forEach((layer, li) => {
       for (let h = 0; h < H; h++) {

@@ -102,6 +102,10 @@ describe("retrievalHeads on a constructed copy event", () => {
     // final pass, row p = 5 (unshifted): layer 0 head 1 → key 4
     const unshifted = retrievalHeads(dream, { evidence: { text: "Paris" }, rows: "final-unshifted" }).scores.objects() as { score: number }[];
     expect(unshifted.map((r) => r.score)).toEqual([0, 1, 0, 0]);
+    // final-pass rows need no step records (a trace recorded with keepSteps: false)
+    dream.steps = [];
+    const noSteps = retrievalHeads(dream, { evidence: { text: "Paris" }, rows: "final" }).scores.objects() as { score: number }[];
+    expect(noSteps.map((r) => r.score)).toEqual([1, 0, 0, 0]);
   });
   it("missing argmax probes → ProbeMissingError naming the probe and probes: { argmax: true }", () => {
     const t = trace("Paris");
