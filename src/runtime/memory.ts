@@ -11,9 +11,9 @@
  * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view);
  * - probes: every requested probe output, twice (ORT's output buffer + the JS copy the Node
  *   binding makes);
- * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so peak RSS runs about 1.5×
- *   what the graph holds at once (measured: 4 layers, d 256, T 2048 → 976 MB RSS without probes,
- *   2.3 GB with full maps for every layer; see BENCHMARKS.md "Engine");
+ * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so the compute terms above
+ *   (not the probe outputs) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
+ *   without probes, 1.76 GB with full maps for every layer; see BENCHMARKS.md "Engine");
  * - runtime: Node + onnxruntime's own libraries (~96 MiB).
  * It is an estimate (±25 %), not a guarantee; the benchmark prints it next to the measured peak.
  */
@@ -37,7 +37,7 @@ export interface MemoryEstimate {
   logits: number;
   /** 2 × the probe outputs (ORT buffer + JS copy). */
   probes: number;
-  /** Arena slack: half of the terms above. */
+  /** Arena slack: half of weights + attention + activations + logits. */
   arena: number;
   /** Fixed: Node + onnxruntime libraries. */
   runtime: number;
@@ -101,7 +101,7 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   }
   terms.push(...byKind);
   const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-  const arena = 0.5 * (weights + attention + activations + logits + probes);
+  const arena = 0.5 * (weights + attention + activations + logits);
   const runtime = RUNTIME_BYTES;
   return { weights, attention, activations, logits, probes, arena, runtime, probeBytes, total: weights + attention + activations + logits + probes + arena + runtime, dominant };
 }

@@ -4,6 +4,7 @@
  * left-padded row must give the unpadded sequence's logits and probes on its real tokens.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { buildModelGraph } from "../../src/graph/model.js";
 import { probeOutputs } from "../../src/graph/probes.js";
 import { probesFromAttention } from "../../src/reference/forward.js";
 import { createEngine } from "../../src/runtime/engine.js";
@@ -121,5 +122,34 @@ describe("padding mask", () => {
       expectClose(pp.subarray((h * T + pad + q) * T + pad, (h * T + pad + q + 1) * T), pa.subarray((h * n + q) * n, (h * n + q + 1) * n), 1e-6, `pattern h${h} q${q}`);
     }
     await engine.dispose();
+  });
+});
+
+describe("probe scheduling", () => {
+  it("each layer's output projection depends on that layer's probes (so P is freed before the next layer)", () => {
+    const ck = tiny({ layers: 3 });
+    const built = buildModelGraph(ck.spec, ck.tensors, { probes: { received: true, argmax: true, pattern: { layers: [1] } } });
+    const producer = new Map<string, (typeof built.graph.node)[number]>();
+    for (const n of built.graph.node) for (const o of n.output) producer.set(o, n);
+    const ancestors = (value: string): Set<string> => {
+      const seen = new Set<string>();
+      const stack = [value];
+      while (stack.length) {
+        const v = stack.pop()!;
+        if (seen.has(v)) continue;
+        seen.add(v);
+        for (const i of producer.get(v)?.input ?? []) stack.push(i);
+      }
+      return seen;
+    };
+    for (let l = 0; l < 3; l++) {
+      const oProj = built.graph.node.find((n) => n.opType === "Gemm" && n.input[1] === ck.spec.weights.blocks[l].o)!;
+      const deps = ancestors(oProj.output[0]);
+      const layerProbes = built.probes.filter((p) => p.layer === l).map((p) => p.name);
+      expect(layerProbes.length).toBe(l === 1 ? 4 : 3);
+      for (const name of layerProbes) expect(deps.has(name), `${name} before o_proj ${l}`).toBe(true);
+      // and not on a later layer's probes
+      expect(deps.has(probeName.received(l + 1))).toBe(false);
+    }
   });
 });

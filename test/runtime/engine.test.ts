@@ -156,7 +156,7 @@ describe("memory budget", () => {
     expect(est.probeBytes.get(probeName.pattern(1))).toBe(4 * 2 * s.numHeads * 100 * 100);
     expect(est.probeBytes.get(probeName.received(0))).toBe(4 * 2 * 100);
     expect(est.probes).toBe(2 * [...est.probeBytes.values()].reduce((a, b) => a + b, 0));
-    expect(est.arena).toBe(0.5 * (est.weights + est.attention + est.activations + est.logits + est.probes));
+    expect(est.arena).toBe(0.5 * (est.weights + est.attention + est.activations + est.logits));
     expect(est.total).toBe(est.weights + est.attention + est.activations + est.logits + est.probes + est.arena + RUNTIME_BYTES);
     expect(est.dominant).toBe("blocks.*.attn.pattern");
     // the quadratic terms take over as the sequence grows
