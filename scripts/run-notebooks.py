@@ -68,16 +68,21 @@ def main() -> int:
     ap.add_argument("--kernel", default="floatscope")
     ap.add_argument("--timeout", type=int, default=1800, help="per-cell timeout in seconds")
     args = ap.parse_args()
-    ok = True
+    missing = [p for p in args.notebooks if not p.is_file()]
+    if missing:
+        print(f"[notebooks] no such notebook: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    # Figure notebooks are independent: run them all, so one failure costs one figure, not the rest.
+    failed = []
     for nb_path in args.notebooks:
-        if not nb_path.is_file():
-            print(f"[notebooks] no such notebook: {nb_path}", file=sys.stderr)
-            return 2
         out_dir = args.output_dir or nb_path.parent / "_executed"
-        ok = run(nb_path, out_dir, args.kernel, args.timeout) and ok
-        if not ok:
-            break  # later notebooks usually depend on earlier ones' outputs
-    return 0 if ok else 1
+        if not run(nb_path, out_dir, args.kernel, args.timeout):
+            failed.append(str(nb_path))
+    n = len(args.notebooks)
+    if len(args.notebooks) > 1 or failed:
+        summary = f"[notebooks] {n - len(failed)} of {n} notebooks ran without errors"
+        print(summary + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
