@@ -160,7 +160,7 @@ export interface QkOptions extends AnchorOptions {
 export interface QkResult {
   /** One row per (layer, query, key): score, cos, normProd, floating; NaN where masked. */
   table: ColumnTable;
-  /** One row per layer: floating vs other means and the angle/norm split of the advantage. */
+  /** One row per layer: floating vs other means, the angle/norm split of the advantage, and angleShare = angleTerm / advantage. */
   summary: ColumnTable;
   spec: QKSpec;
 }
@@ -243,7 +243,11 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
   const summary = longTable(
     Object.fromEntries(["cosFloating", "cosOther", "normFloating", "normOther", "advantage", "angleTerm", "normTerm"].map((key) => [key, Float64Array.from(s, (r) => r[key as keyof QkSummarySpec] as number)])),
     {},
-  ).assign({ layer: Int32Array.from(layers) });
+  ).assign({
+    layer: Int32Array.from(layers),
+    // Share of the advantage carried by the angle (1 − angleShare by the norms); NaN when there is no advantage.
+    angleShare: Float64Array.from(s, (r) => (Math.abs(r.advantage) > 1e-12 ? r.angleTerm / r.advantage : NaN)),
+  });
   const warnings: string[] = [];
   if (up && H !== Hkv && typeof heads === "number") warnings.push(`upstream head mapping h mod ${Hkv} is wrong for GQA: head ${heads} reads KV head ${heads % Hkv}, the model uses ${kvHeadOf(heads, H, Hkv)}`);
   if (up && causal !== trace.model.causal) warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);

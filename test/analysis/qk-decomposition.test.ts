@@ -69,6 +69,7 @@ describe("qkDecomposition over a trace", () => {
     expect(spec.panels[0].floating).toEqual([0]);
     expect(summary.get("advantage", 0)).toBeCloseTo(1, 12);
     expect(summary.get("angleTerm", 0) + summary.get("normTerm", 0)).toBeCloseTo(1, 12);
+    expect(summary.get("angleShare", 0)).toBeCloseTo(summary.get("angleTerm", 0), 12); // advantage = 1
   });
   it("per head on a 28:4 trace: head 7 reads KV head 1 (score 2), upstream reads KV head 3 (score 4)", () => {
     // every query head: rows (1,0); KV head g: keys (g+1, 0), (0, 1)
