@@ -7,7 +7,7 @@
 #   npm run reproduce -- --output-dir /tmp/out …    # elsewhere
 #
 # Notebooks get their inputs from the environment (the kernel inherits it), e.g.
-# FLOATSCOPE_NQ=/path/to/nq-open-oracle.jsonl.gz. FLOATSCOPE_SKIP_SETUP=1 skips the setup check.
+# FLOATSCOPE_DATA=/path/to/nq-open-oracle.jsonl.gz. FLOATSCOPE_SKIP_SETUP=1 skips the setup check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
