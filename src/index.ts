@@ -83,8 +83,8 @@ export { TraceRecorder } from "./samplers/recorder.js";
 // --- trace: the .fstrace file (streaming writer, validating reader) -------------------------------
 export { TRACE_FORMAT_VERSION } from "./trace/types.js";
 export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
-export { readTrace, decodeTrace } from "./trace/reader.js";
-export type { ReadTraceOptions } from "./trace/reader.js";
+export { readTrace, decodeTrace, readTraceHeader, traceSteps } from "./trace/reader.js";
+export type { ReadTraceOptions, TraceMeta } from "./trace/reader.js";
 export { TraceWriter, writeTrace, encodeTrace } from "./trace/writer.js";
 export type { TraceHeader, TraceEnd } from "./trace/writer.js";
 export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";

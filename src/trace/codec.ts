@@ -12,6 +12,7 @@
  * a trace file is executed. This module is self-contained (no compute-side imports) so a trace can
  * be read where no model or runtime is installed.
  */
+import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { TraceFormatError } from "../util/errors.js";
 
@@ -168,33 +169,67 @@ export interface FramedRecord {
   offset: number;
 }
 
+/** Reads `len` bytes at byte `pos` (fewer at the end of the source). */
+export type ReadAt = (pos: number, len: number) => Buffer;
+
+export interface RecordStream {
+  /** Complete, CRC-checked records in file order (read lazily: one blob in memory at a time). */
+  records: Iterable<FramedRecord>;
+  /** After iterating: where a cut-short last record began and how many bytes it had, if any. */
+  truncation(): { at: number; trailing: number; complete: number } | undefined;
+}
+
 /**
- * Split the bytes after the preamble into framed records, checking each CRC. A tail that is
- * shorter than its declared length is reported as `truncatedAt` (byte offset) rather than thrown,
- * so the caller decides between an error and a partial load.
+ * Walk the framed records after the preamble, checking each CRC. A tail shorter than its declared
+ * length ends the walk and is reported by `truncation()` rather than thrown, so the caller decides
+ * between an error and a partial load.
  */
-export function splitRecords(buf: Buffer, file: string): { records: FramedRecord[]; truncatedAt?: number } {
-  const records: FramedRecord[] = [];
-  let p = PREAMBLE_BYTES;
-  while (p < buf.length) {
-    if (buf.length - p < 8) return { records, truncatedAt: p };
-    const n = buf.readBigUInt64LE(p);
-    if (n > BigInt(buf.length - p - RECORD_OVERHEAD)) {
-      // Either a torn final write or a corrupted length: both leave no complete record here.
-      return { records, truncatedAt: p };
+export function framedRecords(read: ReadAt, size: number, file: string): RecordStream {
+  let cut: { at: number; trailing: number; complete: number } | undefined;
+  function* walk(): Generator<FramedRecord> {
+    let p = PREAMBLE_BYTES;
+    let index = 0;
+    while (p < size) {
+      const n = size - p >= 8 ? read(p, 8).readBigUInt64LE(0) : undefined;
+      // Either a torn final write or a corrupted length: no complete record here.
+      if (n === undefined || n > BigInt(size - p - RECORD_OVERHEAD)) {
+        cut = { at: p, trailing: size - p, complete: index };
+        return;
+      }
+      const len = Number(n);
+      const framed = read(p + 8, len + 4);
+      const blob = framed.subarray(0, len);
+      const stored = framed.readUInt32LE(len);
+      const actual = zlib.crc32(blob);
+      if (stored !== actual) {
+        throw new TraceFormatError("Trace record is corrupted (checksum mismatch)", {
+          file, field: `record ${index} (byte ${p})`,
+          expected: `CRC-32 ${stored.toString(16).padStart(8, "0")}`, found: actual.toString(16).padStart(8, "0"),
+        });
+      }
+      yield { blob, offset: p };
+      index++;
+      p += len + RECORD_OVERHEAD;
     }
-    const len = Number(n);
-    const blob = buf.subarray(p + 8, p + 8 + len);
-    const stored = buf.readUInt32LE(p + 8 + len);
-    const actual = zlib.crc32(blob);
-    if (stored !== actual) {
-      throw new TraceFormatError("Trace record is corrupted (checksum mismatch)", {
-        file, field: `record ${records.length} (byte ${p})`,
-        expected: `CRC-32 ${stored.toString(16).padStart(8, "0")}`, found: actual.toString(16).padStart(8, "0"),
-      });
-    }
-    records.push({ blob, offset: p });
-    p += len + RECORD_OVERHEAD;
   }
-  return { records };
+  return { records: { [Symbol.iterator]: walk }, truncation: () => cut };
+}
+
+/** Random access over an in-memory buffer. */
+export function bufferReader(buf: Buffer): ReadAt {
+  return (pos, len) => buf.subarray(pos, pos + len);
+}
+
+/** Random access over an open file descriptor. */
+export function fileReader(fd: number): ReadAt {
+  return (pos, len) => {
+    const out = Buffer.alloc(len);
+    let got = 0;
+    while (got < len) {
+      const n = fs.readSync(fd, out, got, len - got, pos + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return out.subarray(0, got);
+  };
 }

@@ -11,7 +11,9 @@
 import * as fs from "node:fs";
 import { TraceFormatError } from "../util/errors.js";
 import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
-import { decodeBlob, decodePreamble, splitRecords, type RecordPlace, type TraceRecord } from "./codec.js";
+import {
+  bufferReader, decodeBlob, decodePreamble, fileReader, framedRecords, PREAMBLE_BYTES, type ReadAt, type RecordPlace, type TraceRecord,
+} from "./codec.js";
 import { Check, readProbes } from "./schema.js";
 import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceStep } from "./types.js";
 
@@ -24,51 +26,131 @@ const STEP_TENSORS = new Set(["canvas", "transferred", "tokens", "confidence", "
 const FINAL_TENSORS = new Set(["sequence"]);
 const END_TENSORS = new Set(["unmasked_at"]);
 
-/** Read and validate a `.fstrace` file. */
+/**
+ * Read and validate a `.fstrace` file. Records are read one at a time (the file is never held in
+ * memory whole), so a trace costs about its decoded arrays.
+ */
 export function readTrace(file: string, options: ReadTraceOptions = {}): Trace {
-  let buf: Buffer;
-  try {
-    buf = fs.readFileSync(file);
-  } catch (e) {
-    throw new TraceFormatError("Cannot read trace file", { file, found: (e as Error).message });
-  }
-  return decodeTrace(buf, file, options);
+  return withFile(file, (read, size) => assemble(decodedRecords(read, size, file, options), file));
 }
 
 /** Decode trace bytes (see `readTrace`). `file` names the source in errors. */
 export function decodeTrace(buf: Buffer, file = "trace", options: ReadTraceOptions = {}): Trace {
-  const version = decodePreamble(buf, file);
+  return assemble(decodedRecords(bufferReader(buf), buf.length, file, options), file);
+}
+
+/** The validated meta record of a trace file (model, prompt, settings…), without reading the steps. */
+export function readTraceHeader(file: string): TraceMeta {
+  return withFile(file, (read, size) => {
+    for (const { place, rec } of decodedRecords(read, size, file, { allowTruncated: true })) {
+      if (rec.kind !== "meta") new Check(place).fail("kind", "meta (the first record)", rec.kind);
+      return readMeta(new Check(place), rec.json);
+    }
+    throw noMeta(file);
+  });
+}
+
+/**
+ * The steps of a trace file, validated and yielded one at a time: analyses of long traces with full
+ * maps can run in bounded memory. Stops at the final pass (records after it are not read); a cut
+ * inside the steps is handled as in `readTrace`.
+ */
+export function* traceSteps(file: string, options: ReadTraceOptions = {}): Generator<TraceStep> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (e) {
+    throw new TraceFormatError("Cannot read trace file", { file, found: (e as Error).message });
+  }
+  try {
+    let meta: TraceMeta | undefined;
+    let index = 0;
+    for (const { place, rec } of decodedRecords(fileReader(fd), fs.fstatSync(fd).size, file, options)) {
+      const c = new Check(place);
+      if (!meta) {
+        if (rec.kind !== "meta") c.fail("kind", "meta (the first record)", rec.kind);
+        meta = readMeta(c, rec.json);
+        continue;
+      }
+      if (rec.kind !== "step") return;
+      yield readStep(c, rec, meta.model, index++, meta.prompt.promptLength);
+    }
+    if (!meta) throw noMeta(file);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function withFile<T>(file: string, f: (read: ReadAt, size: number) => T): T {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (e) {
+    throw new TraceFormatError("Cannot read trace file", { file, found: (e as Error).message });
+  }
+  try {
+    return f(fileReader(fd), fs.fstatSync(fd).size);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function noMeta(file: string): TraceFormatError {
+  return new TraceFormatError("Trace file has no meta record", { file, field: "record 0", expected: "a meta record", found: "end of file" });
+}
+
+interface Decoded {
+  place: RecordPlace;
+  rec: TraceRecord;
+}
+
+/** A marker the record stream yields last when a cut-short tail was accepted (allowTruncated). */
+const TRUNCATED = Symbol("truncated");
+
+/** Preamble and version checks, then each record decoded lazily; a cut-short tail throws unless allowed. */
+function* decodedRecords(read: ReadAt, size: number, file: string, options: ReadTraceOptions): Generator<Decoded> {
+  const version = decodePreamble(read(0, PREAMBLE_BYTES), file);
   if (version > TRACE_FORMAT_VERSION) {
     throw new TraceFormatError(`Trace format version ${version} is newer than this floatscope reads`, {
       file, field: "format version", expected: `≤ ${TRACE_FORMAT_VERSION}`, found: String(version), hint: "upgrade floatscope to read this trace",
     });
   }
   if (version < 1) throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
-  const { records, truncatedAt } = splitRecords(buf, file);
-  if (truncatedAt !== undefined && !options.allowTruncated) {
+  const stream = framedRecords(read, size, file);
+  let index = 0;
+  for (const r of stream.records) {
+    const place: RecordPlace = { file, index: index++, offset: r.offset };
+    yield { place, rec: decodeBlob(r.blob, place) };
+  }
+  const cut = stream.truncation();
+  if (cut && !options.allowTruncated) {
     throw new TraceFormatError("Trace file is truncated: its last record is cut short", {
-      file, field: `record ${records.length} (byte ${truncatedAt})`, expected: "a complete length-prefixed record",
-      found: `${buf.length - truncatedAt} trailing bytes`,
-      hint: `readTrace(file, { allowTruncated: true }) loads the ${records.length} complete records as a partial trace`,
+      file, field: `record ${cut.complete} (byte ${cut.at})`, expected: "a complete length-prefixed record",
+      found: `${cut.trailing} trailing bytes`,
+      hint: `readTrace(file, { allowTruncated: true }) loads the ${cut.complete} complete records as a partial trace`,
     });
   }
-  if (records.length === 0) throw new TraceFormatError("Trace file has no meta record", { file, field: "record 0", expected: "a meta record", found: "end of file" });
-  const decoded = records.map((r, index) => {
-    const place: RecordPlace = { file, index, offset: r.offset };
-    return { place, rec: decodeBlob(r.blob, place) };
-  });
-  return assemble(decoded, truncatedAt !== undefined);
+  if (cut) yield { place: { file, index, offset: cut.at }, rec: TRUNCATED as unknown as TraceRecord };
 }
 
-function assemble(decoded: { place: RecordPlace; rec: TraceRecord }[], truncated: boolean): Trace {
-  const first = decoded[0];
+function assemble(records: Iterable<Decoded>, file: string): Trace {
+  const it = records[Symbol.iterator]();
+  const head = it.next();
+  if (head.done || (head.value.rec as unknown) === TRUNCATED) throw noMeta(file);
+  const first = head.value;
   if (first.rec.kind !== "meta") new Check(first.place).fail("kind", "meta (the first record)", first.rec.kind);
   const h = readMeta(new Check(first.place), first.rec.json);
   const steps: TraceStep[] = [];
   const stepStrings: string[][] = [];
   let final: Trace["final"] | undefined;
   let end: { json: Record<string, unknown>; unmaskedAt: Int32Array; place: RecordPlace } | undefined;
-  for (const { place, rec } of decoded.slice(1)) {
+  let truncated = false;
+  for (let r = it.next(); !r.done; r = it.next()) {
+    const { place, rec } = r.value;
+    if ((rec as unknown) === TRUNCATED) {
+      truncated = true;
+      break;
+    }
     const c = new Check(place);
     if (end) c.fail("kind", "nothing after the end record", rec.kind);
     if (rec.kind === "meta") c.fail("kind", "step, final or end", "a second meta record");
@@ -136,7 +218,8 @@ function replay(s: TraceStep): Int32Array {
   return out;
 }
 
-interface Meta {
+/** The validated meta record. */
+export interface TraceMeta {
   formatVersion: number;
   model: TraceModelInfo;
   prompt: Trace["prompt"];
@@ -150,7 +233,7 @@ interface Meta {
   maskToken?: string;
 }
 
-function readMeta(c: Check, j: Record<string, unknown>): Meta {
+function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
   const formatVersion = c.int(j, "formatVersion", 1);
   const m = c.obj(j, "model");
   const model: TraceModelInfo = {
@@ -176,7 +259,7 @@ function readMeta(c: Check, j: Record<string, unknown>): Meta {
     const [chars] = c.spans({ chars: [o.chars] }, "chars", 1);
     return { name: c.str(o, "name"), tokens, chars } as Region;
   });
-  const meta: Meta = {
+  const meta: TraceMeta = {
     formatVersion, model,
     prompt: { text: c.str(p, "text"), ids, promptLength, regions },
     promptTokens: c.strings(j, "promptTokens", promptLength),

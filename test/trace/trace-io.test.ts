@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../src/samplers/generate.js";
 import { encodePreamble, encodeRecord } from "../../src/trace/codec.js";
-import { decodeTrace, readTrace } from "../../src/trace/reader.js";
+import { decodeTrace, readTrace, readTraceHeader, traceSteps } from "../../src/trace/reader.js";
 import type { Trace } from "../../src/trace/types.js";
 import { encodeTrace, metaRecord, headerOf, stepRecord } from "../../src/trace/writer.js";
 import { TraceFormatError } from "../../src/util/errors.js";
@@ -44,6 +44,25 @@ describe(".fstrace round trip", () => {
       expectSameTrace(decodeTrace(encodeTrace(back)), r.trace);
     });
   }
+
+  it("traceSteps yields the validated steps one at a time; readTraceHeader reads only the meta record", async () => {
+    const file = path.join(tmp, "iter.fstrace");
+    const r = await sampleTrace(file);
+    const steps = [...traceSteps(file)];
+    expect(steps.map((s) => s.step)).toEqual(r.trace.steps.map((s) => s.step));
+    expect(Array.from(steps[2].probes.get("blocks.0.attn.received")!.data)).toEqual(Array.from(r.trace.steps[2].probes.get("blocks.0.attn.received")!.data));
+    const h = readTraceHeader(file);
+    expect(h.settings).toEqual(r.trace.settings);
+    expect(h.prompt.ids).toEqual(r.trace.prompt.ids);
+    expect(h.promptTokens).toEqual(r.trace.tokens.slice(0, 3));
+    const bytes = fs.readFileSync(file);
+    // A cut inside the steps: an error by default, the complete steps with allowTruncated.
+    fs.writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length * 0.55)));
+    expect(() => [...traceSteps(file)]).toThrow(/truncated/);
+    const some = [...traceSteps(file, { allowTruncated: true })];
+    expect(some.length).toBeGreaterThan(0);
+    expect(some.length).toBeLessThan(3);
+  });
 
   it("an interrupted run (abort between steps) leaves a valid partial trace", async () => {
     const file = path.join(tmp, "partial.fstrace");
