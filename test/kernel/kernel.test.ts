@@ -148,3 +148,26 @@ describe.skipIf(missing !== null)("floatscope kernel (installed kernelspec)", ()
     expect(ofType(r.iopub, "display_data")).toHaveLength(0);
   });
 });
+
+describe.skipIf(missing !== null)("floatscope kernel started outside the checkout", () => {
+  it("falls back to the checkout's tslab (FLOATSCOPE_ROOT) and still displays", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "floatscope-nb-outside-"));
+    const kernel = await KernelClient.start(INSTALLED_KERNEL_JSON, dir);
+    try {
+      const r = await kernel.execute(
+        'const lib = require(process.env.FLOATSCOPE_ROOT + "/src/dist/index.js");\n' +
+          'lib.show("hello from " + process.cwd());\n' +
+          "console.log(process.env.FLOATSCOPE_TSLAB);",
+      );
+      expect(r.reply.content.status, streamText(r.iopub, "stderr")).toBe("ok");
+      expect(streamText(r.iopub, "stdout")).toBe(join(ROOT, "node_modules", "tslab", "dist", "main.js") + "\n");
+      const [d] = ofType(r.iopub, "display_data");
+      expect(d.content.data).toEqual({ "text/plain": `hello from ${dir}` });
+    } finally {
+      await kernel.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
