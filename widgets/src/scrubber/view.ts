@@ -257,6 +257,9 @@ export class ScrubberView {
       const c = el("canvas", { className: cls });
       c.width = w;
       c.height = h;
+      // Fixed CSS size: a flex column would otherwise stretch the canvas and blur its cells.
+      c.style.width = `${w}px`;
+      c.style.height = `${h}px`;
       return c;
     };
     const p: PanelElements = {
@@ -274,6 +277,7 @@ export class ScrubberView {
       temporalHeight,
       mapSize,
     };
+    p.root.style.width = `${width}px`;
     p.root.append(
       p.title,
       el("div", { className: "fs-axis", text: "temporal view: denoising step (rows, first at top) × token position" }),
