@@ -240,14 +240,19 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     });
   }
   const s = summaries;
-  const summary = longTable(
-    Object.fromEntries(["cosFloating", "cosOther", "normFloating", "normOther", "advantage", "angleTerm", "normTerm"].map((key) => [key, Float64Array.from(s, (r) => r[key as keyof QkSummarySpec] as number)])),
-    {},
-  ).assign({
+  const col = (key: keyof QkSummarySpec) => Float64Array.from(s, (r) => r[key]);
+  const summary = longTable({
     layer: Int32Array.from(layers),
-    // Share of the advantage carried by the angle (1 − angleShare by the norms); NaN when there is no advantage.
+    cosFloating: col("cosFloating"),
+    cosOther: col("cosOther"),
+    normFloating: col("normFloating"),
+    normOther: col("normOther"),
+    advantage: col("advantage"),
+    angleTerm: col("angleTerm"),
+    normTerm: col("normTerm"),
+    // Share of the advantage carried by the angle (the rest by the norms); NaN when there is no advantage.
     angleShare: Float64Array.from(s, (r) => (Math.abs(r.advantage) > 1e-12 ? r.angleTerm / r.advantage : NaN)),
-  });
+  }, { model: label, heads: String(heads) });
   const warnings: string[] = [];
   if (up && H !== Hkv && typeof heads === "number") warnings.push(`upstream head mapping h mod ${Hkv} is wrong for GQA: head ${heads} reads KV head ${heads % Hkv}, the model uses ${kvHeadOf(heads, H, Hkv)}`);
   if (up && causal !== trace.model.causal) warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);
