@@ -119,7 +119,13 @@ export class KernelClient {
         throw new Error(`kernel did not answer kernel_info_request within ${timeoutMs} ms:\n${client.stderr.join("")}`);
       }
       const id = await client.send(shell, "kernel_info_request", {});
-      const reply = await Promise.race([client.recvReply(shell, id, 2000), exited]);
+      let reply: JupyterMessage | null;
+      try {
+        reply = await Promise.race([client.recvReply(shell, id, 2000), exited]);
+      } catch (e) {
+        client.kill();
+        throw e;
+      }
       if (reply && client.iopubLog.some((m) => m.parent_header.msg_id === id)) return client;
     }
   }
