@@ -51,6 +51,12 @@ export interface GenerateOptions {
    * and stay on disk, partial.
    */
   stopOnInterrupt?: boolean;
+  /**
+   * Prompts per forward pass (default: all of them). Prompts are run in consecutive batches of this
+   * size; each keeps RNG stream = its position in `prompts`, so results do not depend on the batching.
+   * After an interrupt, results cover the prompts started so far.
+   */
+  batchSize?: number;
 }
 
 export interface GenerateResult {
@@ -81,37 +87,60 @@ export async function generate(
     throw new SettingsError("One trace file per prompt", { file: "settings", field: "traceFiles", expected: `${prompts.length} entries`, found: String(options.traceFiles.length) });
   }
 
-  const strategy = STRATEGIES[cfg.sampler](cfg, spec);
-  const rows: RowState[] = encoded.map((e, index) => {
-    const canvas = strategy.initCanvas(Int32Array.from(e.ids));
-    return { index, promptLength: e.ids.length, canvas, rng: new Rng(cfg.seed, index), done: false, unmaskedAt: new Int32Array(canvas.length).fill(-1) };
-  });
-  const recorders = encoded.map((e, index) => new TraceRecorder({
-    spec, modelName: options.modelName ?? spec.architecture, tokenizer: options.tokenizer, config: cfg, device: engine.device,
-    stream: index, prompt: e, file: options.traceFiles?.[index], keepSteps: options.keepSteps ?? true,
-  }));
-  const padId = spec.padTokenId ?? spec.eosTokenIds[0] ?? 0;
-  const regions = cfg.probes.regionSum ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) } : undefined;
+  const batchSize = options.batchSize ?? prompts.length;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+    throw new SettingsError("Invalid batchSize", { file: "settings", field: "batchSize", expected: "an integer ≥ 1", found: String(options.batchSize) });
+  }
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
   if (options.stopOnInterrupt ?? true) process.once("SIGINT", onSigint);
   const signal = options.signal ? anySignal(options.signal, interrupt.signal) : interrupt.signal;
+  const results: GenerateResult[] = [];
+  try {
+    for (let start = 0; start < encoded.length && !signal.aborted; start += batchSize) {
+      const indices = encoded.slice(start, start + batchSize).map((_, j) => start + j);
+      results.push(...(await runBatch(engine, cfg, encoded, indices, options, signal)));
+    }
+    return results;
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+  }
+}
+
+/**
+ * One batch: prompts `indices` (positions in the caller's list, which are also their RNG streams)
+ * share every forward pass. Returns their results, partial when `signal` stopped the loop.
+ */
+async function runBatch(
+  engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[], indices: number[], options: GenerateOptions, signal: AbortSignal,
+): Promise<GenerateResult[]> {
+  const spec = engine.spec;
+  const strategy = STRATEGIES[cfg.sampler](cfg, spec);
+  const rows: RowState[] = indices.map((index) => {
+    const canvas = strategy.initCanvas(Int32Array.from(encoded[index].ids));
+    return { index, promptLength: encoded[index].ids.length, canvas, rng: new Rng(cfg.seed, index), done: false, unmaskedAt: new Int32Array(canvas.length).fill(-1) };
+  });
+  const recorders = new Map(indices.map((index) => [index, new TraceRecorder({
+    spec, modelName: options.modelName ?? spec.architecture, tokenizer: options.tokenizer, config: cfg, device: engine.device,
+    stream: index, prompt: encoded[index], file: options.traceFiles?.[index], keepSteps: options.keepSteps ?? true,
+  })]));
+  const padId = spec.padTokenId ?? spec.eosTokenIds[0] ?? 0;
+  const regions = cfg.probes.regionSum ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) } : undefined;
   try {
     const res = await runSteps(engine, strategy, rows, {
       padId, regions, signal,
       guidance: cfg.cfgScale > 0 ? { scale: cfg.cfgScale, maskId: spec.maskTokenId! } : undefined,
       onStep: (row, step) => {
-        recorders[row.index].step(step);
+        recorders.get(row.index)!.step(step);
         options.onStep?.(row.index, step);
       },
     });
-    if (res.interrupted) return rows.map((r, i) => result(recorders[i].abandon(r.canvas, r.unmaskedAt), recorders[i].file));
+    if (res.interrupted) return rows.map((r) => result(recorders.get(r.index)!.abandon(r.canvas, r.unmaskedAt), recorders.get(r.index)!.file));
     const finals = await finalPass(engine, rows, { padId, regions });
-    return rows.map((r, i) => result(recorders[i].finish(r.canvas, finals[i], r.unmaskedAt), recorders[i].file));
+    return rows.map((r, i) => result(recorders.get(r.index)!.finish(r.canvas, finals[i], r.unmaskedAt), recorders.get(r.index)!.file));
   } finally {
-    process.removeListener("SIGINT", onSigint);
-    for (const r of recorders) r.close();
+    for (const r of recorders.values()) r.close();
   }
 }
 

@@ -60,4 +60,16 @@ describe("batched generation with left padding", () => {
       }
     });
   }
+
+  it("batchSize splits prompts into consecutive batches; RNG streams follow the prompt index, so results do not change", async () => {
+    const prompts = ["t5 t6 t7", "t4", "t10 t11", "t8 t9 t12 t13", "t3"];
+    const settings = { genLength: 6, steps: 3, temperature: 1.2, seed: 11 };
+    const engine = new FakeEngine();
+    const all = await generate(new FakeEngine(), prompts, settings, { tokenizer });
+    const chunked = await generate(engine, prompts, settings, { tokenizer, batchSize: 2 });
+    expect(engine.calls.map((c) => c.batch)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1]);
+    expect(chunked.map((r) => r.trace.stream)).toEqual([0, 1, 2, 3, 4]);
+    chunked.forEach((r, i) => expect(Array.from(r.trace.final.sequence)).toEqual(Array.from(all[i].trace.final.sequence)));
+    expect((await generate(new FakeEngine(), prompts, settings, { tokenizer, batchSize: 0 }).catch((e: Error) => e)).toString()).toMatch(/batchSize/);
+  });
 });
