@@ -202,7 +202,7 @@ export function renderHeatmapSvg(spec: HeatmapSpec): string {
   const rotateX = xLabelChars * 6.2 > cw;
   const left = 10 + (spec.yTitle ? 16 : 0) + yLabelChars * 6.2 + 6;
   const top = 26 + (spec.subtitle ? 16 : 0);
-  const xLabelBand = rotateX ? xLabelChars * 4.6 + 12 : 16;
+  const xLabelBand = rotateX ? xLabelChars * 5.4 + 12 : 16; // rotated -60°: height ≈ chars · 6.2 px · sin 60°
   const bottom = xLabelBand + (spec.xTitle ? 18 : 0) + 8;
   const barX = left + plotW + 16;
   const barH = Math.max(plotH, 80);
