@@ -17,7 +17,7 @@
  * boundaries (e.g. `Prepend`, `Replace` of multi-char patterns) make a whole section share one span;
  * byte-fallback tokens `<0xNN>` and unknown tokens share the gap they cover.
  */
-import type { CharSpan } from "../runtime/types.js";
+import type { CharSpan } from "./tokenizer-types.js";
 
 /** One content token with the span of text it came from. */
 export interface Piece {

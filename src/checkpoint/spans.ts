@@ -5,7 +5,7 @@
  *
  * Both spans are half-open: [start, end).
  */
-import type { CharSpan } from "../runtime/types.js";
+import type { CharSpan } from "./tokenizer-types.js";
 
 /** [firstToken, lastToken + 1). */
 export type TokenSpan = [number, number];

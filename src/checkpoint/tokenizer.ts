@@ -16,7 +16,7 @@
  */
 import { Template } from "@huggingface/jinja";
 import { Tokenizer } from "@huggingface/tokenizers";
-import type { ChatMessage, CharSpan, Encoding, TextTokenizer } from "../runtime/types.js";
+import type { ChatMessage, CharSpan, Encoding, TextTokenizer } from "./tokenizer-types.js";
 import { CheckpointError, SettingsError } from "../util/errors.js";
 import { piecesWithOffsets, type PipelineFlags, type Piece, type TokenizerInternals } from "./offsets.js";
 import { specialTokenString } from "./special-tokens.js";

@@ -42,27 +42,5 @@ export interface Engine {
   dispose(): Promise<void>;
 }
 
-/** Character span [start, end) in the text a token came from; [0,0] for special tokens added by the template. */
-export type CharSpan = [number, number];
-
-export interface Encoding {
-  ids: number[];
-  tokens: string[];
-  offsets: CharSpan[];
-}
-
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-}
-
-/** What samplers and prompt builders need from a tokenizer. */
-export interface TextTokenizer {
-  encode(text: string, options?: { addSpecialTokens?: boolean }): Encoding;
-  decode(ids: number[], options?: { skipSpecialTokens?: boolean }): string;
-  /** Render the checkpoint's own Jinja chat template. */
-  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
-  /** Token string for one id (for labels). */
-  idToToken(id: number): string | undefined;
-  tokenToId(token: string): number | undefined;
-}
+// Tokenizer contract: defined beside the tokenizer (checkpoint layer), re-exported here for samplers.
+export type { CharSpan, Encoding, ChatMessage, TextTokenizer } from "../checkpoint/tokenizer-types.js";
