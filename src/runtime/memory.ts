@@ -9,8 +9,8 @@
  *   [batch, head, query, key] f32, at once for one layer;
  * - activations: the residual stream and MLP intermediates of one layer, with headroom;
  * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view);
- * - probes: every requested probe output, twice (ORT's output buffer + the JS copy the Node
- *   binding makes);
+ * - probes: every requested probe output ×2.5 (ORT's output buffer with its arena slack + the JS
+ *   copy the Node binding makes; measured 2.5× at T 1024 and 2048);
  * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so the compute terms above
  *   (not the probe outputs) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
  *   without probes, 1.76 GB with full maps for every layer; see BENCHMARKS.md "Engine");
@@ -35,7 +35,7 @@ export interface MemoryEstimate {
   attention: number;
   activations: number;
   logits: number;
-  /** 2 × the probe outputs (ORT buffer + JS copy). */
+  /** PROBE_FACTOR × the probe outputs (ORT buffer + arena slack + JS copy). */
   probes: number;
   /** Arena slack: half of weights + attention + activations + logits. */
   arena: number;
@@ -50,6 +50,9 @@ export interface MemoryEstimate {
 
 /** Node + onnxruntime-node libraries, measured as the RSS of an engine process before its first run. */
 export const RUNTIME_BYTES = 96 * 2 ** 20;
+
+/** Memory per byte of probe output: ORT's buffer (+ its arena slack) and the JS copy. */
+export const PROBE_FACTOR = 2.5;
 
 /** Parameters implied by a spec (tied LM head counted once). */
 export function specParameterCount(s: ModelSpec): number {
@@ -90,14 +93,14 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   for (const p of probeOutputs(spec, req)) {
     const b = probeElements(spec, p, req, B, T) * 4;
     probeBytes.set(p.name, b);
-    probes += 2 * b;
+    probes += PROBE_FACTOR * b;
   }
   const terms: [string, number][] = [["weights", weights], ["attention", attention], ["activations", activations], ["logits", logits]];
   // Probes compete as a group per kind ("blocks.*.attn.pattern"), which is what a user turns off.
   const byKind = new Map<string, number>();
   for (const [name, b] of probeBytes) {
     const kind = name.replace(/^blocks\.\d+\./, "blocks.*.");
-    byKind.set(kind, (byKind.get(kind) ?? 0) + 2 * b);
+    byKind.set(kind, (byKind.get(kind) ?? 0) + PROBE_FACTOR * b);
   }
   terms.push(...byKind);
   const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
@@ -123,7 +126,7 @@ export function checkBudget(est: MemoryEstimate, budget: number, where: { batch:
   if (est.total <= budget) return;
   const isProbe = est.dominant.startsWith("blocks.");
   const domBytes = isProbe
-    ? [...est.probeBytes].filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant).reduce((a, [, b]) => a + 2 * b, 0)
+    ? [...est.probeBytes].filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant).reduce((a, [, b]) => a + PROBE_FACTOR * b, 0)
     : (est as unknown as Record<string, number>)[est.dominant];
   throw new BudgetError("Forward pass would exceed the memory budget", {
     field: isProbe ? `probes (${est.dominant})` : est.dominant,
