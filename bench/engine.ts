@@ -154,7 +154,7 @@ Model: random tiny Llama, ${L} layers, d ${D}, ${H} heads (MHA), ffn ${F}, vocab
 Median over ${Object.entries(REPEATS).filter(([t]) => seqs.includes(Number(t))).map(([t, n]) => `${n} (T=${t})`).join(", ")} runs after one warm-up; each row is its own process, so peak RSS
 (getrusage maxrss of the whole Node process, incl. ~90 MB of Node + tsx + ORT baseline) is that configuration's own.
 "lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
-Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it does not include the Node baseline).
+Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it includes a fixed 96 MiB for Node + ORT; tsx adds ~20 MB here).
 Load: the machine is shared with other work (other helpers' tests and a training job); load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min); ${minutes.toFixed(1)} min in total. Treat small differences (< 10 %) as noise.
 
 ${table}
