@@ -126,7 +126,35 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     const markers = await page.locator(".fs-qk-heatmap .scatterlayer .point").count();
     expect(markers).toBe(3); // one floating position per heatmap
     await page.locator(".fs-figure").first().screenshot({ path: path.join(ARTIFACTS, "qk.png") });
+  }, 150_000);
+
+  it("the export command downloads the current scrubber view as SVG and PNG", async () => {
+    await page.locator(".fs-scrubber").first().click({ position: { x: 5, y: 5 } });
+    const run = (id: string) =>
+      page.evaluate((cmd) => (window as unknown as { jupyterapp: { commands: { execute(id: string): Promise<unknown> } } }).jupyterapp.commands.execute(cmd), id);
+    const [svgDl] = await Promise.all([page.waitForEvent("download"), run("floatscope:export-svg")]);
+    expect(svgDl.suggestedFilename()).toMatch(/^synthetic-prompt-MDM-vs-ARM_step\d+_layer0\.svg$/);
+    const svgPath = path.join(ARTIFACTS, "export.svg");
+    await svgDl.saveAs(svgPath);
+    const svg = fs.readFileSync(svgPath, "utf8");
+    expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg).toContain("&lt;b&gt;x&lt;/b&gt;&quot;&#39;&amp;");
+    expect(svg).not.toMatch(/<b>|<script/);
+    const [pngDl] = await Promise.all([page.waitForEvent("download"), run("floatscope:export-png")]);
+    const pngPath = path.join(ARTIFACTS, "export.png");
+    await pngDl.saveAs(pngPath);
+    expect(fs.readFileSync(pngPath).subarray(1, 4).toString("ascii")).toBe("PNG");
   });
+
+  it("a .fstrace file opens from the file browser straight into the scrubber", async () => {
+    const row = page.locator('.jp-DirListing-item[data-file-type="floatscope-trace"]').filter({ hasText: "synthetic-mdm.fstrace" });
+    await row.waitFor({ timeout: 30_000 });
+    await row.dblclick();
+    const doc = page.locator(".fs-trace-document .fs-scrubber");
+    await doc.waitFor({ timeout: 120_000 });
+    expect(await doc.locator(".fs-run-title").first().textContent()).toMatch(/^synthetic-mdm \(MDM\) · step 21/);
+    await page.locator(".fs-trace-document").screenshot({ path: path.join(ARTIFACTS, "trace-file.png") });
+  }, 180_000);
 
   it("made no request outside localhost and logged no widget errors", () => {
     expect(external).toEqual([]);

@@ -13,6 +13,7 @@ import { decodeScrubber, RunData } from "./data.js";
 import { drawMap, drawProfiles, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
 import { initialState, keyAction, reduce, unionExtent, type Action, type Extent, type ScrubberState } from "./state.js";
 import { scrubberPng, scrubberSvg } from "./export.js";
+import { registerScrubber, unregisterScrubber } from "./registry.js";
 
 /** Milliseconds per step while playing. */
 const PLAY_INTERVAL_MS = 150;
@@ -144,6 +145,7 @@ export class ScrubberView {
       this.dispatch(a);
     });
     host.appendChild(this.root);
+    registerScrubber(this);
     this.render();
   }
 
@@ -355,7 +357,8 @@ export class ScrubberView {
     });
   }
 
-  private fileStem(): string {
+  /** File name stem for exports: title, step and layer. */
+  fileStem(): string {
     const s = this._state;
     const r0 = this.runs[0];
     const base = (this.payload.title ?? r0.run.label).replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-|-$/g, "") || "scrubber";
@@ -373,6 +376,7 @@ export class ScrubberView {
   }
 
   dispose(): void {
+    unregisterScrubber(this);
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.root.remove();
