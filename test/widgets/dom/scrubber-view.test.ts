@@ -126,6 +126,27 @@ describe("ScrubberView", () => {
     expect(v.root.getAttribute("data-lm-suppress-shortcuts")).toBe("true");
   });
 
+  it("the colour scale (c, or the select) repaints the heat: log brings out more levels than linear", () => {
+    const v = mount();
+    const levels = (from: number) => {
+      const put = canvasCalls.slice(from).filter((c) => c.op === "putImageData").at(-1)!;
+      const d = (put.args[0] as { data: Uint8ClampedArray }).data;
+      const seen = new Set<number>();
+      for (let i = 0; i < d.length; i += 4) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      return seen.size;
+    };
+    let mark = canvasCalls.length;
+    v.dispatch({ type: "toggleAnchors" }); // repaint (linear, no anchor overlay)
+    const linear = levels(mark);
+    mark = canvasCalls.length;
+    v.root.dispatchEvent(new KeyboardEvent("keydown", { key: "c", bubbles: true }));
+    expect(v.state.scale).toBe("sqrt");
+    v.root.dispatchEvent(new KeyboardEvent("keydown", { key: "c", bubbles: true }));
+    expect(v.state.scale).toBe("log");
+    expect(levels(mark)).toBeGreaterThan(linear);
+    expect((v.root.querySelector('select[data-role="scale"]') as HTMLSelectElement).value).toBe("log");
+  });
+
   it("clicking a token shows its row and column from the full map", () => {
     const v = mount();
     const p = v.panels[0];

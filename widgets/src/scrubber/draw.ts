@@ -6,6 +6,27 @@
  */
 import { lut, paint } from "../colormap.js";
 import type { RunData, TokenState } from "./data.js";
+import type { ColorScale } from "./state.js";
+
+/** Apply a colour scale to values in place-free fashion (returns a new array unless linear). */
+export function scaled(values: Float32Array, scale: ColorScale): Float32Array {
+  if (scale === "linear") return values;
+  const out = new Float32Array(values.length);
+  if (scale === "sqrt") for (let i = 0; i < values.length; i++) out[i] = Math.sqrt(Math.max(0, values[i]));
+  // log10 with a floor of 1e-6: attention probabilities below that are indistinguishable anyway
+  else for (let i = 0; i < values.length; i++) out[i] = values[i] !== values[i] ? NaN : Math.log10(Math.max(1e-6, values[i]));
+  return out;
+}
+
+function range(values: Float32Array): [number, number] {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  return min <= max ? [min, max] : [0, 0];
+}
 
 /** Colours of the token strip and overlays. */
 export const COLORS = {
@@ -34,15 +55,16 @@ export class RunImages {
   constructor(private readonly data: RunData) {}
 
   /** [step rows × key columns] heat of one layer/head, anchors baked in when `anchors`. */
-  temporal(layer: number, head: number | "mean", anchors: boolean): HTMLCanvasElement | null {
-    const key = `${this.data.clampLayer(layer)}:${this.data.clampHead(head)}:${anchors}`;
+  temporal(layer: number, head: number | "mean", anchors: boolean, scale: ColorScale = "linear"): HTMLCanvasElement | null {
+    const key = `${this.data.clampLayer(layer)}:${this.data.clampHead(head)}:${anchors}:${scale}`;
     if (this.temporalCache.has(key)) return this.temporalCache.get(key)!;
     const { S, N } = this.data;
     const c = offscreen(N, S);
     const ctx = c.getContext("2d");
     let out: HTMLCanvasElement | null = null;
     if (ctx) {
-      const { heat, min, max } = this.data.temporal(layer, head);
+      const heat = scaled(this.data.temporal(layer, head).heat, scale);
+      const [min, max] = range(heat);
       const img = ctx.createImageData(N, S);
       paint(heat, min, max, lut("purples"), img.data);
       if (anchors) {
@@ -65,8 +87,8 @@ export class RunImages {
   }
 
   /** [query × key] full map image, min–max scaled, or null when no map was recorded. */
-  map(step: number, layer: number, head: number | "mean"): HTMLCanvasElement | null {
-    const key = `${this.data.clampStep(step)}:${this.data.clampLayer(layer)}:${this.data.clampHead(head)}`;
+  map(step: number, layer: number, head: number | "mean", scale: ColorScale = "linear"): HTMLCanvasElement | null {
+    const key = `${this.data.clampStep(step)}:${this.data.clampLayer(layer)}:${this.data.clampHead(head)}:${scale}`;
     if (this.mapCache.has(key)) return this.mapCache.get(key)!;
     const m = this.data.map(step, layer, head);
     let out: HTMLCanvasElement | null = null;
@@ -74,14 +96,10 @@ export class RunImages {
       const c = offscreen(m.n, m.n);
       const ctx = c.getContext("2d");
       if (ctx) {
-        let min = Infinity;
-        let max = -Infinity;
-        for (const v of m.data) {
-          if (v < min) min = v;
-          if (v > max) max = v;
-        }
+        const values = scaled(m.data, scale);
+        const [min, max] = range(values);
         const img = ctx.createImageData(m.n, m.n);
-        paint(m.data, min, max, lut("purples"), img.data);
+        paint(values, min, max, lut("purples"), img.data);
         ctx.putImageData(img, 0, 0);
         out = c;
       }
@@ -99,12 +117,13 @@ export interface PanelView {
   head: number | "mean";
   selected: number | null;
   showAnchors: boolean;
+  scale: ColorScale;
 }
 
 /** Temporal view: steps (rows, step 0 at the top) × positions, current step outlined. */
 export function drawTemporal(ctx: CanvasRenderingContext2D, w: number, h: number, d: RunData, img: RunImages, v: PanelView): void {
   ctx.clearRect(0, 0, w, h);
-  const src = img.temporal(v.layer, v.head, v.showAnchors);
+  const src = img.temporal(v.layer, v.head, v.showAnchors, v.scale);
   ctx.imageSmoothingEnabled = false;
   if (src) ctx.drawImage(src, 0, 0, w, h);
   const rowH = h / Math.max(1, d.S);
@@ -153,7 +172,7 @@ export function drawTokenStrip(ctx: CanvasRenderingContext2D, w: number, h: numb
 /** Full map for the chosen step (query rows × key columns), with the selected row and column. */
 export function drawMap(ctx: CanvasRenderingContext2D, size: number, d: RunData, img: RunImages, v: PanelView): boolean {
   ctx.clearRect(0, 0, size, size);
-  const src = img.map(v.step, v.layer, v.head);
+  const src = img.map(v.step, v.layer, v.head, v.scale);
   if (!src) {
     ctx.fillStyle = "#f4f4f4";
     ctx.fillRect(0, 0, size, size);

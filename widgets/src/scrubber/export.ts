@@ -87,7 +87,7 @@ export function scrubberSvg(
     parts.push(`<g transform="translate(${x},0)">`);
     parts.push(`<text x="0" y="${TITLE_H + 14}" font-size="12">${escapeXml(p.title.textContent ?? "")}</text>`);
     let y = TITLE_H * 2;
-    const heat = dataUrl(p.images.temporal(v.layer, v.head, v.showAnchors));
+    const heat = dataUrl(p.images.temporal(v.layer, v.head, v.showAnchors, v.scale));
     if (heat) {
       parts.push(
         `<image x="0" y="${y}" width="${p.width}" height="${p.temporalHeight}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${heat}"/>`,
@@ -125,7 +125,7 @@ export function scrubberSvg(
       }
     }
     y += labelH;
-    const map = dataUrl(p.images.map(v.step, v.layer, v.head));
+    const map = dataUrl(p.images.map(v.step, v.layer, v.head, v.scale));
     if (map) {
       parts.push(
         `<image x="0" y="${y}" width="${p.mapSize}" height="${p.mapSize}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${map}"/>`,

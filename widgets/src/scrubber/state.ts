@@ -30,7 +30,15 @@ export interface ScrubberState {
   selected: number | null;
   /** Mark floating anchors in the temporal view. */
   showAnchors: boolean;
+  /**
+   * Colour scale of the heat images. "linear" is the paper's min–max; one floating column often
+   * takes most of the range, and "sqrt" / "log" bring out the rest of the structure.
+   */
+  scale: ColorScale;
 }
+
+export type ColorScale = "linear" | "sqrt" | "log";
+export const COLOR_SCALES: readonly ColorScale[] = ["linear", "sqrt", "log"];
 
 export type Action =
   | { type: "step"; value: number }
@@ -47,6 +55,9 @@ export type Action =
   | { type: "tick" }
   | { type: "select"; position: number | null }
   | { type: "toggleAnchors" }
+  | { type: "scale"; value: ColorScale }
+  /** Next colour scale (linear → sqrt → log → linear). */
+  | { type: "cycleScale" }
   | { type: "first" }
   | { type: "last" };
 
@@ -65,6 +76,7 @@ export function initialState(extent: Extent): ScrubberState {
     playing: false,
     selected: null,
     showAnchors: true,
+    scale: "linear",
   };
 }
 
@@ -110,13 +122,17 @@ export function reduce(s: ScrubberState, a: Action, e: Extent): ScrubberState {
       return { ...s, selected: a.position === null ? null : clamp(a.position, 0, Math.max(0, e.positions - 1)) };
     case "toggleAnchors":
       return { ...s, showAnchors: !s.showAnchors };
+    case "scale":
+      return COLOR_SCALES.includes(a.value) ? { ...s, scale: a.value } : s;
+    case "cycleScale":
+      return { ...s, scale: COLOR_SCALES[(COLOR_SCALES.indexOf(s.scale) + 1) % COLOR_SCALES.length] };
   }
 }
 
 /**
  * Keyboard map (focus the scrubber first):
  * ←/→ step, Shift+←/→ ten steps, Home/End first/last step, ↑/↓ layer, [ / ] head,
- * m mean over heads, a anchors, space play/pause, Esc clear the selection.
+ * m mean over heads, a anchors, c colour scale, space play/pause, Esc clear the selection.
  */
 export function keyAction(key: string, shift = false): Action | null {
   switch (key) {
@@ -142,6 +158,9 @@ export function keyAction(key: string, shift = false): Action | null {
     case "a":
     case "A":
       return { type: "toggleAnchors" };
+    case "c":
+    case "C":
+      return { type: "cycleScale" };
     case " ":
     case "Spacebar":
       return { type: "togglePlay" };

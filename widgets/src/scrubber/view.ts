@@ -11,7 +11,7 @@ import { describeSubsampling, type ScrubberPayload } from "../protocol.js";
 import { download, el, slider, tokenLabel } from "../dom.js";
 import { decodeScrubber, RunData } from "./data.js";
 import { drawMap, drawProfiles, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
-import { initialState, keyAction, reduce, unionExtent, type Action, type Extent, type ScrubberState } from "./state.js";
+import { COLOR_SCALES, initialState, keyAction, reduce, unionExtent, type Action, type ColorScale, type Extent, type ScrubberState } from "./state.js";
 import { scrubberPng, scrubberSvg } from "./export.js";
 import { registerScrubber, unregisterScrubber } from "./registry.js";
 
@@ -49,6 +49,7 @@ export class ScrubberView {
     mean: HTMLInputElement;
     anchors: HTMLInputElement;
     play: HTMLButtonElement;
+    scale: HTMLSelectElement;
   };
 
   constructor(
@@ -68,12 +69,21 @@ export class ScrubberView {
       mean: Object.assign(document.createElement("input"), { type: "checkbox", checked: true }),
       anchors: Object.assign(document.createElement("input"), { type: "checkbox", checked: true }),
       play: el("button", { className: "fs-play", text: "▶", title: "play / pause (space)" }),
+      scale: el("select", { className: "fs-select", title: "colour scale (c)" }),
     };
+    for (const sc of COLOR_SCALES) {
+      const o = el("option", { text: sc });
+      o.value = sc;
+      this.controls.scale.appendChild(o);
+    }
     const c = this.controls;
     c.mean.addEventListener("change", () => d({ type: "mean", on: c.mean.checked }));
     c.anchors.addEventListener("change", () => {
       if (c.anchors.checked !== this._state.showAnchors) d({ type: "toggleAnchors" });
     });
+    c.scale.setAttribute("aria-label", "colour scale");
+    c.scale.dataset.role = "scale";
+    c.scale.addEventListener("change", () => d({ type: "scale", value: c.scale.value as ColorScale }));
     c.play.setAttribute("aria-label", "play");
     c.play.addEventListener("click", () => d({ type: "togglePlay" }));
     if (e.heads === 0) {
@@ -105,12 +115,13 @@ export class ScrubberView {
       c.head.root,
       meanLabel,
       anchorLabel,
+      el("label", { className: "fs-slider" }, [el("span", { text: "scale" }), c.scale]),
       exportPng,
       exportSvg,
     ]);
     const help = el("div", {
       className: "fs-help",
-      text: "keys: ←/→ step (shift ×10) · Home/End · ↑/↓ layer · [ ] head · m mean · a anchors · space play · click a token for its row and column",
+      text: "keys: ←/→ step (shift ×10) · Home/End · ↑/↓ layer · [ ] head · m mean · a anchors · c colour scale · space play · click a token for its row and column",
     });
     this.tooltip = el("div", { className: "fs-tooltip" });
     this.tooltip.style.display = "none";
@@ -178,6 +189,7 @@ export class ScrubberView {
       head: p.data.clampHead(s.head),
       selected: s.selected,
       showAnchors: s.showAnchors,
+      scale: s.scale,
     };
   }
 
@@ -195,6 +207,7 @@ export class ScrubberView {
     c.head.input.disabled = s.head === "mean" || this.extent.heads === 0;
     c.mean.checked = s.head === "mean";
     c.anchors.checked = s.showAnchors;
+    c.scale.value = s.scale;
     c.play.textContent = s.playing ? "⏸" : "▶";
     c.play.setAttribute("aria-label", s.playing ? "pause" : "play");
     for (const p of this.panels) this.renderPanel(p);
