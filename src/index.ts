@@ -180,6 +180,8 @@ export type {
 export { scrubber, scrubberPayload, describeScrubber, ScrubberFigure } from "./figures/scrubber.js";
 export type { ScrubberOptions } from "./figures/scrubber.js";
 export { payloadBundle, VIEW_MIME } from "./figures/bundles.js";
+export { distractorPayload } from "./figures/distractor-payload.js";
+export type { DistractorOptions } from "./figures/distractor-payload.js";
 export type { ViewPayload } from "./figures/bundles.js";
 
 // --- display (Jupyter MIME bundles, progress) ---------------------------------------------------

@@ -66,3 +66,28 @@ describe("static fallbacks for every view", () => {
     );
   });
 });
+
+describe("distractorPayload", () => {
+  it("means per model and gold position with a standard-error band (hand-computed)", async () => {
+    const { distractorPayload } = await import("../../src/figures/distractor-payload.js");
+    const rows = [
+      { model: "llada", goldPosition: 1, correct: 1 },
+      { model: "llada", goldPosition: 1, correct: 0 },
+      { model: "llada", goldPosition: 5, correct: 1 },
+      { model: "llada", goldPosition: 5, correct: 1 },
+      { model: "llama", goldPosition: 1, correct: 1 },
+      { model: "llama", goldPosition: 5, correct: 0 },
+      { model: "llama", goldPosition: 5, correct: NaN },
+    ];
+    const p = distractorPayload(rows, { y: "correct", metric: "Accuracy (%)", scale: 100 });
+    expect(p.positions).toEqual([1, 5]);
+    expect(p.series.map((s) => s.model)).toEqual(["llada", "llama"]);
+    expect(p.series[0].values).toEqual([50, 100]);
+    // sample sd of {100, 0} = 70.71; se = 70.71/√2 = 50
+    expect(p.series[0].lo![0]).toBeCloseTo(0, 6);
+    expect(p.series[0].hi![0]).toBeCloseTo(100, 6);
+    expect(p.series[1].values).toEqual([100, 0]); // the NaN row is left out
+    expect(payloadBundle(p)["text/plain"]).toBe("Accuracy (%) vs gold position 1/5 — llada, llama");
+    expect(() => distractorPayload(rows, { y: "accuracy" })).toThrow(/column "accuracy" not found/);
+  });
+});
