@@ -25,10 +25,11 @@ import type { ProbeRequest } from "../src/util/probes.js";
 
 const L = 4, D = 256, H = 8, F = 688, V = 4096;
 const THREADS = 2;
-const CONFIGS: Record<string, { probes: ProbeRequest; lowMemory?: boolean }> = {
+const CONFIGS: Record<string, { probes: ProbeRequest; lowMemory?: boolean; queryChunks?: number }> = {
   "no probes": { probes: {} },
   "no probes, lowMemory": { probes: {}, lowMemory: true },
   "received (default)": { probes: { received: true } },
+  "received, 8 query chunks": { probes: { received: true }, queryChunks: 8 },
   "all reductions": { probes: { received: true, receivedHeads: true, self: true, argmax: true } },
   "full maps, all layers": { probes: { pattern: { layers: [0, 1, 2, 3] } } },
 };
@@ -74,9 +75,9 @@ interface ChildResult { medianMs: number; p90Ms: number; createMs: number; maxRs
 async function child(dir: string, config: string, T: number): Promise<void> {
   const spec = specFor();
   const tensors = new Map<string, TensorInfo>(readSafetensorsHeader(path.join(dir, "model.safetensors")).tensors.map((x) => [x.name, x]));
-  const { probes, lowMemory } = CONFIGS[config];
+  const { probes, lowMemory, queryChunks } = CONFIGS[config];
   const t0 = performance.now();
-  const engine = await createEngine({ spec, tensors }, { probes, lowMemory, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30, cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0" });
+  const engine = await createEngine({ spec, tensors }, { probes, lowMemory, queryChunks, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30, cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0" });
   const createMs = performance.now() - t0;
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
   let outputs = 0;
@@ -153,7 +154,7 @@ async function orchestrate(quick: boolean): Promise<void> {
 Model: random tiny Llama, ${L} layers, d ${D}, ${H} heads (MHA), ffn ${F}, vocab ${V}, f32 weights (external data), causal, batch 1.
 Median over ${Object.entries(REPEATS).filter(([t]) => seqs.includes(Number(t))).map(([t, n]) => `${n} (T=${t})`).join(", ")} runs after one warm-up; each row is its own process, so peak RSS
 (getrusage maxrss of the whole Node process, incl. ~90 MB of Node + tsx + ORT baseline) is that configuration's own.
-"lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
+"lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "8 query chunks" = \`queryChunks: 8\` (attention computed for T/8 query rows at a time). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
 Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it includes a fixed 96 MiB for Node + ORT; tsx adds ~20 MB here).
 Load: the machine is shared with other work (other helpers' tests and a training job); load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min); ${minutes.toFixed(1)} min in total. Treat small differences (< 10 %) as noise.
 

@@ -40,6 +40,7 @@ Runtime:
   --device <d>          cpu | cuda | auto (default cpu)
   --threads <n>         intra-op threads
   --low-memory          keep weights memory-mapped (session.disable_prepacking)
+  --query-chunks <n>    compute attention in n query chunks (less memory for long inputs)
   -h, --help            this help`;
 
 function topK(values: ArrayLike<number>, k: number): number[] {
@@ -53,7 +54,7 @@ export const command: CliCommand = {
       text: { type: "string" }, ids: { type: "string" }, "no-special": { type: "boolean" },
       probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, regions: { type: "string" },
       out: { type: "string" }, logits: { type: "boolean" }, top: { type: "string" },
-      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" },
+      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "query-chunks": { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
@@ -79,8 +80,9 @@ export const command: CliCommand = {
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
     const threads = v.threads !== undefined ? intList("forward", "threads", String(v.threads))[0] : undefined;
     const top = v.top !== undefined ? intList("forward", "top", String(v.top))[0] : 3;
+    const queryChunks = v["query-chunks"] !== undefined ? intList("forward", "query-chunks", String(v["query-chunks"]))[0] : 1;
 
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
+    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });

@@ -22,7 +22,7 @@ import { CheckpointError, SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 import { GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
-import { emitAttentionProbes, emitQkProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ProbeContext, type ProbeOutput } from "./probes.js";
+import { chunkProbes, emitQkProbes, finishProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ChunkPartials, type ProbeContext, type ProbeOutput } from "./probes.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
 
@@ -33,6 +33,12 @@ export interface BuildOptions {
   probes?: ProbeRequest;
   /** "f32" (default; the only choice on CPU) or "f16" (weights and matmuls in half, norms and softmax in f32). */
   computeDType?: "f32" | "f16";
+  /**
+   * Split each layer's attention into this many query chunks (default 1), computed one after
+   * the other, so only [batch, head, seq/chunks, seq] score tensors are alive at a time. Results
+   * are identical; full `pattern` maps still need the whole [B, H, T, T] per requested layer.
+   */
+  queryChunks?: number;
 }
 
 export interface BuiltGraph {
@@ -74,6 +80,10 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     throw new CheckpointError("Query heads are not a multiple of key/value heads", { field: "num_key_value_heads", expected: `a divisor of ${H}`, found: String(KV) });
   }
   const G = H / KV;
+  const K = options.queryChunks ?? 1;
+  if (!Number.isInteger(K) || K < 1 || K > 4096) {
+    throw new SettingsError("Bad query chunk count", { field: "queryChunks", expected: "an integer in [1, 4096]", found: String(K) });
+  }
   const g = new GraphBuilder();
   const files = new Map<string, string>(); // real path → location
   const weightCache = new Map<string, string>();
@@ -142,6 +152,8 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     allowed = g.and(allowed, g.not(future));
   }
   const maskFill = g.constF32([F32_MIN], []);
+  // query rows per chunk: ceil(T / K)
+  const chunkSize = g.div(g.add(T, g.constI64([K - 1])), g.constI64([K]));
 
   // RoPE tables for this run: angle[b,t,j] = position · invFreq[j], duplicated to dHead.
   const invFreq = g.constF32(ropeInvFreq(spec.rope, hd), [hd / 2], "inv_freq");
@@ -189,18 +201,35 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
     const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
     const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
-    const scores = toF32(g.matmul(q5, kT5));
-    const p5 = g.softmax(g.where(allowed, scores, maskFill), -1);
+    const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
+    const partials: ChunkPartials[] = [];
+    const contexts: string[] = [];
+    let after: string[] = []; // values of the previous chunk that the next one must wait for
+    for (let c = 0; c < K; c++) {
+      let qc = q5, allowedC = allowed, start: string | undefined, end: string | undefined;
+      if (K > 1) {
+        // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
+        const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
+        start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
+        end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
+        qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
+        if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
+      }
+      const scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+      const p5 = g.softmax(g.where(allowedC, scores, maskFill), -1);
+      const partial = chunkProbes(g, ctx, l, { p5, start, end });
+      partials.push(partial);
+      contexts.push(g.matmul(toCT(p5), v5)); // [B,KV,G,Qc,hd]
+      after = [contexts[c], ...partial.values];
+    }
     const firstOutput = g.outputs.length;
-    emitAttentionProbes(g, ctx, l, p5);
+    finishProbes(g, ctx, l, partials);
     // Make this layer's output projection wait for its probes. Otherwise ORT may schedule the
     // probe nodes (whose results only feed graph outputs) after later layers, keeping every
     // layer's [B, H, T, T] probabilities alive at once (measured: +800 MB at T 2048, 4 layers).
     // The dependency is an empty slice of each probe's Shape, concatenated into a Reshape target.
     const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
-
-    const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
-    const o5 = g.matmul(toCT(p5), v5); // [B,KV,G,T,hd]
+    const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
     const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
     const o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
     x = g.add(x, linear(o, w.o, D, H * hd));

@@ -105,51 +105,100 @@ function dims(g: GraphBuilder, parts: (number | string)[]): string {
   return g.concat(parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)), 0);
 }
 
+/** One query chunk's probabilities: rows [start, end) of the layer's map (undefined: all rows). */
+export interface QueryChunk {
+  /** softmax output, float32 [batch, kvHead, group, queryChunk, key] */
+  p5: string;
+  /** int64 [1], already clamped to seq; undefined for the whole query axis. */
+  start?: string;
+  end?: string;
+}
+
+/** What one query chunk contributes to a layer's probes (undefined: that probe is off). */
+export interface ChunkPartials {
+  /** [B,KV,G,1,K] w·P summed over this chunk's queries */
+  rh?: string;
+  /** [B,KV,G,Qc] */
+  diag?: string;
+  am?: string;
+  amp?: string;
+  /** [B,R,K] Mᵀ·mean_h P over this chunk's queries */
+  region?: string;
+  /** [B,KV,G,Qc,K] */
+  pattern?: string;
+  /** [B,Qc,K] */
+  mean?: string;
+  /** Every value computed from the chunk's probabilities (to order the next chunk after them). */
+  values: string[];
+}
+
 /**
- * Emit the per-layer probes that read the attention probabilities.
- * @param p5 softmax output, float32 [batch, kvHead, group, query, key]
+ * Per-chunk half of a layer's probes: the statistics of rows [start, end) of the map. Chunked
+ * attention keeps one chunk's [B, H, Tc, T] tensors alive at a time; `finishProbes` then sums
+ * the query reductions and concatenates the per-query results.
  */
-export function emitAttentionProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, p5: string): void {
+export function chunkProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, c: QueryChunk): ChunkPartials {
+  const { req } = ctx;
+  const scalar = (x: string) => g.reshape(x, g.constI64([], [0]));
+  const sliceQ = (x: string, axis: number) => (c.start ? g.node("Slice", [x, c.start, c.end!, g.constI64([axis])]) : x);
+  const parts: ChunkPartials = { values: [] };
+  const keep = (v: string) => (parts.values.push(v), v);
+  // head-mean map [batch, queryChunk, key], shared by pattern_mean and region_sum
+  let pm: string | undefined;
+  const headMean = () => (pm ??= keep(g.reduceMean(g.reduceMean(c.p5, 2, false), 1, false)));
+  if (req.received || req.receivedHeads) {
+    // w·P over the query axis: [B,1,1,1,Qc] @ [B,KV,G,Qc,K] → [B,KV,G,1,K]
+    parts.rh = keep(g.matmul(sliceQ(ctx.queryWeight5!, 4), c.p5));
+  }
+  if (req.self) {
+    // Diagonal through a flat view: row i of the chunk is query start+i, whose own key sits at
+    // i·(T+1) + start in the flattened [Qc·T] block.
+    const T = scalar(ctx.seq);
+    const flat = g.reshape(c.p5, dims(g, [0, 0, 0, -1]));
+    const rows = c.start ? scalar(g.sub(c.end!, c.start)) : T;
+    let idx = g.mul(g.range(g.constI64([0], []), rows, g.constI64([1], [])), g.add(T, g.constI64([1], [])));
+    if (c.start) idx = g.add(idx, scalar(c.start));
+    parts.diag = keep(g.gather(flat, idx, 3));
+  }
+  if (req.argmax) {
+    parts.am = keep(g.argMax(c.p5, 4, false));
+    parts.amp = keep(g.reduceMax(c.p5, 4, false));
+  }
+  // Mᵀ · mean_h P (· M after the sum over chunks): [B,R,Qc] @ [B,Qc,K] → [B,R,K]
+  if (req.regionSum) parts.region = keep(g.matmul(sliceQ(ctx.regionT!, 2), headMean()));
+  if (req.pattern?.layers.includes(layer)) parts.pattern = c.p5;
+  if (req.patternMean?.layers.includes(layer)) parts.mean = headMean();
+  return parts;
+}
+
+/** Combine the chunks' partials into the layer's probe outputs (canonical names). */
+export function finishProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, chunks: ChunkPartials[]): void {
   const { spec, req } = ctx;
   const H = spec.numHeads;
   const out = (v: string, name: string, type: number = DataType.FLOAT) => g.output(v, name, type);
-  // [batch, head, query, key] view, built only for a head selection. The full map is exposed
-  // as the 5-D softmax output itself (the engine merges kvHead × group into head when it reads
-  // it): a Reshape feeding a graph output would copy a whole [B, H, T, T] buffer.
-  let p4: string | undefined;
-  const perHead = () => (p4 ??= g.reshape(p5, dims(g, [-1, H, ctx.seq, ctx.seq])));
-  // head-mean map [batch, query, key], shared by pattern_mean and region_sum.
-  let pm: string | undefined;
-  const headMean = () => (pm ??= g.reduceMean(g.reduceMean(p5, 2, false), 1, false));
-
+  const all = (k: keyof Omit<ChunkPartials, "values">) => chunks.map((c) => c[k]!);
+  const sum = (xs: string[]) => xs.reduce((a, b) => g.add(a, b));
+  const cat = (xs: string[], axis: number) => (xs.length === 1 ? xs[0] : g.concat(xs, axis));
+  const perHead = (x: string) => g.reshape(x, dims(g, [-1, H, ctx.seq]));
   if (req.received || req.receivedHeads) {
-    // w·P over the query axis: [B,1,1,1,Q] @ [B,KV,G,Q,K] → [B,KV,G,1,K]
-    const rh = g.reshape(g.matmul(ctx.queryWeight5!, p5), dims(g, [-1, H, ctx.seq]));
+    const rh = perHead(sum(all("rh")));
     if (req.received) out(g.reduceMean(rh, 1, false), probeName.received(layer));
     if (req.receivedHeads) out(rh, probeName.receivedHeads(layer));
   }
-  if (req.self) {
-    // Diagonal through a flat view: element (k, k) sits at k·(T+1) in the flattened [T·T] row.
-    const flat = g.reshape(p5, dims(g, [0, 0, 0, -1]));
-    const T = g.reshape(ctx.seq, g.constI64([], [0]));
-    const idx = g.mul(g.range(g.constI64([0], []), T, g.constI64([1], [])), g.add(T, g.constI64([1], [])));
-    const diag = g.gather(flat, idx, 3); // [B,KV,G,T]
-    out(g.reduceMean(g.reduceMean(diag, 2, false), 1, false), probeName.self(layer));
-  }
+  if (req.self) out(g.reduceMean(g.reduceMean(cat(all("diag"), 3), 2, false), 1, false), probeName.self(layer));
   if (req.argmax) {
-    const am = g.reshape(g.argMax(p5, 4, false), dims(g, [-1, H, ctx.seq]));
-    out(g.cast(am, DataType.INT32), probeName.argmaxKey(layer), DataType.INT32);
-    out(g.reshape(g.reduceMax(p5, 4, false), dims(g, [-1, H, ctx.seq])), probeName.argmaxProb(layer));
+    out(g.cast(perHead(cat(all("am"), 3)), DataType.INT32), probeName.argmaxKey(layer), DataType.INT32);
+    out(perHead(cat(all("amp"), 3)), probeName.argmaxProb(layer));
   }
-  if (req.regionSum) {
-    // Mᵀ · mean_h P · M : [B,R,Q] @ [B,Q,K] @ [B,K,R] → [B,R,R]
-    out(g.matmul(g.matmul(ctx.regionT!, headMean()), ctx.region!), probeName.regionSum(layer));
-  }
+  if (req.regionSum) out(g.matmul(sum(all("region")), ctx.region!), probeName.regionSum(layer));
   if (req.pattern?.layers.includes(layer)) {
+    // The full map is exposed as the 5-D softmax output itself (the engine merges kvHead × group
+    // into head when it reads it): a Reshape feeding a graph output would copy a [B, H, T, T] buffer.
+    const full = cat(all("pattern"), 3);
     const heads = req.pattern.heads;
-    out(heads ? g.gather(perHead(), g.constI64(heads), 1) : p5, probeName.pattern(layer));
+    out(heads ? g.gather(g.reshape(full, dims(g, [-1, H, ctx.seq, ctx.seq])), g.constI64(heads), 1) : full, probeName.pattern(layer));
   }
-  if (req.patternMean?.layers.includes(layer)) out(headMean(), probeName.patternMean(layer));
+  if (req.patternMean?.layers.includes(layer)) out(cat(all("mean"), 1), probeName.patternMean(layer));
 }
 
 /**

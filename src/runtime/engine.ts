@@ -28,6 +28,8 @@ export interface EngineOptions extends SessionOptions {
   computeDType?: "f32" | "f16";
   /** Refuse a forward whose estimate exceeds this (default 75 % of physical memory). */
   memoryBudgetBytes?: number;
+  /** Attention in this many query chunks (default 1): less memory at long sequences, same results. */
+  queryChunks?: number;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -36,6 +38,7 @@ export type EngineSource = string | Checkpoint | { spec: ModelSpec; tensors: Map
 export interface OnnxEngine extends Engine {
   readonly computeDType: "f32" | "f16";
   readonly memoryBudgetBytes: number;
+  readonly queryChunks: number;
   /** Graph size, for reports. */
   readonly nodeCount: number;
   estimateMemory(batch: number, seq: number): MemoryEstimate;
@@ -61,7 +64,8 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   }
   const probes = options.probes ?? DEFAULT_PROBES;
   const warn = options.warn ?? ((m: string) => console.warn(m));
-  let built = buildModelGraph(spec, tensors, { probes, computeDType });
+  const queryChunks = options.queryChunks ?? 1;
+  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks });
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
@@ -69,11 +73,11 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32" });
+    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks });
     created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn });
     dtype = "f32";
   }
-  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), created.tempDir);
+  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, created.tempDir);
 }
 
 function bad(field: string, expected: string, found: string): SettingsError {
@@ -92,6 +96,7 @@ class OrtEngine implements OnnxEngine {
     readonly device: "cpu" | "cuda",
     readonly computeDType: "f32" | "f16",
     readonly memoryBudgetBytes: number,
+    readonly queryChunks: number,
     private tempDir?: string,
   ) {
     this.outputs = built.probes;
@@ -99,7 +104,7 @@ class OrtEngine implements OnnxEngine {
   }
 
   estimateMemory(batch: number, seq: number): MemoryEstimate {
-    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType });
+    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks });
   }
 
   async forward(input: ForwardInput): Promise<ForwardOutput> {

@@ -28,6 +28,8 @@ export interface MemoryEstimateOptions {
   seq: number;
   probes?: ProbeRequest;
   computeDType?: "f32" | "f16";
+  /** Attention computed in this many query chunks: the attention term shrinks accordingly. */
+  queryChunks?: number;
 }
 
 export interface MemoryEstimate {
@@ -83,7 +85,8 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const bytes = o.computeDType === "f16" ? 2 : 4;
   const weights = specParameterCount(spec) * bytes;
   // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
-  const attention = B * spec.numHeads * T * T * (3 * 4 + (bytes === 2 ? 2 : 0));
+  const rowsPerChunk = Math.ceil(T / Math.max(1, o.queryChunks ?? 1));
+  const attention = B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0));
   // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
   const perToken = 4 * spec.hiddenSize + spec.headDim * (2 * spec.numHeads + 2 * spec.numKvHeads) + 3 * spec.intermediateSize;
   const activations = 2 * B * T * perToken * bytes;

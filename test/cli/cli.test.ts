@@ -81,7 +81,7 @@ describe("floatscope CLI", () => {
   it("forward --ids writes probes and logits to safetensors with metadata", async () => {
     const file = path.join(outDir, "probes.safetensors");
     const ids = [4, 8, 15, 16, 23, 42];
-    const r = await run("forward", ck.dir, "--ids", ids.join(","), "--probes", "received,argmax,pattern", "--layers", "1", "--out", file, "--logits", "--threads", "1");
+    const r = await run("forward", ck.dir, "--ids", ids.join(","), "--probes", "received,argmax,pattern", "--layers", "1", "--out", file, "--logits", "--threads", "1", "--query-chunks", "2");
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/blocks\.0\.attn\.received {2}top keys: /);

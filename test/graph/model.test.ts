@@ -27,12 +27,12 @@ const ALL_LAYERS_QK = (layers: number): ProbeRequest => ({
 });
 
 /** Build, run and compare logits, every layer's pattern, q/k and all probe statistics. */
-async function checkAgainstReference(opts: TinyEngineOptions, batch = 2, seq = 7): Promise<void> {
+async function checkAgainstReference(opts: TinyEngineOptions, batch = 2, seq = 7, queryChunks = 1): Promise<void> {
   const ck = makeTinyEngineCheckpoint(opts);
   made.push(ck);
   const { spec } = ck;
   const probes = ALL_LAYERS_QK(spec.numLayers);
-  const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1 });
+  const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1, queryChunks });
   try {
     const ids = randomIds(batch * seq, spec.vocabSize, 7);
     const regionOneHot = new Float32Array(batch * seq * 3);
@@ -75,6 +75,11 @@ describe("ONNX graph vs TS reference forward", () => {
   it("tied embeddings", () => checkAgainstReference({ tied: true, layers: 1, seed: 4 }));
   it("bf16 weights (cast to f32 in-graph)", () => checkAgainstReference({ dtype: "BF16", heads: 4, kvHeads: 2, seed: 5 }));
   it("f16 weights, sharded over 3 files", () => checkAgainstReference({ dtype: "F16", shards: 3, seed: 6 }));
+  it("query-chunked attention (3 chunks of a 7-token row), causal GQA", () =>
+    checkAgainstReference({ heads: 4, kvHeads: 2, seed: 9 }, 2, 7, 3));
+  it("query-chunked attention, bidirectional with bias and logit shift", () =>
+    checkAgainstReference({ causal: false, heads: 4, kvHeads: 2, qkvBias: true, logitShift: 1, seed: 10 }, 1, 10, 4));
+  it("more query chunks than tokens (empty chunks)", () => checkAgainstReference({ seed: 12 }, 2, 3, 5));
   it("Llama-3 rope scaling", () =>
     checkAgainstReference({ rope: { theta: 500000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 16 } }, seed: 8 }, 1, 12));
 });

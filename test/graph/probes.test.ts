@@ -23,12 +23,13 @@ function tiny(o: Parameters<typeof makeTinyEngineCheckpoint>[0]) {
 
 describe("probes equal the statistic computed from full attention maps", () => {
   it.each([
-    ["causal, GQA 2:1", { causal: true, heads: 4, kvHeads: 2 }],
-    ["bidirectional, MHA", { causal: false, seed: 11 }],
-  ])("%s", async (_, opts) => {
+    ["causal, GQA 2:1", { causal: true, heads: 4, kvHeads: 2 }, 1],
+    ["bidirectional, MHA", { causal: false, seed: 11 }, 1],
+    ["causal, GQA 2:1, 4 query chunks", { causal: true, heads: 4, kvHeads: 2, seed: 12 }, 4],
+  ])("%s", async (_, opts, queryChunks) => {
     const ck = tiny({ layers: 2, ...opts });
     const req: ProbeRequest = { received: true, receivedHeads: true, self: true, argmax: true, regionSum: { regions: 2 }, patternMean: { layers: [0, 1] } };
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { ...req, pattern: { layers: [0, 1] } }, threads: 1 });
+    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { ...req, pattern: { layers: [0, 1] } }, threads: 1, queryChunks });
     const B = 2, T = 9;
     const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 13 + 5) % ck.spec.vocabSize);
     const attentionMask = Uint8Array.from({ length: B * T }, (_, i) => (i >= T && i < T + 2 ? 0 : 1)); // row 1 left-padded by 2
@@ -93,13 +94,14 @@ describe("probes equal the statistic computed from full attention maps", () => {
 
 describe("padding mask", () => {
   it.each([
-    ["causal Llama", { causal: true }],
-    ["bidirectional GQA", { causal: false, heads: 4, kvHeads: 2, qkvBias: true, seed: 31 }],
-  ])("%s: a left-padded row matches the sequence alone on its real tokens", async (_, opts) => {
+    ["causal Llama", { causal: true }, 1],
+    ["bidirectional GQA", { causal: false, heads: 4, kvHeads: 2, qkvBias: true, seed: 31 }, 1],
+    ["causal Llama, 3 query chunks", { causal: true, seed: 32 }, 3],
+  ])("%s: a left-padded row matches the sequence alone on its real tokens", async (_, opts, queryChunks) => {
     const ck = tiny({ layers: 2, ...opts });
     const V = ck.spec.vocabSize, H = ck.spec.numHeads;
     const req: ProbeRequest = { received: true, self: true, argmax: true, pattern: { layers: [1] } };
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: req, threads: 1 });
+    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: req, threads: 1, queryChunks });
     const real = [5, 9, 2, 33, 17];
     const pad = 3, T = real.length + pad;
     // row 0: [pad pad pad | real], row 1: an unrelated full row, to check rows do not leak into each other
@@ -150,6 +152,34 @@ describe("probe scheduling", () => {
       for (const name of layerProbes) expect(deps.has(name), `${name} before o_proj ${l}`).toBe(true);
       // and not on a later layer's probes
       expect(deps.has(probeName.received(l + 1))).toBe(false);
+    }
+  });
+
+  it("query chunks run one after another: each chunk's scores wait for the previous chunk's results", () => {
+    const ck = tiny({ layers: 1 });
+    const built = buildModelGraph(ck.spec, ck.tensors, { probes: { received: true }, queryChunks: 3 });
+    const producer = new Map<string, (typeof built.graph.node)[number]>();
+    for (const n of built.graph.node) for (const o of n.output) producer.set(o, n);
+    const ancestorNodes = (value: string) => {
+      const seen = new Set<(typeof built.graph.node)[number]>();
+      const stack = [value];
+      while (stack.length) {
+        const n = producer.get(stack.pop()!);
+        if (!n || seen.has(n)) continue;
+        seen.add(n);
+        stack.push(...n.input);
+      }
+      return seen;
+    };
+    const softmaxes = built.graph.node.filter((n) => n.opType === "Softmax");
+    expect(softmaxes).toHaveLength(3);
+    for (let c = 1; c < 3; c++) {
+      const before = ancestorNodes(softmaxes[c].output[0]);
+      expect(before.has(softmaxes[c - 1])).toBe(true);
+      // including the previous chunk's probe partial (w·P) and its P·V
+      const prevConsumers = built.graph.node.filter((n) => n.opType === "MatMul" && n.input.includes(softmaxes[c - 1].output[0]));
+      expect(prevConsumers).toHaveLength(2);
+      for (const m of prevConsumers) expect(before.has(m)).toBe(true);
     }
   });
 });

@@ -159,8 +159,9 @@ describe("memory budget", () => {
     expect(est.arena).toBe(0.5 * (est.weights + est.attention + est.activations + est.logits));
     expect(est.total).toBe(est.weights + est.attention + est.activations + est.logits + est.probes + est.arena + RUNTIME_BYTES);
     expect(est.dominant).toBe("blocks.*.attn.pattern");
-    // the quadratic terms take over as the sequence grows
+    // the quadratic terms take over as the sequence grows; query chunks divide the attention term
     expect(estimateMemory(s, { batch: 1, seq: 4000 }).dominant).toBe("attention");
+    expect(estimateMemory(s, { batch: 2, seq: 100, queryChunks: 4 }).attention).toBe(3 * 4 * 2 * s.numHeads * 25 * 100);
   });
 
   it("refuses a forward above the budget, naming the dominant probe", async () => {
