@@ -125,9 +125,10 @@ const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true
 const version = browser.version();
 const tab = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 await tab.goto(`http://127.0.0.1:${port}/`);
-await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+// Page functions run in the browser; globalThis there is the window.
+await tab.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
 const load = os.loadavg()[0];
-const r = (await tab.evaluate((n) => (window as unknown as { runBench(n: number): Promise<Record<string, number[]>> }).runBench(n), REPEATS)) as Record<string, number[]>;
+const r = (await tab.evaluate((n) => (globalThis as unknown as { runBench(n: number): Promise<Record<string, number[]>> }).runBench(n), REPEATS)) as Record<string, number[]>;
 await browser.close();
 server.close();
 
