@@ -56,8 +56,23 @@ export interface LabServer {
   stop: () => Promise<void>;
 }
 
-/** Start JupyterLab with `dir` as its root; resolves once /api/status answers. */
-export async function startLab(dir: string, timeoutMs = 90_000): Promise<LabServer> {
+/**
+ * Notebook 7's server, when one is available: `.venv/bin/jupyter-notebook`, or the path in
+ * FLOATSCOPE_NOTEBOOK7 (any environment with `notebook` 7.6; it finds our kernelspec and
+ * labextension through JUPYTER_PATH).
+ */
+export function notebook7Binary(): string | null {
+  const env = process.env.FLOATSCOPE_NOTEBOOK7;
+  if (env) return fs.existsSync(env) ? env : null;
+  const own = path.join(ROOT, ".venv/bin/jupyter-notebook");
+  return fs.existsSync(own) ? own : null;
+}
+
+/**
+ * Start JupyterLab (or, with `app: "notebook"`, Notebook 7) with `dir` as its root; resolves once
+ * /api/status answers.
+ */
+export async function startLab(dir: string, timeoutMs = 90_000, app: "lab" | "notebook" = "lab"): Promise<LabServer> {
   const port = await freePort();
   const token = randomBytes(16).toString("hex");
   const scratch = path.join(dir, ".jupyter");
@@ -70,19 +85,27 @@ export async function startLab(dir: string, timeoutMs = 90_000): Promise<LabServ
     `--IdentityProvider.token=${token}`,
     `--ServerApp.root_dir=${dir}`,
     "--allow-root",
-    "--LabApp.expose_app_in_browser=True",
-    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    `--LabApp.workspaces_dir=${path.join(scratch, "workspaces")}`,
-    `--LabApp.user_settings_dir=${path.join(scratch, "settings")}`,
+    ...(app === "lab"
+      ? [
+          "--LabApp.expose_app_in_browser=True",
+          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+          `--LabApp.workspaces_dir=${path.join(scratch, "workspaces")}`,
+          `--LabApp.user_settings_dir=${path.join(scratch, "settings")}`,
+        ]
+      : ["--JupyterNotebookApp.expose_app_in_browser=True", `--JupyterNotebookApp.user_settings_dir=${path.join(scratch, "settings")}`]),
   ];
+  const binary = app === "lab" ? JUPYTER_LAB : notebook7Binary();
+  if (!binary) throw new Error("no Notebook 7 server (install notebook==7.6.* or set FLOATSCOPE_NOTEBOOK7)");
   let out = "";
-  const proc: ChildProcess = spawn(JUPYTER_LAB, args, {
+  const proc: ChildProcess = spawn(binary, args, {
     cwd: dir,
     detached: true, // own process group, so stop() ends the kernels it started too
     env: {
       ...process.env,
       JUPYTER_CONFIG_DIR: path.join(scratch, "config"),
       JUPYTER_RUNTIME_DIR: path.join(scratch, "runtime"),
+      // Our kernelspec and labextension live in the project venv's data dir.
+      JUPYTER_PATH: path.join(ROOT, ".venv/share/jupyter"),
       PATH: `${path.join(ROOT, ".venv/bin")}:${process.env.PATH}`,
     },
     stdio: ["ignore", "pipe", "pipe"],
