@@ -70,7 +70,7 @@ function writeModel(dir: string, spec: ModelSpec): void {
   writeSafetensors(path.join(dir, "model.safetensors"), t);
 }
 
-interface ChildResult { medianMs: number; p90Ms: number; createMs: number; maxRssMB: number; estimateMB: number; outputsMB: number }
+interface ChildResult { medianMs: number; p90Ms: number; cpuMs: number; createMs: number; maxRssMB: number; estimateMB: number; outputsMB: number }
 
 async function child(dir: string, config: string, T: number): Promise<void> {
   const spec = specFor();
@@ -82,18 +82,24 @@ async function child(dir: string, config: string, T: number): Promise<void> {
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
   let outputs = 0;
   const times: number[] = [];
+  let cpu = 0;
   for (let r = 0; r <= REPEATS[T]; r++) {
     const a = performance.now();
+    const c0 = process.cpuUsage();
     const out = await engine.forward({ ids, batch: 1, seq: T });
     const ms = performance.now() - a;
-    if (r > 0) times.push(ms); // run 0 is the warm-up
+    const c1 = process.cpuUsage(c0);
+    if (r > 0) {
+      times.push(ms); // run 0 is the warm-up
+      cpu += (c1.user + c1.system) / 1000;
+    }
     outputs = out.logits.byteLength + [...out.probes.values()].reduce((n, p) => n + p.data.byteLength, 0);
   }
   await engine.dispose();
   times.sort((a, b) => a - b);
   const res: ChildResult = {
-    medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.min(times.length - 1, Math.floor(times.length * 0.9))], createMs,
-    maxRssMB: process.resourceUsage().maxRSS / 1024, estimateMB: estimateMemory(spec, { batch: 1, seq: T, probes }).total / 2 ** 20, outputsMB: outputs / 2 ** 20,
+    medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.min(times.length - 1, Math.floor(times.length * 0.9))], cpuMs: cpu / times.length, createMs,
+    maxRssMB: process.resourceUsage().maxRSS / 1024, estimateMB: estimateMemory(spec, { batch: 1, seq: T, probes, queryChunks }).total / 2 ** 20, outputsMB: outputs / 2 ** 20,
   };
   process.stdout.write(JSON.stringify(res) + "\n");
 }
@@ -131,7 +137,7 @@ async function orchestrate(quick: boolean): Promise<void> {
         if (p.status !== 0) throw new Error(`child ${config} T=${T} failed: ${p.stderr}`);
         const r = JSON.parse(p.stdout.trim().split("\n").pop()!) as ChildResult;
         rows.push({ T, config, r });
-        console.log(`T=${T} ${config}: ${r.medianMs.toFixed(1)} ms (p90 ${r.p90Ms.toFixed(1)}), peak RSS ${r.maxRssMB.toFixed(0)} MB, estimate ${r.estimateMB.toFixed(0)} MB`);
+        console.log(`T=${T} ${config}: ${r.medianMs.toFixed(1)} ms (p90 ${r.p90Ms.toFixed(1)}, CPU ${r.cpuMs.toFixed(1)}), peak RSS ${r.maxRssMB.toFixed(0)} MB, estimate ${r.estimateMB.toFixed(0)} MB`);
       }
     }
   } finally {
@@ -141,11 +147,11 @@ async function orchestrate(quick: boolean): Promise<void> {
   const minutes = (Date.now() - started) / 60000;
   const base = new Map(rows.filter((x) => x.config === "no probes").map((x) => [x.T, x.r]));
   const table = [
-    "| T | probes | median ms | p90 ms | × no-probe time | peak RSS MB | × no-probe RSS | estimate MB | outputs MB | session create ms |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| T | probes | median ms | p90 ms | × no-probe time | CPU ms / forward | × no-probe CPU | peak RSS MB | × no-probe RSS | estimate MB | outputs MB | session create ms |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(({ T, config, r }) => {
       const b = base.get(T)!;
-      return `| ${T} | ${config} | ${r.medianMs.toFixed(1)} | ${r.p90Ms.toFixed(1)} | ${(r.medianMs / b.medianMs).toFixed(2)} | ${r.maxRssMB.toFixed(0)} | ${(r.maxRssMB / b.maxRssMB).toFixed(2)} | ${r.estimateMB.toFixed(0)} | ${r.outputsMB.toFixed(1)} | ${r.createMs.toFixed(0)} |`;
+      return `| ${T} | ${config} | ${r.medianMs.toFixed(1)} | ${r.p90Ms.toFixed(1)} | ${(r.medianMs / b.medianMs).toFixed(2)} | ${r.cpuMs.toFixed(1)} | ${(r.cpuMs / b.cpuMs).toFixed(2)} | ${r.maxRssMB.toFixed(0)} | ${(r.maxRssMB / b.maxRssMB).toFixed(2)} | ${r.estimateMB.toFixed(0)} | ${r.outputsMB.toFixed(1)} | ${r.createMs.toFixed(0)} |`;
     }),
   ].join("\n");
   const body = `## Engine
@@ -156,6 +162,7 @@ Median over ${Object.entries(REPEATS).filter(([t]) => seqs.includes(Number(t))).
 (getrusage maxrss of the whole Node process, incl. ~90 MB of Node + tsx + ORT baseline) is that configuration's own.
 "lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "8 query chunks" = \`queryChunks: 8\` (attention computed for T/8 query rows at a time). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
 Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it includes a fixed 96 MiB for Node + ORT; tsx adds ~20 MB here).
+CPU ms / forward = process CPU time (user + system, all threads) per forward, mean over the timed runs: less sensitive to other processes than wall time, but it includes ORT's thread-pool spinning.
 Load: the machine is shared with other work (other helpers' tests and a training job); load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min); ${minutes.toFixed(1)} min in total. Treat small differences (< 10 %) as noise.
 
 ${table}
