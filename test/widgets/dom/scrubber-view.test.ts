@@ -170,6 +170,7 @@ describe("ScrubberView", () => {
     p.temporal.dispatchEvent(new MouseEvent("mousemove", { clientX: 5, clientY: 5 }));
     const tip = v.root.querySelector(".fs-tooltip") as HTMLElement;
     expect(tip.textContent).toContain("<script>alert(1)</script>");
+    expect(tip.textContent).toMatch(/· region query$/); // the synthetic prompt is one "query" region
     v.dispatch({ type: "select", position: 1 });
     expect(document.querySelectorAll("script, img, b").length).toBe(0);
     expect(v.root.querySelector(".fs-title")!.textContent).toBe(`<b>title</b> "x"`);

@@ -335,7 +335,9 @@ export class ScrubberView {
       const v = this.panelView(p);
       const anchor = d.anchorRow(step, v.layer)[j] ? " · floating anchor" : "";
       const value = d.receivedRow(step, v.layer, v.head)[j];
-      return `pos ${j} "${tokenLabel(d.run.tokens[j] ?? "", 64)}" · step ${d.run.steps[step]} · received ${value.toFixed(4)} · ${describeState(d, step, j)}${anchor}`;
+      const regions = (d.run.regions ?? []).filter((r) => r.tokens[0] <= j && j < r.tokens[1]).map((r) => r.name);
+      const region = regions.length ? ` · region ${regions.join(", ")}` : "";
+      return `pos ${j} "${tokenLabel(d.run.tokens[j] ?? "", 64)}" · step ${d.run.steps[step]} · received ${value.toFixed(4)} · ${describeState(d, step, j)}${anchor}${region}`;
     };
     p.temporal.addEventListener("mousemove", (ev) => {
       const hit = this.cell(ev, p.temporal, d.N, d.S);
