@@ -34,5 +34,28 @@ fi
 export JUPYTER_PATH="$ROOT/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
 export JUPYTER_PLATFORM_DIRS=1
 echo "[reproduce] executing ${#notebooks[@]} notebook(s) with the floatscope kernel -> $out_dir/"
-.venv/bin/python scripts/run-notebooks.py --output-dir "$out_dir" "${notebooks[@]}"
-echo "[reproduce] done. Open the executed notebooks with: npm start  (then $out_dir/)"
+rc=0
+.venv/bin/python scripts/run-notebooks.py --output-dir "$out_dir" "${notebooks[@]}" || rc=$?
+# One line per notebook: the figures it showed and the start of its generated "what we see" text.
+.venv/bin/python - "$out_dir" "${notebooks[@]}" <<'PY' || true
+import json, re, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+for nb_path in sys.argv[2:]:
+    p = out / Path(nb_path).name
+    if not p.is_file():
+        print(f"[reproduce] {p.name}: not executed"); continue
+    outs = [o for c in json.loads(p.read_text())["cells"] for o in c.get("outputs", [])]
+    kinds = {}
+    for o in outs:
+        for m in o.get("data", {}):
+            k = re.match(r"application/vnd\.floatscope\.(.+)\.v\d+\+json$", m)
+            if k: kinds[k.group(1)] = kinds.get(k.group(1), 0) + 1
+    md = [o["data"]["text/markdown"] for o in outs if "text/markdown" in o.get("data", {})]
+    text = "".join(md[-1]) if md else ""
+    first = re.sub(r"[*_`]", "", text.strip().splitlines()[0] if text.strip() else "")
+    figs = ", ".join(f"{k} ×{n}" for k, n in kinds.items()) or "no figures"
+    print(f"[reproduce] {p.name}: {figs}" + (f" — {first[:160]}{'…' if len(first) > 160 else ''}" if first else ""))
+PY
+echo "[reproduce] executed notebooks (with outputs) are in $out_dir/ — open them with: npm start"
+exit $rc
