@@ -57,8 +57,18 @@ if [[ -f src/dist/index.js && -f "$STAMP_DIR/build" && "$(cat "$STAMP_DIR/build"
 else
   say "building the library (tsc -> src/dist)"
   rm -f "$STAMP_DIR/build"
-  npm run --silent build
-  echo "$src_hash" >"$STAMP_DIR/build"
+  if npm run --silent build; then
+    echo "$src_hash" >"$STAMP_DIR/build"
+    rm -f "$STAMP_DIR/build-errors"
+  elif [[ -f src/dist/index.js ]]; then
+    # tsc still emits JavaScript on type errors (noEmitOnError is off). Carry on so notebooks and
+    # tests can run, but remember it: scripts/test.sh fails the run, and the next setup rebuilds.
+    echo "$src_hash" >"$STAMP_DIR/build-errors"
+    say "warning: the library build reported type errors (above); JavaScript was emitted anyway."
+    say "         npm test will fail until they are fixed."
+  else
+    die "the library build failed and produced no src/dist/index.js"
+  fi
 fi
 
 # --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)

@@ -23,5 +23,9 @@ passed="$(grep -E '^ +Tests ' <<<"$plain" | grep -oE '[0-9]+ passed' | grep -oE 
 failed="$(grep -E '^ +Tests ' <<<"$plain" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' || echo 0)"
 skipped="$(grep -E '^ +Tests ' <<<"$plain" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)"
 echo "[test] finished in $((SECONDS - t0)) s"
+if [[ -f .cache/setup/build-errors ]]; then
+  echo "[test] FAILED: the library build (tsc) reported type errors; see the setup output above"
+  rc=1
+fi
 echo "vitest: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
 exit "$rc"
