@@ -138,7 +138,16 @@ export function checkBudget(est: MemoryEstimate, budget: number, where: { batch:
     hint: isProbe
       ? `drop ${est.dominant} or restrict it to fewer layers/heads, shorten the sequence, or raise memoryBudgetBytes`
       : est.dominant === "attention"
-        ? "shorten the sequence or the batch (attention grows with seq²), or raise memoryBudgetBytes"
+        ? `${chunkHint(est, budget)}shorten the sequence or the batch (attention grows with seq²), or raise memoryBudgetBytes`
         : "use a smaller batch/sequence or raise memoryBudgetBytes",
   });
+}
+
+/** "create the engine with queryChunks: n, or " when more query chunks alone would fit the budget. */
+function chunkHint(est: MemoryEstimate, budget: number): string {
+  // attention and its arena share scale as 1/chunks; everything else stays
+  const rest = est.total - 1.5 * est.attention;
+  if (rest >= budget || est.attention <= 0) return "";
+  const factor = Math.ceil((1.5 * est.attention) / (budget - rest));
+  return `create the engine with ${factor}× more queryChunks, or `;
 }
