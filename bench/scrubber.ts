@@ -22,7 +22,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { scrubberPayload } from "../src/figures/scrubber.js";
-import { describeSubsampling, payloadSize } from "../src/figures/payloads.js";
+import { describeSubsampling, payloadSize } from "../src/protocol/payloads.js";
 import { syntheticTrace } from "../test/widgets/synthetic-trace.js";
 import { CHROMIUM, CHROMIUM_ARGS } from "../test/widgets/browser/lab-server.js";
 

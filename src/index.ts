@@ -133,8 +133,8 @@ export type { TokenTypeOptions, TokenTypeResult, TokenType, SpecialIds } from ".
 export { getProbe, probeLayers, resolveLayers } from "./analysis/probes-access.js";
 export type { PassRef } from "./analysis/probes-access.js";
 export { longTable, tensorTable, concatTables } from "./analysis/tables.js";
-export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./figures/specs.js";
-export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec, DriftSpec, TokenTypesSpec, AnalysisSpec } from "./figures/specs.js";
+export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./protocol/specs.js";
+export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec, DriftSpec, TokenTypesSpec, AnalysisSpec } from "./protocol/specs.js";
 
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
@@ -158,7 +158,7 @@ export {
   describeSubsampling,
   payloadSize,
   PayloadError,
-} from "./figures/payloads.js";
+} from "./protocol/payloads.js";
 export type {
   EncodedArray,
   EncodeOptions,
@@ -176,7 +176,7 @@ export type {
   RolloutPayload,
   DistractorPayload,
   FloatscopePayload,
-} from "./figures/payloads.js";
+} from "./protocol/payloads.js";
 export { scrubber, scrubberPayload, describeScrubber, ScrubberFigure } from "./figures/scrubber.js";
 export type { ScrubberOptions } from "./figures/scrubber.js";
 export { payloadBundle, VIEW_MIME } from "./figures/bundles.js";

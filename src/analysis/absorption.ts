@@ -12,7 +12,7 @@
  * model, and we do not renormalise: c is already a probability mass.
  */
 import type { Trace } from "../trace/types.js";
-import type { AbsorptionSpec } from "../figures/specs.js";
+import type { AbsorptionSpec } from "../protocol/specs.js";
 import { type AnchorOptions, describeRule, passAnchors, resolveRule } from "./anchors.js";
 import { type PassRef, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";

@@ -13,8 +13,8 @@
  * producer for `step_attention_data`) and default to all recorded layers averaged (upstream: layer 20
  * unless `--all_layers`). Exclusions (diagonal, mask, EOS/pad, causal row 0) are opt-in.
  */
-import type { DriftSpec } from "../figures/specs.js";
-import { encodeArray } from "../figures/payloads.js";
+import type { DriftSpec } from "../protocol/specs.js";
+import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, detectAnchors, passAnchors, resolveRule } from "./anchors.js";

@@ -16,8 +16,8 @@
  * `upstream: true` restores all four, plus the [0, 256) token window. The floating set is the shared
  * detector with the upstream QK rule (μ + 3σ of the column means, argmax fallback) in both modes.
  */
-import type { QKSpec, QkSummarySpec } from "../figures/specs.js";
-import { encodeArray } from "../figures/payloads.js";
+import type { QKSpec, QkSummarySpec } from "../protocol/specs.js";
+import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, anchorContext, detectAnchors, passReceived, resolveRule } from "./anchors.js";

@@ -16,8 +16,8 @@
  * `rows: "final-unshifted"` is what the paper's Dream extractor did (row p, ignoring the logit shift).
  * Scores are raw by default (`normalize: "max"` divides by the largest, one reading of the paper's figure).
  */
-import type { RetrievalSpec } from "../figures/specs.js";
-import { encodeArray } from "../figures/payloads.js";
+import type { RetrievalSpec } from "../protocol/specs.js";
+import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
 import { type PassRef, getProbe, resolveLayers } from "./probes-access.js";

@@ -17,8 +17,8 @@
  * off-by-one when position 0 really is a BOS and its dropped tokens (the last document token onwards
  * up to the answer). Upstream also hard-coded max_samples = 1; we average every trace given.
  */
-import type { RolloutSpec } from "../figures/specs.js";
-import { encodeArray } from "../figures/payloads.js";
+import type { RolloutSpec } from "../protocol/specs.js";
+import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import { getProbe, probeLayers } from "./probes-access.js";

@@ -9,7 +9,7 @@
  * Upstream has no such analysis. Token strings may be raw vocabulary pieces (byte-level "Ġ"/"Ċ",
  * SentencePiece "▁", "<0x0A>") or decoded text; both are understood.
  */
-import type { TokenTypesSpec } from "../figures/specs.js";
+import type { TokenTypesSpec } from "../protocol/specs.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, passAnchors, resolveRule } from "./anchors.js";

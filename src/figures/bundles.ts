@@ -28,8 +28,8 @@ import {
   type RetrievalPayload,
   type RolloutPayload,
   type ScrubberPayload,
-} from "./payloads.js";
-import { MIME_DRIFT, MIME_TOKEN_TYPES, type DriftSpec, type TokenTypesSpec } from "./specs.js";
+} from "../protocol/payloads.js";
+import { MIME_DRIFT, MIME_TOKEN_TYPES, type DriftSpec, type TokenTypesSpec } from "../protocol/specs.js";
 import { describeScrubber } from "./scrubber.js";
 import { temporalPng } from "./scrubber-png.js";
 
@@ -203,7 +203,7 @@ export function payloadBundle(p: ViewPayload): FigureBundle {
     if (e instanceof FloatscopeError) throw e;
     throw new DisplayError(`Malformed ${p.kind} payload`, {
       field: e instanceof PayloadError && e.field ? e.field : "payload",
-      expected: `a ${p.kind} payload as built by floatscope (see src/figures/payloads.ts)`,
+      expected: `a ${p.kind} payload as built by floatscope (see src/protocol/payloads.ts)`,
       found: e instanceof Error ? e.message : String(e),
     });
   }

@@ -11,7 +11,7 @@
  *   show(distractorPayload(results, { y: "correct", metric: "Accuracy (%)", scale: 100 }));
  */
 import { SettingsError, keyword } from "../util/errors.js";
-import type { DistractorPayload } from "./payloads.js";
+import type { DistractorPayload } from "../protocol/payloads.js";
 
 export interface DistractorOptions {
   /** Column holding the per-example value. */

@@ -4,7 +4,7 @@
  * stacked. Rendered in the kernel from the payload itself, so the picture GitHub shows is the
  * data the widget shows.
  */
-import { decodeArray, decodeInt32, type ScrubberPayload } from "./payloads.js";
+import { decodeArray, decodeInt32, type ScrubberPayload } from "../protocol/payloads.js";
 import { encodePng } from "./png.js";
 
 /** ColorBrewer Purples, 9 classes (the paper's temporal-drift colour map). */

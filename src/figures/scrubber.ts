@@ -32,7 +32,7 @@ import {
   type ScrubberPayload,
   type ScrubberRun,
   type SubsampleNote,
-} from "./payloads.js";
+} from "../protocol/payloads.js";
 import { temporalPng } from "./scrubber-png.js";
 
 export interface ScrubberOptions {

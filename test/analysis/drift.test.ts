@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { meanVectors, stackRows, temporalDrift, trackAnchors } from "../../src/analysis/drift.js";
-import { decodeArray } from "../../src/figures/payloads.js";
+import { decodeArray } from "../../src/protocol/payloads.js";
 import { ProbeMissingError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap, step } from "./make-trace.js";
 

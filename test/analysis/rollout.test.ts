@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { offsetsLayout, poolRegions, regionRollout, rollout, rowNormalize, stationary, upstreamLayout } from "../../src/analysis/rollout.js";
-import { decodeArray } from "../../src/figures/payloads.js";
+import { decodeArray } from "../../src/protocol/payloads.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap } from "./make-trace.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { payloadBundle, VIEW_MIME } from "../../src/figures/bundles.js";
-import { encodeArray, MIME_ABSORPTION, MIME_QK, MIME_ROLLOUT } from "../../src/figures/payloads.js";
+import { encodeArray, MIME_ABSORPTION, MIME_QK, MIME_ROLLOUT } from "../../src/protocol/payloads.js";
 import { mimeBundleOf } from "../../src/display/format.js";
 import { DisplayError } from "../../src/util/errors.js";
 

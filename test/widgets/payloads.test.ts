@@ -10,7 +10,7 @@ import {
   float16BitsToFloat32,
   float32ToFloat16Bits,
   PayloadError,
-} from "../../src/figures/payloads.js";
+} from "../../src/protocol/payloads.js";
 
 describe("base64", () => {
   it("matches Node's Buffer encoder for every length mod 3 and all byte values", () => {

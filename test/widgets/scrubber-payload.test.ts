@@ -1,6 +1,6 @@
 import { inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { decodeArray, decodeInt32, MIME_SCRUBBER, payloadSize } from "../../src/figures/payloads.js";
+import { decodeArray, decodeInt32, MIME_SCRUBBER, payloadSize } from "../../src/protocol/payloads.js";
 import { crc32, encodePng } from "../../src/figures/png.js";
 import { describeScrubber, scrubber, scrubberPayload } from "../../src/figures/scrubber.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";

@@ -1,9 +1,9 @@
 /**
- * The payload contract, shared with the kernel library: `src/figures/payloads.ts` is compiled into
+ * The payload contract, shared with the kernel library: `src/protocol/payloads.ts` is compiled into
  * this bundle as it is (it has no imports), so the two sides cannot drift apart.
  */
-export * from "../../src/figures/payloads.js";
-export * from "../../src/figures/specs.js";
+export * from "../../src/protocol/payloads.js";
+export * from "../../src/protocol/specs.js";
 
 /** The kernel's generic heatmap figure (src/display/mime.ts FLOATSCOPE_MIME.heatmap). */
 export const MIME_HEATMAP = "application/vnd.floatscope.heatmap.v1+json";

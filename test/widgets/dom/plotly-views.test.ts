@@ -1,9 +1,9 @@
 // @vitest-environment jsdom
 import "./dom-setup.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { encodeArray, MIME_QK, type QkPayload } from "../../../src/figures/payloads.js";
+import { encodeArray, MIME_QK, type QkPayload } from "../../../src/protocol/payloads.js";
 import { FLOATSCOPE_MIME } from "../../../src/display/mime.js";
-import { MIME_DRIFT } from "../../../src/figures/specs.js";
+import { MIME_DRIFT } from "../../../src/protocol/specs.js";
 import { setPlotlyForTests, type PlotlyLike } from "../../../widgets/src/figures/plotly.js";
 import { QkView } from "../../../widgets/src/figures/qk.js";
 import { ChartView } from "../../../widgets/src/figures/charts.js";

@@ -2,7 +2,7 @@
 import { callsOn, canvasCalls } from "./dom-setup.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { scrubberPayload } from "../../../src/figures/scrubber.js";
-import { MIME_SCRUBBER, type ScrubberPayload } from "../../../src/figures/payloads.js";
+import { MIME_SCRUBBER, type ScrubberPayload } from "../../../src/protocol/payloads.js";
 import { ScrubberView } from "../../../widgets/src/scrubber/view.js";
 import { decodeScrubber } from "../../../widgets/src/scrubber/data.js";
 import { FloatscopeRenderer, mountScrubber } from "../../../widgets/src/renderer.js";
