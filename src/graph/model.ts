@@ -7,7 +7,9 @@
  *   attention_mask bool (false = padding key) · query_weight float (normalised per row; only
  *   with received probes) · region_onehot float [batch, seq, region] (only with regionSum).
  * Outputs: `logits` float [batch, seq, vocab] (already shifted for logitShift 1, so row i is
- * the distribution for token i), then one output per probe, named canonically.
+ * the distribution for token i), then one output per probe, named canonically. With
+ * `logitRows`, an extra input `logit_rows` selects the rows the head runs on, and per-row
+ * vocabulary summaries are added (logits.ts).
  *
  * Design (onnx-feasibility.md): weights are external data pointing INTO the safetensors files
  * (zero copy), kept in HF [out, in] layout and used through Gemm(transB=1); BF16/F16 weights get
@@ -22,6 +24,7 @@ import { CheckpointError, SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 import { GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
+import { emitLogitHead, SUMMARY_OUTPUTS } from "./logits.js";
 import { chunkProbes, emitQkProbes, finishProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ChunkPartials, type ProbeContext, type ProbeOutput } from "./probes.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
@@ -39,6 +42,11 @@ export interface BuildOptions {
    * are identical; full `pattern` maps still need the whole [B, H, T, T] per requested layer.
    */
   queryChunks?: number;
+  /**
+   * Row-selectable LM head (default false): adds input `logit_rows` [batch, rows] (hidden-state
+   * positions) and the `logit_summary.*` outputs; `logits` becomes [batch, rows, vocab]. See logits.ts.
+   */
+  logitRows?: boolean;
 }
 
 export interface BuiltGraph {
@@ -241,18 +249,17 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   }
 
   const final = rmsNorm(x, spec.weights.finalNorm);
-  let logits = g.reshape(toF32(linear(final, spec.weights.lmHead, spec.vocabSize, D)), dims([-1, T, spec.vocabSize]));
-  if (spec.logitShift === 1) {
-    // Dream: row i ← model row i−1; row 0 keeps its own (concat(logits[:, :1], logits[:, :-1])).
-    logits = g.concat([g.slice(logits, 0, 1, 1), g.slice(logits, 0, -1, 1)], 1);
-  }
-  g.output(logits, "logits", DataType.FLOAT, ["batch", "seq", spec.vocabSize]);
+  inputNames.push(...emitLogitHead(g, {
+    hidden: final, batch: B, seq: T, vocab: spec.vocabSize, toF32, logitShift: spec.logitShift,
+    head: (h) => linear(h, spec.weights.lmHead, spec.vocabSize, D), selectRows: options.logitRows ?? false,
+  }));
 
   const name = `floatscope_${spec.family}`;
   const bytes = g.encode(name, { family: spec.family, architecture: spec.architecture });
   const probes = probeOutputs(spec, req);
   // The builder emitted outputs in the same order probeOutputs lists them; check it (one rule, two readers).
-  const emitted = g.outputs.map((o) => o.name).filter((n) => n !== "logits");
+  const head = new Set<string>(["logits", ...Object.values(SUMMARY_OUTPUTS)]);
+  const emitted = g.outputs.map((o) => o.name).filter((n) => !head.has(n));
   if (emitted.length !== probes.length || emitted.some((n) => !probes.some((p) => p.name === n))) {
     throw new Error(`internal: probe outputs disagree: ${emitted.join(",")} vs ${probes.map((p) => p.name).join(",")}`);
   }

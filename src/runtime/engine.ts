@@ -12,6 +12,7 @@ import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import type { Checkpoint, TensorInfo } from "../checkpoint/types.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
 import { buildModelGraph, type BuiltGraph } from "../graph/model.js";
+import { LOGIT_ROWS_INPUT, SUMMARY_OUTPUTS } from "../graph/logits.js";
 import { PROBE_INPUTS, type ProbeOutput } from "../graph/probes.js";
 import { positionIdsFromMask } from "../graph/rope.js";
 import type { ModelSpec } from "../graph/spec.js";
@@ -30,6 +31,12 @@ export interface EngineOptions extends SessionOptions {
   memoryBudgetBytes?: number;
   /** Attention in this many query chunks (default 1): less memory at long sequences, same results. */
   queryChunks?: number;
+  /**
+   * Row-selectable LM head (default true): `forward` honours `logitRows` / `summaries`, running
+   * the head only on the requested rows. false builds the plain head (every row, always); the
+   * samplers then read full rows, which tests use to check that both give the same traces.
+   */
+  logitRows?: boolean;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -39,9 +46,11 @@ export interface OnnxEngine extends Engine {
   readonly computeDType: "f32" | "f16";
   readonly memoryBudgetBytes: number;
   readonly queryChunks: number;
+  /** Whether the head is row-selectable (EngineOptions.logitRows). */
+  readonly logitRows: boolean;
   /** Graph size, for reports. */
   readonly nodeCount: number;
-  estimateMemory(batch: number, seq: number): MemoryEstimate;
+  estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate;
 }
 
 function resolveSource(source: EngineSource): { spec: ModelSpec; tensors: Map<string, TensorInfo> } {
@@ -65,7 +74,8 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const probes = options.probes ?? DEFAULT_PROBES;
   const warn = options.warn ?? ((m: string) => console.warn(m));
   const queryChunks = options.queryChunks ?? 1;
-  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks });
+  const logitRows = options.logitRows ?? true;
+  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows });
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
@@ -73,11 +83,11 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks });
+    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows });
     created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn });
     dtype = "f32";
   }
-  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, created.tempDir);
+  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, logitRows, created.tempDir);
 }
 
 function bad(field: string, expected: string, found: string): SettingsError {
@@ -97,14 +107,16 @@ class OrtEngine implements OnnxEngine {
     readonly computeDType: "f32" | "f16",
     readonly memoryBudgetBytes: number,
     readonly queryChunks: number,
+    readonly logitRows: boolean,
     private tempDir?: string,
   ) {
     this.outputs = built.probes;
     this.nodeCount = built.nodeCount;
   }
 
-  estimateMemory(batch: number, seq: number): MemoryEstimate {
-    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks });
+  /** @param logitRows rows of logits per batch row (default: seq) */
+  estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate {
+    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows });
   }
 
   async forward(input: ForwardInput): Promise<ForwardOutput> {
@@ -118,7 +130,8 @@ class OrtEngine implements OnnxEngine {
     }
     const mask = input.attentionMask ?? new Uint8Array(N).fill(1);
     if (mask.length !== N) throw bad("attentionMask", `${N} values`, `${mask.length}`);
-    checkBudget(this.estimateMemory(B, T), this.memoryBudgetBytes, { batch: B, seq: T });
+    const sel = this.logitRows ? selectRows(input, B, T, this.spec.logitShift) : undefined;
+    checkBudget(this.estimateMemory(B, T, sel?.rows), this.memoryBudgetBytes, { batch: B, seq: T });
 
     const pos = positionIdsFromMask(mask, B, T);
     const feeds: Record<string, ort.Tensor> = {
@@ -147,9 +160,18 @@ class OrtEngine implements OnnxEngine {
       feeds[PROBE_INPUTS.regionOneHot] = new ort.Tensor("float32", m, [B, T, R]);
     }
 
+    const fetches = this.outputs.map((p) => p.name);
+    if (sel) {
+      feeds[LOGIT_ROWS_INPUT] = new ort.Tensor("int64", sel.hidden, [B, sel.rows]);
+      if (sel.logits) fetches.push("logits");
+      if (sel.summaries) fetches.push(...Object.values(SUMMARY_OUTPUTS));
+    } else {
+      fetches.push("logits");
+    }
     let res: ort.InferenceSession.OnnxValueMapType;
     try {
-      res = await this.session.run(feeds);
+      // Only what the fetched outputs need runs (e.g. no summaries when they are not asked for).
+      res = await this.session.run(feeds, fetches);
     } catch (e) {
       throw new RuntimeError("onnxruntime failed during the forward pass", {
         field: "session.run", expected: "a successful run", found: e instanceof Error ? e.message.slice(0, 400) : String(e),
@@ -164,11 +186,58 @@ class OrtEngine implements OnnxEngine {
       const dims = t.dims.length === 5 ? [t.dims[0], t.dims[1] * t.dims[2], t.dims[3], t.dims[4]] : [...t.dims];
       probes.set(p.name, { name: p.name, axes: p.axes, dims, data });
     }
-    return { logits: res.logits.data as Float32Array, vocabSize: V, probes };
+    const out: ForwardOutput = { logits: sel?.logits === false ? new Float32Array(0) : (res.logits.data as Float32Array), vocabSize: V, probes };
+    if (sel?.requested) out.logitRows = sel.requested;
+    if (sel?.summaries) {
+      out.summary = {
+        argmax: res[SUMMARY_OUTPUTS.argmax].data as Int32Array,
+        maxProb: res[SUMMARY_OUTPUTS.maxProb].data as Float64Array,
+        logSumExp: res[SUMMARY_OUTPUTS.logSumExp].data as Float64Array,
+        negEntropy: res[SUMMARY_OUTPUTS.negEntropy].data as Float64Array,
+        margin: res[SUMMARY_OUTPUTS.margin].data as Float64Array,
+      };
+    }
+    return out;
   }
 
   async dispose(): Promise<void> {
     await this.session.release();
     if (this.tempDir) fs.rmSync(this.tempDir, { recursive: true, force: true });
   }
+}
+
+interface RowSelection {
+  /** Rows per batch row. */
+  rows: number;
+  /** Hidden-state positions fed to `logit_rows`, [batch, rows]. */
+  hidden: BigInt64Array;
+  /** The caller's positions (undefined: all rows, the default). */
+  requested?: Int32Array;
+  logits: boolean;
+  summaries: boolean;
+}
+
+/**
+ * The rows the head runs on: the caller's positions, or every position. Output row i is the
+ * distribution for token i, which a model with logitShift 1 (Dream) computes at hidden state
+ * i − 1 (row 0 repeats hidden 0, as Dream's sampler does).
+ */
+function selectRows(input: ForwardInput, B: number, T: number, shift: 0 | 1): RowSelection {
+  const req = input.logitRows;
+  if (req !== undefined) {
+    if (req.length === 0 || req.length % B !== 0) throw bad("logitRows", `[batch ${B}, rows] positions (a non-zero multiple of ${B})`, `${req.length} values`);
+    for (let i = 0; i < req.length; i++) {
+      if (!(Number.isInteger(req[i]) && req[i] >= 0 && req[i] < T)) throw bad(`logitRows[${i}]`, `a position in [0, ${T - 1}]`, String(req[i]));
+    }
+  }
+  if (input.returnLogits === false && !(req && input.summaries)) {
+    throw bad("returnLogits", "true unless logitRows and summaries are both given", "false");
+  }
+  const rows = req ? req.length / B : T;
+  const hidden = new BigInt64Array(B * rows);
+  for (let b = 0; b < B; b++) {
+    for (let r = 0; r < rows; r++) hidden[b * rows + r] = BigInt(Math.max((req ? req[b * rows + r] : r) - shift, 0));
+  }
+  const summaries = req !== undefined && input.summaries === true;
+  return { rows, hidden, requested: req && Int32Array.from(req), logits: !(summaries && input.returnLogits === false), summaries };
 }

@@ -8,7 +8,8 @@
  * - attention: the decomposed attention holds scores, masked scores and probabilities, each
  *   [batch, head, query, key] f32, at once for one layer;
  * - activations: the residual stream and MLP intermediates of one layer, with headroom;
- * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view);
+ * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view); with row
+ *   selection [batch, rows, vocab] twice plus the f64 summary temporaries (3 × 8 bytes per logit);
  * - probes: every requested probe output ×2.5 (ORT's output buffer with its arena slack + the JS
  *   copy the Node binding makes; measured 2.5× at T 1024 and 2048);
  * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so the compute terms above
@@ -30,6 +31,8 @@ export interface MemoryEstimateOptions {
   computeDType?: "f32" | "f16";
   /** Attention computed in this many query chunks: the attention term shrinks accordingly. */
   queryChunks?: number;
+  /** Logits rows returned per batch row (row selection; default seq): the head runs on only these. */
+  logitRows?: number;
 }
 
 export interface MemoryEstimate {
@@ -90,7 +93,12 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
   const perToken = 4 * spec.hiddenSize + spec.headDim * (2 * spec.numHeads + 2 * spec.numKvHeads) + 3 * spec.intermediateSize;
   const activations = 2 * B * T * perToken * bytes;
-  const logits = 2 * B * T * spec.vocabSize * 4 * (spec.logitShift ? 1.5 : 1);
+  // Row selection (logitRows < seq) gathers rows before the head: [B, R, V] plus its f64 summary
+  // temporaries (cast, exp, p: 3 × 8 bytes per logit, alive for the selected rows only).
+  const R = o.logitRows;
+  const logits = R === undefined || R >= T
+    ? 2 * B * T * spec.vocabSize * 4 * (spec.logitShift ? 1.5 : 1)
+    : B * R * spec.vocabSize * (2 * 4 + 3 * 8);
   const probeBytes = new Map<string, number>();
   let probes = 0;
   for (const p of probeOutputs(spec, req)) {

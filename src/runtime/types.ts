@@ -19,6 +19,35 @@ export interface ForwardInput {
   queryWeight?: Float32Array;
   /** One-hot region membership [batch, seq, regions] for the `regionSum` probe. */
   regionOneHot?: Float32Array;
+  /**
+   * Return logits only for these positions, [batch, rows] row-major (every batch row names the
+   * same number of positions, in [0, seq); repeats are allowed, e.g. as filler). Position i means
+   * "the distribution for token i", as in the full logits (the engine applies Dream's shift).
+   * Ignored by engines without row selection (`Engine.logitRows` false): they return all rows and
+   * leave `ForwardOutput.logitRows` unset, so callers must check it.
+   */
+  logitRows?: Int32Array;
+  /** With `logitRows`: also return `summary` for the selected rows. */
+  summaries?: boolean;
+  /** With `logitRows` and `summaries`: false skips the logits themselves (`logits` is then empty). */
+  returnLogits?: boolean;
+}
+
+/**
+ * Per-row statistics over the vocabulary, each [batch, rows], for the selected rows. Computed in
+ * float64 from the f32 logits l, with p = softmax(l):
+ */
+export interface LogitSummary {
+  /** First index of the largest logit (torch.argmax's tie rule). */
+  argmax: Int32Array;
+  /** max p = 1 / Σ exp(l − max l). */
+  maxProb: Float64Array;
+  /** log Σ exp(l). */
+  logSumExp: Float64Array;
+  /** Σ p·log(p + 1e-10): Dream's `entropy` confidence (negative entropy; higher = more certain). */
+  negEntropy: Float64Array;
+  /** p(top1) − p(top2) (0 when the two largest logits tie): Dream's `topk_margin`. */
+  margin: Float64Array;
 }
 
 export interface ForwardOutput {
@@ -29,6 +58,13 @@ export interface ForwardOutput {
    */
   logits: Float32Array;
   vocabSize: number;
+  /**
+   * Set when the input's `logitRows` was honoured: `logits` is then [batch, rows, vocab] and holds
+   * these positions ([batch, rows], a copy of the request); empty when `returnLogits` was false.
+   */
+  logitRows?: Int32Array;
+  /** With `summaries`: per-row statistics of the selected rows. */
+  summary?: LogitSummary;
   /** Requested probes by canonical name (see util/probes.ts). */
   probes: Map<string, ProbeTensor>;
 }
@@ -38,6 +74,8 @@ export interface Engine {
   readonly probes: ProbeRequest;
   /** "cpu" or "cuda": what the session actually runs on (after any fallback). */
   readonly device: string;
+  /** True when `forward` honours `ForwardInput.logitRows` / `summaries` (optional; default false). */
+  readonly logitRows?: boolean;
   forward(input: ForwardInput): Promise<ForwardOutput>;
   dispose(): Promise<void>;
 }
