@@ -14,7 +14,6 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Tokenizer } from "@huggingface/tokenizers";
 import { readTokenizerFiles } from "../src/checkpoint/checkpoint.js";
 import { writeSafetensors, readSafetensorsHeader } from "../src/checkpoint/safetensors.js";
@@ -22,36 +21,20 @@ import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
 import type { Checkpoint } from "../src/checkpoint/types.js";
 import { scanWeights } from "../src/graph/scan-weights.js";
 import { byteLevelBpe, writeTokenizerDir } from "../test/support/tokenizer-files.js";
+import { loadAverage, loadSentence, machineStamp, markdownTable, ratio, timeRepeats as time, writeBenchmarkSection } from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-ckpt-"));
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
-/** [median, min] ms over `repeats` runs after one warm-up (min shows the cost without contention). */
-function time(f: () => void, repeats: number): [number, number] {
-  f();
-  const ts: number[] = [];
-  for (let i = 0; i < repeats; i++) {
-    const t = performance.now();
-    f();
-    ts.push(performance.now() - t);
-  }
-  return [median(ts), Math.min(...ts)];
-}
-
 const SAMPLE = "Query: who wrote the book about the capital of France?\n\nPassages:\n[1] She wrote it in 1999 — the café on the straße, naïve 🤗 reviewers said. ";
 
-function encodeRows(): string[] {
+function encodeRows(): (string | number)[][] {
   const dir = path.join(tmp, "tok");
   writeTokenizerDir(dir, byteLevelBpe({ style: "llama3", specials: ["<|begin_of_text|>", "<|mdm_mask|>"], bos: "<|begin_of_text|>" }));
   const files = readTokenizerFiles(dir)!;
   const lib = new Tokenizer(files.json, files.config);
   const ours = loadTokenizer(files);
-  const rows: string[] = [];
+  const rows: (string | number)[][] = [];
   for (const chars of quick ? [1000, 10000] : [1000, 10000, 50000]) {
     const text = SAMPLE.repeat(Math.ceil(chars / SAMPLE.length)).slice(0, chars);
     const repeats = chars >= 50000 ? 9 : 31;
@@ -59,13 +42,14 @@ function encodeRows(): string[] {
     const libMs = time(() => lib.encode(text), repeats);
     const oursMs = time(() => ours.encode(text), repeats);
     const exact = ours.encode(text).offsetsExact;
-    rows.push(`| ${chars} | ${tokens} | ${libMs[0].toFixed(1)} (${libMs[1].toFixed(1)}) | ${oursMs[0].toFixed(1)} (${oursMs[1].toFixed(1)}) | ${(oursMs[0] / libMs[0]).toFixed(2)} (${(oursMs[1] / libMs[1]).toFixed(2)}) | ${exact ? "yes" : "no"} |`);
+    rows.push([chars, tokens, `${libMs[0].toFixed(1)} (${libMs[1].toFixed(1)})`, `${oursMs[0].toFixed(1)} (${oursMs[1].toFixed(1)})`,
+      `${ratio(oursMs[0], libMs[0])} (${ratio(oursMs[1], libMs[1])})`, exact ? "yes" : "no"]);
   }
   return rows;
 }
 
-function scanRows(): string[] {
-  const rows: string[] = [];
+function scanRows(): (string | number)[][] {
+  const rows: (string | number)[][] = [];
   const mib = quick ? 32 : 256;
   for (const dtype of ["F32", "BF16"] as const) {
     const file = path.join(tmp, `${dtype}.safetensors`);
@@ -81,62 +65,40 @@ function scanRows(): string[] {
       scanWeights(ck, undefined, { onProgress: () => { peak = Math.max(peak, process.memoryUsage().rss); } });
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 3);
-    rows.push(`| ${dtype} | ${mib} | ${ms.toFixed(0)} | ${(bytes / 1e6 / (ms / 1000)).toFixed(0)} | ${((peak - rss0) / 1e6).toFixed(0)} |`);
+    rows.push([dtype, mib, ms.toFixed(0), (bytes / 1e6 / (ms / 1000)).toFixed(0), ((peak - rss0) / 1e6).toFixed(0)]);
     fs.rmSync(file);
   }
   return rows;
 }
 
-const load0 = os.loadavg();
+const load0 = loadAverage();
 const enc = encodeRows();
 const scan = scanRows();
-const load1 = os.loadavg();
+const load1 = loadAverage();
 fs.rmSync(tmp, { recursive: true, force: true });
 
 const body = `## Checkpoint and tokenizer
 
-\`npx tsx bench/checkpoint.ts\` — ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.version}.
-Load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min): the machine is shared; treat small differences as noise.
+\`npx tsx bench/checkpoint.ts\` — ${machineStamp()}, Node ${process.version}.
+${loadSentence(load0, load1)}
 
 Tokenizer encode with character offsets: \`loadTokenizer(files).encode(text)\` (ids + offsets, by replaying the
 pipeline) against \`@huggingface/tokenizers\` \`encode\` alone (ids only), hand-made Llama-3-style byte-level BPE
 (80 merges, so most words split into several tokens), English text with some unicode; median (min) of 31 runs (9 at 50k)
 after one warm-up.
 
-| characters | tokens | library encode ms | encode + offsets ms | ratio | offsets exact |
-|---|---|---|---|---|---|
-${enc.join("\n")}
+${markdownTable(["characters", "tokens", "library encode ms", "encode + offsets ms", "ratio", "offsets exact"], enc)}
 
 \`scanWeights\` (NaN/Inf scan by bit pattern, 16 MiB chunks), one ${quick ? 32 : 256} MiB tensor per dtype, median of 3 after a warm-up;
 RSS growth is the peak during the scan over the RSS before it (the data written for the test is not counted).
 
-| dtype | MiB | ms | MB/s | RSS growth MB |
-|---|---|---|---|---|
-${scan.join("\n")}
+${markdownTable(["dtype", "MiB", "ms", "MB/s", "RSS growth MB"], scan)}
 `;
 
 if (quick) {
   console.log(body);
 } else {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "BENCHMARKS.md");
-  replaceSection(file, "## Checkpoint and tokenizer", body);
+  writeBenchmarkSection("## Checkpoint and tokenizer", body);
   console.log(body);
   console.log("wrote BENCHMARKS.md (## Checkpoint and tokenizer)");
-}
-
-function replaceSection(file: string, heading: string, text: string): void {
-  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "# Benchmarks\n";
-  const start = old.indexOf(`\n${heading}\n`);
-  let next: string;
-  if (start < 0) {
-    next = old.trimEnd() + "\n\n" + text;
-  } else {
-    const rest = old.slice(start + 1 + heading.length + 1);
-    const m = /\n## /.exec(rest);
-    const after = m ? rest.slice(m.index + 1) : "";
-    next = old.slice(0, start + 1) + text + (after ? "\n" + after : "");
-  }
-  const tmpFile = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmpFile, next.trimEnd() + "\n");
-  fs.renameSync(tmpFile, file);
 }

@@ -22,6 +22,7 @@ import type { ModelSpec } from "../src/graph/spec.js";
 import { createEngine } from "../src/runtime/engine.js";
 import { estimateMemory, formatBytes } from "../src/runtime/memory.js";
 import type { ProbeRequest } from "../src/util/probes.js";
+import { formatLoad, loadAverage, machineStamp, markdownTable, median, percentile, ratio, writeBenchmarkSection } from "./lib.js";
 
 const L = 4, D = 256, H = 8, F = 688, V = 4096;
 const THREADS = 2;
@@ -96,29 +97,11 @@ async function child(dir: string, config: string, T: number): Promise<void> {
     outputs = out.logits.byteLength + [...out.probes.values()].reduce((n, p) => n + p.data.byteLength, 0);
   }
   await engine.dispose();
-  times.sort((a, b) => a - b);
   const res: ChildResult = {
-    medianMs: times[Math.floor(times.length / 2)], p90Ms: times[Math.min(times.length - 1, Math.floor(times.length * 0.9))], cpuMs: cpu / times.length, createMs,
+    medianMs: median(times), p90Ms: percentile(times, 0.9), cpuMs: cpu / times.length, createMs,
     maxRssMB: process.resourceUsage().maxRSS / 1024, estimateMB: estimateMemory(spec, { batch: 1, seq: T, probes, queryChunks }).total / 2 ** 20, outputsMB: outputs / 2 ** 20,
   };
   process.stdout.write(JSON.stringify(res) + "\n");
-}
-
-function replaceSection(file: string, heading: string, body: string): void {
-  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "# Benchmarks\n";
-  const start = old.indexOf(`\n${heading}\n`);
-  let next: string;
-  if (start < 0) {
-    next = old.trimEnd() + "\n\n" + body;
-  } else {
-    const rest = old.slice(start + 1 + heading.length + 1);
-    const m = /\n## /.exec(rest);
-    const after = m ? rest.slice(m.index + 1) : "";
-    next = old.slice(0, start + 1) + body + (after ? "\n" + after : "");
-  }
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, next.trimEnd() + "\n");
-  fs.renameSync(tmp, file);
 }
 
 async function orchestrate(quick: boolean): Promise<void> {
@@ -127,7 +110,7 @@ async function orchestrate(quick: boolean): Promise<void> {
   writeModel(dir, spec);
   const script = fileURLToPath(import.meta.url);
   const seqs = quick ? [256] : [256, 1024, 2048];
-  const load0 = os.loadavg();
+  const load0 = loadAverage();
   const started = Date.now();
   const rows: { T: number; config: string; r: ChildResult }[] = [];
   try {
@@ -143,34 +126,34 @@ async function orchestrate(quick: boolean): Promise<void> {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  const load1 = os.loadavg();
+  const load1 = loadAverage();
   const minutes = (Date.now() - started) / 60000;
   const base = new Map(rows.filter((x) => x.config === "no probes").map((x) => [x.T, x.r]));
-  const table = [
-    "| T | probes | median ms | p90 ms | × no-probe time | CPU ms / forward | × no-probe CPU | peak RSS MB | × no-probe RSS | estimate MB | outputs MB | session create ms |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ...rows.map(({ T, config, r }) => {
+  const table = markdownTable(
+    ["T", "probes", "median ms", "p90 ms", "× no-probe time", "CPU ms / forward", "× no-probe CPU", "peak RSS MB", "× no-probe RSS", "estimate MB", "outputs MB", "session create ms"],
+    rows.map(({ T, config, r }) => {
       const b = base.get(T)!;
-      return `| ${T} | ${config} | ${r.medianMs.toFixed(1)} | ${r.p90Ms.toFixed(1)} | ${(r.medianMs / b.medianMs).toFixed(2)} | ${r.cpuMs.toFixed(1)} | ${(r.cpuMs / b.cpuMs).toFixed(2)} | ${r.maxRssMB.toFixed(0)} | ${(r.maxRssMB / b.maxRssMB).toFixed(2)} | ${r.estimateMB.toFixed(0)} | ${r.outputsMB.toFixed(1)} | ${r.createMs.toFixed(0)} |`;
+      return [T, config, r.medianMs.toFixed(1), r.p90Ms.toFixed(1), ratio(r.medianMs, b.medianMs), r.cpuMs.toFixed(1), ratio(r.cpuMs, b.cpuMs),
+        r.maxRssMB.toFixed(0), ratio(r.maxRssMB, b.maxRssMB), r.estimateMB.toFixed(0), r.outputsMB.toFixed(1), r.createMs.toFixed(0)];
     }),
-  ].join("\n");
+  );
   const body = `## Engine
 
-\`npx tsx bench/engine.ts\` — ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), ${formatBytes(os.totalmem())} RAM, Node ${process.version}, onnxruntime-node CPU, ${THREADS} intra-op threads.
+\`npx tsx bench/engine.ts\` — ${machineStamp()}, ${formatBytes(os.totalmem())} RAM, Node ${process.version}, onnxruntime-node CPU, ${THREADS} intra-op threads.
 Model: random tiny Llama, ${L} layers, d ${D}, ${H} heads (MHA), ffn ${F}, vocab ${V}, f32 weights (external data), causal, batch 1.
 Median over ${Object.entries(REPEATS).filter(([t]) => seqs.includes(Number(t))).map(([t, n]) => `${n} (T=${t})`).join(", ")} runs after one warm-up; each row is its own process, so peak RSS
 (getrusage maxrss of the whole Node process, incl. ~90 MB of Node + tsx + ORT baseline) is that configuration's own.
 "lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "8 query chunks" = \`queryChunks: 8\` (attention computed for T/8 query rows at a time). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
 Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it includes a fixed 96 MiB for Node + ORT; tsx adds ~20 MB here).
 CPU ms / forward = process CPU time (user + system, all threads) per forward, mean over the timed runs: less sensitive to other processes than wall time, but it includes ORT's thread-pool spinning.
-Load: the machine is shared with other work (other helpers' tests and a training job); load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min); ${minutes.toFixed(1)} min in total. Treat small differences (< 10 %) as noise.
+Load: the machine is shared with other work (other helpers' tests and a training job); load average ${formatLoad(load0)} before and ${formatLoad(load1)} after (1/5/15 min); ${minutes.toFixed(1)} min in total. Treat small differences (< 10 %) as noise.
 
 ${table}
 `;
   if (quick) {
     console.log(body);
   } else {
-    replaceSection(path.join(path.dirname(script), "..", "BENCHMARKS.md"), "## Engine", body);
+    writeBenchmarkSection("## Engine", body);
     console.log("wrote BENCHMARKS.md (## Engine)");
   }
 }

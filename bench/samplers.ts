@@ -7,12 +7,12 @@
  *     engine's forward and everything else (sampler, probe slicing, trace streaming);
  *  3. trace file sizes with the default probes, measured with the real encoder.
  *
- *   npx tsx bench/samplers.ts
+ *   npx tsx bench/samplers.ts            # writes the section
+ *   npx tsx bench/samplers.ts --quick    # one repeat of each whole run, fewer token-choice calls; prints only
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { openCheckpoint } from "../src/checkpoint/checkpoint.js";
 import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
 import { createEngine } from "../src/runtime/engine.js";
@@ -22,11 +22,11 @@ import { Rng } from "../src/samplers/rng.js";
 import { armChoose, dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { estimateTraceBytes } from "../src/trace/size.js";
 import { syntheticTraceBytes } from "../test/support/synthetic-trace.js";
+import { loadAverage, loadSentence, machineStamp, markdownTable, median, ROOT as root, writeBenchmarkSection } from "./lib.js";
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quick = process.argv.includes("--quick");
 
-function tokenChoice(): string[] {
+function tokenChoice(): string {
   const V = 126_464;
   const logits = new Float32Array(V);
   // A peaked distribution like a trained model's: a few strong tokens over a noisy floor.
@@ -40,18 +40,19 @@ function tokenChoice(): string[] {
     ["Dream maskgit_plus, τ 0", () => dreamSampleToken(logits, { temperature: 0 }, "maskgit_plus", rng)],
     ["ARM greedy", () => armChoose(logits, null, rng)],
   ];
-  const rows = [`| token choice, V = ${V} | ms per position (median of 7 × 20 calls) |`, "|---|---|"];
+  const [repeats, calls] = quick ? [3, 5] : [7, 20];
+  const rows: string[][] = [];
   for (const [name, f] of cases) {
     for (let i = 0; i < 5; i++) f();
     const times: number[] = [];
-    for (let r = 0; r < 7; r++) {
+    for (let r = 0; r < repeats; r++) {
       const t0 = performance.now();
-      for (let i = 0; i < 20; i++) f();
-      times.push((performance.now() - t0) / 20);
+      for (let i = 0; i < calls; i++) f();
+      times.push((performance.now() - t0) / calls);
     }
-    rows.push(`| ${name} | ${median(times).toFixed(2)} |`);
+    rows.push([name, median(times).toFixed(2)]);
   }
-  return rows;
+  return markdownTable([`token choice, V = ${V}`, `ms per position (median of ${repeats} × ${calls} calls)`], rows);
 }
 
 /** Wraps an engine to time its forward passes. */
@@ -69,8 +70,8 @@ function timed(engine: Engine): { engine: Engine; ms: number[] } {
   return { engine: wrapped, ms };
 }
 
-async function wholeRuns(): Promise<string[]> {
-  const rows = ["| run (tiny parity checkpoint, 2 prompts batched, trace streamed) | steps | ms per step: total | forward | sampler + trace |", "|---|---|---|---|---|"];
+async function wholeRuns(): Promise<string> {
+  const rows: (string | number)[][] = [];
   const runs: [string, string, Record<string, unknown>][] = [
     ["llada", "LLaDA G 32, B 8, S 32, τ 0", { genLength: 32, blockLength: 8, steps: 32 }],
     ["dream", "Dream G 32, S 32, entropy, τ 0.2, top-p 0.95", { genLength: 32, steps: 32 }],
@@ -84,7 +85,7 @@ async function wholeRuns(): Promise<string[]> {
     const totals: number[] = [];
     const forwards: number[] = [];
     let steps = 0;
-    for (let r = 0; r < 5; r++) {
+    for (let r = 0; r < (quick ? 1 : 5); r++) {
       const { engine, ms } = timed(inner);
       const t0 = performance.now();
       const res = await generate(engine, ["the cat sat on the mat.", "What is the capital of France?"], settings,
@@ -96,64 +97,49 @@ async function wholeRuns(): Promise<string[]> {
     await inner.dispose();
     const t = median(totals);
     const f = median(forwards);
-    rows.push(`| ${label} | ${steps} | ${t.toFixed(2)} | ${f.toFixed(2)} | ${(t - f).toFixed(2)} |`);
+    rows.push([label, steps, t.toFixed(2), f.toFixed(2), (t - f).toFixed(2)]);
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  return rows;
+  return markdownTable(["run (tiny parity checkpoint, 2 prompts batched, trace streamed)", "steps", "ms per step: total", "forward", "sampler + trace"], rows);
 }
 
-function traceSizes(): string[] {
-  const rows = ["| T | layers | steps | bytes (measured) | bytes (estimate) | bytes / (steps·layers·T) |", "|---|---|---|---|---|---|"];
+function traceSizes(): string {
+  const rows: (string | number)[][] = [];
   for (const [T, L, S] of [[1024, 32, 64], [512, 32, 64], [1024, 16, 64], [1024, 32, 32], [256, 28, 32]]) {
     const bytes = syntheticTraceBytes({ seq: T, layers: L, steps: S, prompt: T - 2 * S, transfersPerStep: 2 });
     const est = estimateTraceBytes({ received: true }, { numLayers: L, numHeads: 32, numKvHeads: 32, headDim: 128, seq: T, steps: S, transfersPerStep: 2 });
-    rows.push(`| ${T} | ${L} | ${S} | ${bytes} | ${est} | ${(bytes / (S * L * T)).toFixed(2)} |`);
+    rows.push([T, L, S, bytes, est, (bytes / (S * L * T)).toFixed(2)]);
   }
-  return rows;
+  return markdownTable(["T", "layers", "steps", "bytes (measured)", "bytes (estimate)", "bytes / (steps·layers·T)"], rows);
 }
 
-function replaceSection(file: string, heading: string, body: string): void {
-  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "# Benchmarks\n";
-  const start = old.indexOf(`\n${heading}\n`);
-  let next: string;
-  if (start < 0) {
-    next = old.trimEnd() + "\n\n" + body;
-  } else {
-    const rest = old.slice(start + 1 + heading.length + 1);
-    const m = /\n## /.exec(rest);
-    const after = m ? rest.slice(m.index + 1) : "";
-    next = old.slice(0, start + 1) + body + (after ? "\n" + after : "");
-  }
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, next.trimEnd() + "\n");
-  fs.renameSync(tmp, file);
-}
-
-const load0 = os.loadavg();
+const load0 = loadAverage();
 const choice = tokenChoice();
 const whole = await wholeRuns();
 const sizes = traceSizes();
-const load1 = os.loadavg();
+const load1 = loadAverage();
 const body = `## Samplers and traces
 
-\`npx tsx bench/samplers.ts\` — ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.version}.
-Load average ${load0.map((x) => x.toFixed(2)).join(" / ")} before and ${load1.map((x) => x.toFixed(2)).join(" / ")} after (1/5/15 min): the machine is shared; treat small differences as noise.
+\`npx tsx bench/samplers.ts\` — ${machineStamp()}, Node ${process.version}.
+${loadSentence(load0, load1)}
 
 Token choice per masked position at a real vocabulary size (every candidate position pays this once per
 step; full-vocabulary passes in float64):
 
-${choice.join("\n")}
+${choice}
 
-Whole runs on the tiny parity checkpoints (vocab 128, 2 layers; ONNX Runtime CPU, 1 thread), median of 5:
+Whole runs on the tiny parity checkpoints (vocab 128, 2 layers; ONNX Runtime CPU, 1 thread), median of ${quick ? 1 : 5}:
 time per step, of which the engine's forward pass, the rest being sampling, probe slicing and trace writing.
 
-${whole.join("\n")}
+${whole}
 
 Trace file size with the default probes (\`received\`), synthetic traces through the real encoder
 (2 tokens unmasked per step): O(steps × layers × T), about 4.4 bytes per (step, layer, token).
 
-${sizes.join("\n")}
+${sizes}
 `;
-replaceSection(path.join(root, "BENCHMARKS.md"), "## Samplers and traces", body);
 console.log(body);
-console.log("wrote BENCHMARKS.md (## Samplers and traces)");
+if (!quick) {
+  writeBenchmarkSection("## Samplers and traces", body);
+  console.log("wrote BENCHMARKS.md (## Samplers and traces)");
+}

@@ -17,16 +17,13 @@
  */
 import * as fs from "node:fs";
 import * as http from "node:http";
-import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { scrubberPayload } from "../src/figures/scrubber.js";
 import { describeSubsampling, payloadSize } from "../src/protocol/payloads.js";
 import { syntheticTrace } from "../test/widgets/synthetic-trace.js";
 import { CHROMIUM, CHROMIUM_ARGS } from "../test/widgets/browser/lab-server.js";
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+import { loadAverage, markdownTable, median as med, ROOT, writeBenchmarkSection } from "./lib.js";
 const quick = process.argv.includes("--quick");
 const N = quick ? 256 : 1024;
 const LAYERS = 32;
@@ -127,12 +124,11 @@ const tab = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 await tab.goto(`http://127.0.0.1:${port}/`);
 // Page functions run in the browser; globalThis there is the window.
 await tab.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
-const load = os.loadavg()[0];
+const load = loadAverage()[0];
 const r = (await tab.evaluate((n) => (globalThis as unknown as { runBench(n: number): Promise<Record<string, number[]>> }).runBench(n), REPEATS)) as Record<string, number[]>;
 await browser.close();
 server.close();
 
-const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const ms = (v: number) => v.toFixed(2);
 const stepMs = med(r.stepMoveFlushed);
 const fps = (v: number) => `${Math.floor(1000 / v)} fps bound`;
@@ -152,31 +148,15 @@ median of ${REPEATS} repeats, each sweeping every step. Goal: ≥ 60 frames per 
 Load average when the run started: ${load.toFixed(1)} (the machine is shared; "achieved" fps is paced by the compositor of a
 software-rendered headless browser, so compare it with the idle page, and read the per-move costs as the widget's own work).
 
-| operation | per move (median of repeats) | rate |
-|---|---|---|
-${rows.map((x) => `| ${x.join(" | ")} |`).join("\n")}
+${markdownTable(["operation", "per move (median of repeats)", "rate"], rows)}
 
 Payload (default cap ${(8).toFixed(0)} MiB): **${(bytes / 1e6).toFixed(2)} MB** of JSON, ${maps} full ${N}×${N} map(s)${note ? `; ${note}` : ""}.
 Built in ${(tBuild / 1000).toFixed(2)} s in the kernel (synthetic trace made in ${(tTrace / 1000).toFixed(1)} s, not counted).
 `;
 console.log(body);
 if (!quick) {
-  replaceSection(path.join(ROOT, "BENCHMARKS.md"), "## Widgets", body);
+  writeBenchmarkSection("## Widgets", `## Widgets\n\n${body.trim()}\n`);
   fs.mkdirSync(path.join(ROOT, "bench/out"), { recursive: true });
   fs.writeFileSync(path.join(ROOT, "bench/out/scrubber.json"), JSON.stringify({ N, LAYERS, STEPS, bytes, maps, chromium: version, raw: r }, null, 1));
   console.log("wrote BENCHMARKS.md (## Widgets)");
-}
-
-function replaceSection(file: string, heading: string, text: string): void {
-  const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "# Benchmarks\n";
-  const section = `${heading}\n\n${text.trim()}\n`;
-  const start = old.indexOf(`\n${heading}\n`);
-  if (start < 0) {
-    fs.writeFileSync(file, old.trimEnd() + "\n\n" + section);
-    return;
-  }
-  const rest = old.slice(start + 1 + heading.length);
-  const next = rest.search(/\n## /);
-  const after = next < 0 ? "" : rest.slice(next + 1);
-  fs.writeFileSync(file, old.slice(0, start + 1) + section + (after ? "\n" + after : ""));
 }
