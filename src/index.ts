@@ -138,7 +138,9 @@ export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec,
 
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
-export type { HeatmapSpec, HeatmapInput } from "./figures/heatmap.js";
+export type { HeatmapInput } from "./figures/heatmap.js";
+export { MIME_HEATMAP } from "./protocol/heatmap.js";
+export type { HeatmapSpec } from "./protocol/heatmap.js";
 export { COLORMAPS, colorAt } from "./figures/colormap.js";
 export type { Colormap } from "./figures/colormap.js";
 export { escapeMarkup } from "./figures/svg.js";

@@ -6,7 +6,8 @@
  * Adding a figure kind: write `src/figures/<kind>.ts` (spec + validating constructor + SVG
  * renderer), add its MIME name to FLOATSCOPE_MIME and one line to FIGURE_FORMATTERS below.
  */
-import { describeHeatmap, heatmap, renderHeatmapSvg, type HeatmapSpec } from "../figures/heatmap.js";
+import { describeHeatmap, heatmap, renderHeatmapSvg } from "../figures/heatmap.js";
+import type { HeatmapSpec } from "../protocol/heatmap.js";
 import { FLOATSCOPE_MIME, type MimeBundle } from "./mime.js";
 import { payloadBundle, VIEW_MIME } from "../figures/bundles.js";
 

@@ -8,11 +8,15 @@
  * The widgets in `widgets/` render the `vnd.floatscope` types; they import only these names and
  * the figure-spec types.
  */
+import { MIME_HEATMAP } from "../protocol/heatmap.js";
 import { DisplayError } from "../util/errors.js";
 
-/** Our vendor MIME types. The major version is part of the name, like `vnd.plotly.v1+json`. */
+/**
+ * Our vendor MIME types for kernel-side figures. The major version is part of the name, like
+ * `vnd.plotly.v1+json`; the names themselves are declared in protocol/ (shared with the widgets).
+ */
 export const FLOATSCOPE_MIME = {
-  heatmap: "application/vnd.floatscope.heatmap.v1+json",
+  heatmap: MIME_HEATMAP,
 } as const;
 
 /** Standard MIME types we emit alongside ours. */

@@ -8,9 +8,10 @@
  * steps, centred on 0 when the domain is automatic.
  */
 
-/** Names accepted wherever a figure takes a colormap. */
-export const COLORMAPS = ["viridis", "magma", "blues", "greys", "rdbu"] as const;
-export type Colormap = (typeof COLORMAPS)[number];
+import type { Colormap } from "../protocol/heatmap.js";
+
+// The names are part of the kernel ↔ widget contract (a HeatmapSpec carries one), so they live in protocol/.
+export { COLORMAPS, type Colormap } from "../protocol/heatmap.js";
 
 /** Whether a colormap is diverging (its automatic domain is symmetric around 0). */
 export function isDiverging(name: Colormap): boolean {

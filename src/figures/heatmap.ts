@@ -10,31 +10,13 @@
  *   show(heatmap({ title: "attention received", yTitle: "layer", xTitle: "key",
  *                  yLabels: ["0", "1"], xLabels: tokens, values: [row0, row1] }));
  */
+import type { HeatmapSpec } from "../protocol/heatmap.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import { COLORMAPS, colorAt, isDiverging, lightness, type Colormap } from "./colormap.js";
 import { el, formatValue, labelStride, num, svgDocument, text, truncate } from "./svg.js";
 
-/** The figure spec: plain JSON, safe to serialise into a notebook. */
-export interface HeatmapSpec {
-  kind: "heatmap";
-  title: string;
-  subtitle?: string;
-  /** Axis title under the columns, e.g. "key". */
-  xTitle?: string;
-  /** Axis title beside the rows, e.g. "layer". */
-  yTitle?: string;
-  /** Title of the colour bar, e.g. "attention received". */
-  valueLabel?: string;
-  /** One label per column. */
-  xLabels: string[];
-  /** One label per row. */
-  yLabels: string[];
-  /** [row, column] = [yLabels.length][xLabels.length]; null marks a missing cell (NaN, ±Inf). */
-  values: (number | null)[][];
-  colormap: Colormap;
-  /** Colour domain [low, high]; values outside are clamped. */
-  domain: [number, number];
-}
+// The spec is the kernel ↔ widget contract, declared once in protocol/ (the widget bundle compiles it too).
+export type { HeatmapSpec } from "../protocol/heatmap.js";
 
 /** What `heatmap()` accepts: rows may be typed arrays, labels may be numbers. */
 export interface HeatmapInput {

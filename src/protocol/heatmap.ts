@@ -1,0 +1,35 @@
+/**
+ * The kernel's generic labelled heatmap as it crosses to the frontend: its MIME type, the figure
+ * spec (plain JSON) and the colormap names the spec may carry. `figures/heatmap.ts` builds and
+ * validates the spec, `display/` puts it under `MIME_HEATMAP`, and the widget bundle compiles this
+ * file as it is (no imports), so the two sides read one declaration.
+ */
+
+/** Vendor MIME type of a `HeatmapSpec`; the major version is part of the name, like `vnd.plotly.v1+json`. */
+export const MIME_HEATMAP = "application/vnd.floatscope.heatmap.v1+json";
+
+/** Names accepted wherever a figure takes a colormap. */
+export const COLORMAPS = ["viridis", "magma", "blues", "greys", "rdbu"] as const;
+export type Colormap = (typeof COLORMAPS)[number];
+
+/** The figure spec: plain JSON, safe to serialise into a notebook. */
+export interface HeatmapSpec {
+  kind: "heatmap";
+  title: string;
+  subtitle?: string;
+  /** Axis title under the columns, e.g. "key". */
+  xTitle?: string;
+  /** Axis title beside the rows, e.g. "layer". */
+  yTitle?: string;
+  /** Title of the colour bar, e.g. "attention received". */
+  valueLabel?: string;
+  /** One label per column. */
+  xLabels: string[];
+  /** One label per row. */
+  yLabels: string[];
+  /** [row, column] = [yLabels.length][xLabels.length]; null marks a missing cell (NaN, ±Inf). */
+  values: (number | null)[][];
+  colormap: Colormap;
+  /** Colour domain [low, high]; values outside are clamped. */
+  domain: [number, number];
+}
