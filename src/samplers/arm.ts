@@ -17,12 +17,16 @@ export function armStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   const eos = new Set(spec.eosTokenIds);
   const sampling = cfg.alg === "greedy" ? null : { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK };
   return {
+    // greedy: argmax and its softmax probability are the engine's row summary
+    summariesSuffice: sampling === null,
+    rowsNeeded: (_step, row) => [row.canvas.length - 1],
     maxSteps: cfg.genLength,
     initCanvas: (prompt) => Int32Array.from(prompt),
     blockOf: () => 0,
     decide(_step: number, row: RowState, logits: LogitsView): Transfer {
       const last = row.canvas.length - 1;
-      const c = armChoose(logits.row(last), sampling, row.rng);
+      const s = sampling === null ? logits.summary?.(last) : undefined;
+      const c = s ? { token: s.argmax, confidence: s.maxProb } : armChoose(logits.row(last), sampling, row.rng);
       if (cfg.stopAtEos && eos.has(c.token)) row.done = true;
       return { positions: [last + 1], tokens: [c.token], confidence: [c.confidence], producingRow: [last] };
     },

@@ -49,22 +49,74 @@ export interface LogitsView {
   vocab: number;
   /** [vocab]; may be a scratch buffer reused by the next call. */
   row(pos: number): Float32Array;
+  /**
+   * The engine's float64 summary of position `pos`'s row (runtime/types.ts `LogitSummary`), when
+   * the forward returned summaries (never under guidance); undefined otherwise.
+   */
+  summary?(pos: number): RowSummary | undefined;
+}
+
+/** One row's entries of a `LogitSummary`. */
+export interface RowSummary {
+  argmax: number;
+  maxProb: number;
+  logSumExp: number;
+  negEntropy: number;
+  margin: number;
+}
+
+/**
+ * The logits rows of a step: each batch row's positions (unpadded) → `logitRows` [batch, rows] in
+ * padded coordinates. Every batch row names the same number of rows, so short lists are filled
+ * by repeating their last position (or the first real column when a row needs none).
+ * @param needed per batch row, unpadded positions
+ */
+export function logitRowsInput(needed: number[][], pads: number[]): Int32Array {
+  const R = Math.max(1, ...needed.map((n) => n.length));
+  const rows = new Int32Array(needed.length * R);
+  needed.forEach((list, b) => {
+    for (let r = 0; r < R; r++) rows[b * R + r] = pads[b] + (list.length ? list[Math.min(r, list.length - 1)] : 0);
+  });
+  return rows;
 }
 
 /**
  * Logits of batch row `b`. With `uncondRow` and scale c > 0, classifier-free guidance:
- * un + (c + 1)·(cond − un), as LLaDA's generate mixes them.
+ * un + (c + 1)·(cond − un), as LLaDA's generate mixes them. When the forward selected rows
+ * (`out.logitRows`), only those positions can be read, and `batch` (the forward's batch size) is needed.
  */
-export function logitsView(out: ForwardOutput, seq: number, b: number, pad: number, guidance?: { uncondRow: number; uncondPad: number; scale: number }): LogitsView {
+export function logitsView(out: ForwardOutput, seq: number, b: number, pad: number, guidance?: { uncondRow: number; uncondPad: number; scale: number } | undefined, batch?: number): LogitsView {
   const V = out.vocabSize;
   const L = out.logits;
   const scratch = new Float32Array(V);
+  // With row selection, logits are [batch, rows, vocab]: find the row holding a position.
+  const sel = out.logitRows;
+  if (sel && !(batch && batch > 0)) throw new Error("internal: logitsView needs the batch size when rows were selected");
+  const R = sel ? sel.length / batch! : seq;
+  const maps = new Map<number, Map<number, number>>(); // batch row → (padded position → flat row)
+  const index = (batchRow: number, padded: number): number => {
+    if (!sel) return batchRow * seq + padded;
+    let m = maps.get(batchRow);
+    if (!m) {
+      m = new Map();
+      for (let r = R - 1; r >= 0; r--) m.set(sel[batchRow * R + r], batchRow * R + r);
+      maps.set(batchRow, m);
+    }
+    const i = m.get(padded);
+    if (i === undefined) throw new Error(`internal: logits row ${padded} of batch row ${batchRow} was not selected`);
+    return i;
+  };
+  const s = out.summary;
   return {
     vocab: V,
+    summary: s && ((pos: number) => {
+      const i = index(b, pad + pos);
+      return { argmax: s.argmax[i], maxProb: s.maxProb[i], logSumExp: s.logSumExp[i], negEntropy: s.negEntropy[i], margin: s.margin[i] };
+    }),
     row(pos: number): Float32Array {
-      const cond = ((b * seq) + pad + pos) * V;
+      const cond = index(b, pad + pos) * V;
       if (!guidance) return L.subarray(cond, cond + V);
-      const un = ((guidance.uncondRow * seq) + guidance.uncondPad + pos) * V;
+      const un = index(guidance.uncondRow, guidance.uncondPad + pos) * V;
       const k = guidance.scale + 1;
       for (let v = 0; v < V; v++) scratch[v] = L[un + v] + k * (L[cond + v] - L[un + v]);
       return scratch;

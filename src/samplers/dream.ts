@@ -22,7 +22,23 @@ export function dreamStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   const mask = spec.maskTokenId!;
   const timesteps = dreamTimesteps(cfg.steps, cfg.eps);
   const sampling = { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK };
+  // τ 0 without top-p/top-k: probs = softmax(logits), token = argmax, and each confidence variant
+  // is one of the engine's row summaries (float64).
+  const summariesSuffice = cfg.temperature === 0 && (cfg.topP === null || cfg.topP === undefined || cfg.topP >= 1)
+    && (cfg.topK === null || cfg.topK === undefined);
+  const choose = (logits: LogitsView, p: number, variant: DreamConfidence, rng: RowState["rng"]) => {
+    const s = summariesSuffice ? logits.summary?.(p) : undefined;
+    if (!s) return dreamSampleToken(logits.row(p), sampling, variant, rng);
+    const confidence = variant === "maskgit_plus" ? s.maxProb : variant === "topk_margin" ? s.margin : s.negEntropy;
+    return { token: s.argmax, confidence };
+  };
   return {
+    summariesSuffice,
+    rowsNeeded(_step, row) {
+      const rows: number[] = [];
+      for (let p = 0; p < row.canvas.length; p++) if (row.canvas[p] === mask) rows.push(p);
+      return rows;
+    },
     maxSteps: cfg.steps,
     initCanvas(prompt) {
       const c = new Int32Array(prompt.length + cfg.genLength).fill(mask);
@@ -45,7 +61,7 @@ export function dreamStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
         // As upstream: one uniform per masked position first, then tokens for the chosen ones.
         const chosen = masked.filter(() => row.rng.uniform() < prob);
         for (const p of chosen) {
-          const c = dreamSampleToken(logits.row(p), sampling, "maskgit_plus", row.rng);
+          const c = choose(logits, p, "maskgit_plus", row.rng);
           push(p, c.token, c.confidence);
         }
         return out;
@@ -53,7 +69,7 @@ export function dreamStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
       const tok: number[] = [];
       const conf: number[] = [];
       for (const p of masked) {
-        const c = dreamSampleToken(logits.row(p), sampling, cfg.alg as DreamConfidence, row.rng);
+        const c = choose(logits, p, cfg.alg as DreamConfidence, row.rng);
         tok.push(c.token);
         conf.push(c.confidence);
       }

@@ -25,7 +25,18 @@ export function lladaStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   const remasking = cfg.alg as "low_confidence" | "random";
   /** Per row: the current block's transfer counts. */
   const counts = new Map<number, Int32Array>();
+  const blockEndOf = (step: number, row: RowState) => row.promptLength + (Math.floor(step / stepsPerBlock) + 1) * cfg.blockLength;
+  // τ 0: token = argmax and confidence = its softmax probability (or a fresh uniform), both of
+  // which the engine's row summary holds exactly (float64, first maximum).
+  const summariesSuffice = cfg.temperature === 0;
   return {
+    summariesSuffice,
+    rowsNeeded(step, row) {
+      const end = blockEndOf(step, row);
+      const rows: number[] = [];
+      for (let p = 0; p < end; p++) if (row.canvas[p] === mask) rows.push(p);
+      return rows;
+    },
     maxSteps: cfg.steps,
     initCanvas(prompt) {
       const c = new Int32Array(prompt.length + cfg.genLength).fill(mask);
@@ -50,7 +61,10 @@ export function lladaStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
       const conf: number[] = [];
       for (let p = 0; p < blockEnd; p++) {
         if (row.canvas[p] !== mask) continue;
-        const c = lladaChoose(logits.row(p), cfg.temperature, remasking, row.rng);
+        const s = summariesSuffice ? logits.summary?.(p) : undefined;
+        const c = s
+          ? { token: s.argmax, confidence: remasking === "low_confidence" ? s.maxProb : row.rng.uniform() }
+          : lladaChoose(logits.row(p), cfg.temperature, remasking, row.rng);
         cand.push(p);
         tok.push(c.token);
         conf.push(c.confidence);

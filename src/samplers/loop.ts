@@ -10,7 +10,7 @@
 import type { Engine } from "../runtime/types.js";
 import type { ProbeTensor } from "../util/probes.js";
 import type { TraceStep } from "../trace/types.js";
-import { logitsView, padBatch, sliceProbes, type LogitsView } from "./batch.js";
+import { logitRowsInput, logitsView, padBatch, sliceProbes, type LogitsView } from "./batch.js";
 import type { Rng } from "./rng.js";
 
 /** One prompt's state while sampling. Positions are unpadded (the prompt starts at 0). */
@@ -46,6 +46,13 @@ export interface Strategy {
   blockOf(step: number): number;
   /** Pick this row's transfers from its logits. May set `row.done`. */
   decide(step: number, row: RowState, logits: LogitsView): Transfer;
+  /**
+   * The positions whose logits `decide` will read at this step (called just before the forward,
+   * with the same canvas). When given, the engine computes only those rows.
+   */
+  rowsNeeded?(step: number, row: RowState): number[];
+  /** `decide` needs only the per-row summaries (`LogitsView.summary`) of those rows, not the logits. */
+  readonly summariesSuffice?: boolean;
 }
 
 export interface LoopOptions {
@@ -59,6 +66,8 @@ export interface LoopOptions {
   onStep?: (row: RowState, step: TraceStep) => void;
   /** Checked before each step: when aborted, the loop stops and reports `interrupted`. */
   signal?: AbortSignal;
+  /** Ask the engine for only the rows the strategy reads (default true; false: full logits). */
+  selectRows?: boolean;
 }
 
 export interface LoopResult {
@@ -82,12 +91,22 @@ export async function runSteps(engine: Engine, strategy: Strategy, rows: RowStat
       regionRows?.push(...active.map((r) => opts.regions!.rows[r.index]));
     }
     const { input, pads } = padBatch(canvases, opts.padId, regionRows, opts.regions?.count);
+    if (strategy.rowsNeeded && opts.selectRows !== false) {
+      // Only the rows decide() reads (the unconditional copies need the same rows, for mixing).
+      const needed = active.map((r) => strategy.rowsNeeded!(step, r));
+      if (opts.guidance) needed.push(...needed);
+      input.logitRows = logitRowsInput(needed, pads);
+      if (strategy.summariesSuffice && !opts.guidance) {
+        input.summaries = true;
+        input.returnLogits = false;
+      }
+    }
     const out = await engine.forward(input);
     const block = strategy.blockOf(step);
     active.forEach((row, b) => {
       const view = logitsView(out, input.seq, b, pads[b], opts.guidance && {
         uncondRow: uncondStart + b, uncondPad: pads[uncondStart + b], scale: opts.guidance.scale,
-      });
+      }, input.batch);
       const fed = row.canvas;
       const t = strategy.decide(step, row, view);
       apply(row, t, step);
@@ -134,6 +153,8 @@ export async function finalPass(engine: Engine, rows: RowState[], opts: Pick<Loo
   if (rows.length === 0) return [];
   const regionRows = opts.regions ? rows.map((r) => opts.regions!.rows[r.index]) : undefined;
   const { input, pads } = padBatch(rows.map((r) => r.canvas), opts.padId, regionRows, opts.regions?.count);
+  // Only the probes are used: one logits row per batch row keeps the LM head off the other rows.
+  input.logitRows = new Int32Array(input.batch).fill(input.seq - 1);
   const out = await engine.forward(input);
   return rows.map((_, b) => sliceProbes(out.probes, b, pads[b]));
 }
