@@ -8,11 +8,13 @@
  * shape × dtype size == byte range, ranges inside the file, no overlaps. Errors name the file
  * and the tensor/field.
  *
- * The writer is used by tests, fixtures and the trace format (safetensors + JSON).
+ * The writer is used by tests and fixtures. The byte layout and the header checks themselves are
+ * in `util/safetensors-codec.ts`, shared with the trace format (one safetensors blob per record).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
+import { layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 import type { SafetensorsDType, TensorInfo } from "./types.js";
 
 /** Bytes per element for each dtype. */
@@ -85,37 +87,26 @@ function openOrThrow(real: string, given: string): number {
   }
 }
 
+/** Messages for header problems, by kind (the field, expected and found come with the issue). */
+const ISSUE_MESSAGE: Record<SafetensorsIssue["kind"], string> = {
+  json: "Safetensors header is not valid JSON",
+  header: "Safetensors header is not a JSON object",
+  entry: "Safetensors header entry is invalid",
+  overlap: "Safetensors tensors overlap",
+};
+
 function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSize: number): SafetensorsHeader {
-  let json: unknown;
-  try {
-    // Trailing spaces are the format's padding.
-    json = JSON.parse(headerBuf.toString("utf8"));
-  } catch (e) {
-    throw new CheckpointError("Safetensors header is not valid JSON", { file, field: "header", found: (e as Error).message });
-  }
-  if (json === null || typeof json !== "object" || Array.isArray(json)) {
-    throw new CheckpointError("Safetensors header is not a JSON object", { file, field: "header", expected: "{name: {dtype, shape, data_offsets}}" });
-  }
-  const dataSize = fileSize - dataStart;
-  const tensors: TensorInfo[] = [];
+  const fail = (issue: SafetensorsIssue): never => {
+    throw new CheckpointError(ISSUE_MESSAGE[issue.kind], { file, field: issue.field, expected: issue.expected, found: issue.found });
+  };
+  const json = parseHeaderJson(headerBuf.toString("utf8"), fail);
   let metadata: Record<string, string> = {};
-  for (const [name, entry] of Object.entries(json as Record<string, unknown>)) {
-    if (name === "__metadata__") {
-      metadata = validateMetadata(file, entry);
-      continue;
-    }
-    tensors.push(validateEntry(file, name, entry, dataStart, dataSize));
-  }
-  // Overlapping ranges would mean two tensors alias the same bytes: a corrupt or hostile file.
-  const sorted = [...tensors].sort((a, b) => a.byteOffset - b.byteOffset);
-  for (let i = 1; i < sorted.length; i++) {
-    const prev = sorted[i - 1];
-    if (sorted[i].byteOffset < prev.byteOffset + prev.byteLength) {
-      throw new CheckpointError("Safetensors tensors overlap", {
-        file, field: `${prev.name} / ${sorted[i].name}`, expected: "disjoint data_offsets",
-      });
-    }
-  }
+  const entries = validateTensorEntries(json, fileSize - dataStart, DTYPE_BYTES, fail, (entry) => {
+    metadata = validateMetadata(file, entry);
+  });
+  const tensors: TensorInfo[] = entries.map(({ name, dtype, shape, begin, end }) => ({
+    name, file, dtype: dtype as SafetensorsDType, shape, byteOffset: dataStart + begin, byteLength: end - begin,
+  }));
   return { file, dataStart, fileSize, tensors, metadata };
 }
 
@@ -129,54 +120,6 @@ function validateMetadata(file: string, entry: unknown): Record<string, string> 
     }
   }
   return entry as Record<string, string>;
-}
-
-function validateEntry(file: string, name: string, entry: unknown, dataStart: number, dataSize: number): TensorInfo {
-  const bad = (field: string, expected: string, found: unknown) =>
-    new CheckpointError("Safetensors header entry is invalid", {
-      file, field: field ? `${name}.${field}` : name, expected, found: short(found),
-    });
-  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) throw bad("", "{dtype, shape, data_offsets}", entry);
-  const e = entry as Record<string, unknown>;
-  // hasOwn, not `in`: "constructor" or "toString" must not pass as a dtype.
-  if (typeof e.dtype !== "string" || !Object.hasOwn(DTYPE_BYTES, e.dtype)) {
-    throw bad("dtype", `one of ${Object.keys(DTYPE_BYTES).join(", ")}`, e.dtype);
-  }
-  const dtype = e.dtype as SafetensorsDType;
-  if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-    throw bad("shape", "an array of non-negative integers", e.shape);
-  }
-  const shape = e.shape as number[];
-  const off = e.data_offsets;
-  if (!Array.isArray(off) || off.length !== 2 || !off.every((d) => Number.isSafeInteger(d) && d >= 0) || off[0] > off[1]) {
-    throw bad("data_offsets", "[begin, end] with 0 <= begin <= end", off);
-  }
-  const [begin, end] = off as [number, number];
-  if (end > dataSize) {
-    throw bad("data_offsets", `end <= ${dataSize} (data bytes in the file)`, off);
-  }
-  let count = 1;
-  for (const d of shape) {
-    count *= d;
-    if (!Number.isSafeInteger(count)) throw bad("shape", "a shape whose element count fits in 2^53", shape);
-  }
-  const expectedBytes = count * DTYPE_BYTES[dtype];
-  if (expectedBytes !== end - begin) {
-    throw bad("data_offsets", `${expectedBytes} bytes for ${dtype}[${shape.join(",")}]`, `${end - begin} bytes`);
-  }
-  return { name, file, dtype, shape, byteOffset: dataStart + begin, byteLength: end - begin };
-}
-
-function short(v: unknown): string {
-  let s: string | undefined;
-  try {
-    // A hostile header can nest arrays thousands deep: stringify may throw; never let it escape.
-    s = JSON.stringify(v);
-  } catch {
-    s = Array.isArray(v) ? "a deeply nested array" : typeof v;
-  }
-  if (s === undefined) return String(v);
-  return s.length > 80 ? s.slice(0, 77) + "..." : s;
 }
 
 /** Read one tensor's raw bytes (copy). Validated header first: offsets are trusted here. */
@@ -282,11 +225,7 @@ export interface TensorToWrite {
  * does), tensors laid out in the given order.
  */
 export function encodeSafetensors(tensors: Record<string, TensorToWrite>, metadata?: Record<string, string>): Buffer {
-  const header: Record<string, unknown> = {};
-  if (metadata && Object.keys(metadata).length) header.__metadata__ = metadata;
-  let offset = 0;
-  const parts: Buffer[] = [];
-  for (const [name, t] of Object.entries(tensors)) {
+  const laidOut = Object.entries(tensors).map(([name, t]): [string, TensorBytes] => {
     const bytes = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     const count = t.shape.reduce((a, b) => a * b, 1);
     if (count * DTYPE_BYTES[t.dtype] !== bytes.length) {
@@ -294,16 +233,10 @@ export function encodeSafetensors(tensors: Record<string, TensorToWrite>, metada
         field: name, expected: `${count * DTYPE_BYTES[t.dtype]} bytes`, found: `${bytes.length} bytes`,
       });
     }
-    header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
-    offset += bytes.length;
-    parts.push(bytes);
-  }
-  let json = JSON.stringify(header);
-  json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
-  const jsonBuf = Buffer.from(json, "utf8");
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(jsonBuf.length));
-  return Buffer.concat([len, jsonBuf, ...parts]);
+    return [name, { dtype: t.dtype, shape: t.shape, bytes }];
+  });
+  const { head, parts } = layoutSafetensors(laidOut, metadata && Object.keys(metadata).length ? metadata : undefined);
+  return Buffer.concat([head, ...parts]);
 }
 
 /** Write a safetensors file atomically (temp file + rename: never a half-written file). */

@@ -15,6 +15,7 @@
 import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { TraceFormatError } from "../util/errors.js";
+import { layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 
 export const TRACE_MAGIC = "FSTRACE\n";
 export const PREAMBLE_BYTES = 16;
@@ -25,6 +26,8 @@ export type RecordKind = "meta" | "step" | "final" | "end";
 export const RECORD_KINDS: readonly RecordKind[] = ["meta", "step", "final", "end"];
 
 export type TraceDType = "F32" | "I32";
+/** The only dtypes a trace holds, 4 bytes each. */
+const TRACE_DTYPE_BYTES: Record<TraceDType, number> = { F32: 4, I32: 4 };
 
 export interface RawTensor {
   dtype: TraceDType;
@@ -66,28 +69,20 @@ export function decodePreamble(buf: Buffer, file: string): number {
 
 /** One framed record: length, safetensors blob, CRC-32. */
 export function encodeRecord(rec: TraceRecord): Buffer {
-  const header: Record<string, unknown> = { __metadata__: { kind: rec.kind, json: JSON.stringify(rec.json) } };
-  let offset = 0;
-  const parts: Buffer[] = [];
-  for (const [name, t] of rec.tensors) {
-    const bytes = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  const tensors = [...rec.tensors].map(([name, t]): [string, TensorBytes] => {
     const count = t.shape.reduce((a, b) => a * b, 1);
     if (count !== t.data.length) {
       throw new TraceFormatError("Tensor data does not match its shape", { field: name, expected: `${count} elements`, found: `${t.data.length}` });
     }
-    header[name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + bytes.length] };
-    offset += bytes.length;
-    parts.push(bytes);
-  }
-  let json = JSON.stringify(header);
-  json += " ".repeat((8 - (Buffer.byteLength(json) % 8)) % 8);
-  const jsonBuf = Buffer.from(json, "utf8");
-  const blobLen = 8 + jsonBuf.length + offset;
+    return [name, { dtype: t.dtype, shape: t.shape, bytes: Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength) }];
+  });
+  const { head, parts, dataBytes } = layoutSafetensors(tensors, { kind: rec.kind, json: JSON.stringify(rec.json) });
+  // Framed in one buffer (no second copy): u64 blob length, blob = head + data, u32 CRC-32.
+  const blobLen = head.length + dataBytes;
   const out = Buffer.alloc(8 + blobLen + 4);
   out.writeBigUInt64LE(BigInt(blobLen), 0);
-  out.writeBigUInt64LE(BigInt(jsonBuf.length), 8);
-  jsonBuf.copy(out, 16);
-  let p = 16 + jsonBuf.length;
+  head.copy(out, 8);
+  let p = 8 + head.length;
   for (const part of parts) {
     part.copy(out, p);
     p += part.length;
@@ -113,17 +108,13 @@ export function decodeBlob(blob: Buffer, place: RecordPlace): TraceRecord {
   const headerLen = blob.readBigUInt64LE(0);
   if (headerLen > BigInt(blob.length - 8)) throw bad("header length", `≤ ${blob.length - 8}`, headerLen.toString());
   const hl = Number(headerLen);
-  let header: unknown;
-  try {
-    header = JSON.parse(blob.toString("utf8", 8, 8 + hl));
-  } catch (e) {
-    throw bad("header", "valid JSON", (e as Error).message);
-  }
-  if (header === null || typeof header !== "object" || Array.isArray(header)) throw bad("header", "a JSON object", typeof header);
-  const h = header as Record<string, unknown>;
+  const fail = (issue: SafetensorsIssue): never => {
+    throw bad(issue.field, issue.expected, issue.found ?? "");
+  };
+  const h = parseHeaderJson(blob.toString("utf8", 8, 8 + hl), fail);
   const meta = h.__metadata__ as Record<string, unknown> | undefined;
   if (!meta || typeof meta !== "object" || typeof meta.kind !== "string" || typeof meta.json !== "string") {
-    throw bad("__metadata__", '{"kind": string, "json": string}', JSON.stringify(meta)?.slice(0, 80) ?? "missing");
+    throw bad("__metadata__", '{"kind": string, "json": string}', meta === undefined ? "missing" : short(meta));
   }
   if (!(RECORD_KINDS as readonly string[]).includes(meta.kind)) throw bad("__metadata__.kind", RECORD_KINDS.join(" | "), meta.kind);
   let json: unknown;
@@ -135,31 +126,13 @@ export function decodeBlob(blob: Buffer, place: RecordPlace): TraceRecord {
   if (json === null || typeof json !== "object" || Array.isArray(json)) throw bad("__metadata__.json", "a JSON object", typeof json);
 
   const dataStart = 8 + hl;
-  const dataSize = blob.length - dataStart;
   const tensors = new Map<string, RawTensor>();
-  const ranges: [number, number, string][] = [];
-  for (const [name, entry] of Object.entries(h)) {
-    if (name === "__metadata__") continue;
-    const e = entry as Record<string, unknown>;
-    if (!e || typeof e !== "object") throw bad(name, "{dtype, shape, data_offsets}", JSON.stringify(entry));
-    if (e.dtype !== "F32" && e.dtype !== "I32") throw bad(`${name}.dtype`, "F32 or I32", JSON.stringify(e.dtype));
-    const shape = e.shape;
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw bad(`${name}.shape`, "non-negative integers", JSON.stringify(shape));
-    const off = e.data_offsets;
-    if (!Array.isArray(off) || off.length !== 2 || !off.every((d) => Number.isSafeInteger(d) && d >= 0) || off[0] > off[1] || off[1] > dataSize) {
-      throw bad(`${name}.data_offsets`, `[begin, end] within ${dataSize} data bytes`, JSON.stringify(off));
-    }
-    const count = (shape as number[]).reduce((a, b) => a * b, 1);
-    if (count * 4 !== off[1] - off[0]) throw bad(`${name}.data_offsets`, `${count * 4} bytes for ${e.dtype}[${shape.join(",")}]`, `${off[1] - off[0]} bytes`);
-    ranges.push([off[0], off[1], name]);
+  for (const { name, dtype, shape, begin, end } of validateTensorEntries(h, blob.length - dataStart, TRACE_DTYPE_BYTES, fail)) {
     // Copy into a fresh, aligned array: blob offsets need not be 4-byte aligned in memory.
-    const data = e.dtype === "F32" ? new Float32Array(count) : new Int32Array(count);
-    blob.copy(Buffer.from(data.buffer), 0, dataStart + off[0], dataStart + off[1]);
-    tensors.set(name, { dtype: e.dtype, shape: shape as number[], data });
-  }
-  ranges.sort((a, b) => a[0] - b[0]);
-  for (let i = 1; i < ranges.length; i++) {
-    if (ranges[i][0] < ranges[i - 1][1]) throw bad(`${ranges[i - 1][2]} / ${ranges[i][2]}`, "disjoint data_offsets", "overlapping ranges");
+    const count = (end - begin) / 4;
+    const data = dtype === "F32" ? new Float32Array(count) : new Int32Array(count);
+    blob.copy(Buffer.from(data.buffer), 0, dataStart + begin, dataStart + end);
+    tensors.set(name, { dtype: dtype as TraceDType, shape, data });
   }
   return { kind: meta.kind as RecordKind, json: json as Record<string, unknown>, tensors };
 }
