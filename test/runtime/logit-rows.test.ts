@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSafetensorsHeader, readTensorF32 } from "../../src/checkpoint/safetensors.js";
 import { createEngine, type OnnxEngine } from "../../src/runtime/engine.js";
 import type { ForwardInput } from "../../src/runtime/types.js";
-import { SettingsError } from "../../src/util/errors.js";
+import { BudgetError, SettingsError } from "../../src/util/errors.js";
+import { makeTinyEngineCheckpoint } from "../support/engine-tiny.js";
 
 const ROOT = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "fixtures", "parity");
 const variants = fs.existsSync(ROOT) ? fs.readdirSync(ROOT).filter((d) => fs.existsSync(path.join(ROOT, d, "inputs.json"))).sort() : [];
@@ -109,5 +110,29 @@ describe.skipIf(variants.length === 0)("logits row selection and summaries", () 
       await expect(sel.forward({ ...input, logitRows: new Int32Array(B).fill(T) })).rejects.toThrow(/logitRows\[0\]/);
       await expect(sel.forward({ ...input, returnLogits: false })).rejects.toThrow(/returnLogits/);
     });
+  });
+});
+
+describe("memory estimate with row selection", () => {
+  it("counts only the selected rows, so a forward refused for its full logits runs with few rows", async () => {
+    const ck = makeTinyEngineCheckpoint({ vocab: 4096, hidden: 32, layers: 1, seed: 3 });
+    const T = 300;
+    const probe = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: {}, threads: 1 });
+    const full = probe.estimateMemory(1, T), few = probe.estimateMemory(1, T, 4);
+    await probe.dispose();
+    expect(full.logits).toBe(2 * T * 4096 * 4);
+    expect(few.logits).toBeLessThan(full.logits / 10);
+    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: {}, threads: 1, memoryBudgetBytes: (full.total + few.total) / 2 });
+    try {
+      const input: ForwardInput = { ids: Int32Array.from({ length: T }, (_, i) => i % 4096), batch: 1, seq: T };
+      const err = await engine.forward(input).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BudgetError);
+      expect(String((err as Error).message)).toMatch(/logits/);
+      const out = await engine.forward({ ...input, logitRows: Int32Array.of(0, 1, 2, T - 1) });
+      expect(out.logits.length).toBe(4 * 4096);
+    } finally {
+      await engine.dispose();
+      ck.cleanup();
+    }
   });
 });
