@@ -9,7 +9,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSafetensorsHeader, readTensorF32 } from "../../src/checkpoint/safetensors.js";
+import * as ort from "onnxruntime-node";
+import { buildModelGraph } from "../../src/graph/model.js";
+import { LOGIT_ROWS_INPUT, SUMMARY_OUTPUTS } from "../../src/graph/logits.js";
+import { referenceForward } from "../../src/reference/forward.js";
 import { createEngine, type OnnxEngine } from "../../src/runtime/engine.js";
+import { createSession } from "../../src/runtime/session.js";
 import type { ForwardInput } from "../../src/runtime/types.js";
 import { BudgetError, SettingsError } from "../../src/util/errors.js";
 import { makeTinyEngineCheckpoint } from "../support/engine-tiny.js";
@@ -132,6 +137,39 @@ describe("memory estimate with row selection", () => {
       expect(out.logits.length).toBe(4 * 4096);
     } finally {
       await engine.dispose();
+      ck.cleanup();
+    }
+  });
+});
+
+describe("row selection in the f16 compute graph (CUDA's; checked on CPU)", () => {
+  it("selected rows match the f64 reference (Dream shift), summaries match the rows returned", async () => {
+    const ck = makeTinyEngineCheckpoint({ dtype: "F16", vocab: 97, logitShift: 1, causal: false, seed: 8 });
+    try {
+      const built = buildModelGraph(ck.spec, ck.tensors, { computeDType: "f16", logitRows: true, probes: {} });
+      const { session } = await createSession(built.bytes, built.externalFiles, { threads: 1 });
+      const T = 8, V = 97;
+      const ids = Int32Array.from({ length: T }, (_, i) => (i * 13 + 5) % V);
+      const rows = [0, 3, 7]; // output positions; hidden rows max(i − 1, 0)
+      const res = await session.run({
+        input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, T]),
+        position_ids: new ort.Tensor("int64", BigInt64Array.from({ length: T }, (_, i) => BigInt(i)), [1, T]),
+        attention_mask: new ort.Tensor("bool", new Uint8Array(T).fill(1), [1, T]),
+        [LOGIT_ROWS_INPUT]: new ort.Tensor("int64", BigInt64Array.from(rows, (r) => BigInt(Math.max(r - 1, 0))), [1, 3]),
+      });
+      const got = res.logits.data as Float32Array;
+      const ref = referenceForward(ck.spec, ck.weights, { ids, batch: 1, seq: T }).logits; // already shifted
+      rows.forEach((pos, r) => {
+        let max = 0;
+        for (let v = 0; v < V; v++) max = Math.max(max, Math.abs(got[r * V + v] - ref[pos * V + v]));
+        expect(max, `position ${pos}`).toBeLessThan(0.05);
+        const want = stats(got.subarray(r * V, (r + 1) * V));
+        expect((res[SUMMARY_OUTPUTS.argmax].data as Int32Array)[r]).toBe(want.argmax);
+        expect(Math.abs((res[SUMMARY_OUTPUTS.negEntropy].data as Float64Array)[r] - want.negEntropy)).toBeLessThan(1e-9);
+        expect(Math.abs((res[SUMMARY_OUTPUTS.margin].data as Float64Array)[r] - want.margin)).toBeLessThan(1e-9);
+      });
+      await session.release();
+    } finally {
       ck.cleanup();
     }
   });
