@@ -15,7 +15,7 @@ import {
   bufferReader, decodeBlob, decodePreamble, fileReader, framedRecords, PREAMBLE_BYTES, type ReadAt, type RecordPlace, type TraceRecord,
 } from "./codec.js";
 import { Check, readProbes } from "./schema.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceStep } from "./types.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TracePrompt, type TraceStep } from "./types.js";
 
 export interface ReadTraceOptions {
   /** Load the complete records of a file whose last record is cut short (marked partial). */
@@ -56,12 +56,8 @@ export function readTraceHeader(file: string): TraceMeta {
  * inside the steps is handled as in `readTrace`.
  */
 export function* traceSteps(file: string, options: ReadTraceOptions = {}): Generator<TraceStep> {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch (e) {
-    throw new TraceFormatError("Cannot read trace file", { file, found: (e as Error).message });
-  }
+  // Not `withFile`: the descriptor must stay open while the caller iterates.
+  const fd = openTraceFile(file);
   try {
     let meta: TraceMeta | undefined;
     let index = 0;
@@ -81,13 +77,16 @@ export function* traceSteps(file: string, options: ReadTraceOptions = {}): Gener
   }
 }
 
-function withFile<T>(file: string, f: (read: ReadAt, size: number) => T): T {
-  let fd: number;
+function openTraceFile(file: string): number {
   try {
-    fd = fs.openSync(file, "r");
+    return fs.openSync(file, "r");
   } catch (e) {
     throw new TraceFormatError("Cannot read trace file", { file, found: (e as Error).message });
   }
+}
+
+function withFile<T>(file: string, f: (read: ReadAt, size: number) => T): T {
+  const fd = openTraceFile(file);
   try {
     return f(fileReader(fd), fs.fstatSync(fd).size);
   } finally {
@@ -218,18 +217,21 @@ function replay(s: TraceStep): Int32Array {
   return out;
 }
 
-/** The validated meta record. */
+/** The validated meta record: what the writer's `TraceHeader` holds, less `createdBy`. */
 export interface TraceMeta {
   formatVersion: number;
   model: TraceModelInfo;
-  prompt: Trace["prompt"];
+  prompt: TracePrompt;
+  /** Token strings and char offsets of the prompt tokens, [promptLength]. */
   promptTokens: string[];
   promptOffsets: CharSpan[];
+  /** The resolved RunConfig, verbatim. */
   settings: Record<string, unknown>;
   probes: ProbeRequest;
   seed: number;
   stream: number;
   device: string;
+  /** Token string of the mask id, used to label still-masked positions of partial traces. */
   maskToken?: string;
 }
 

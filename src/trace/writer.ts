@@ -7,26 +7,13 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
+import type { ProbeTensor } from "../util/probes.js";
 import { encodePreamble, encodeRecord, type RawTensor, type TraceRecord } from "./codec.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Trace, type TraceModelInfo, type TracePrompt, type TraceStep } from "./types.js";
+import type { TraceMeta } from "./reader.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type Trace, type TraceStep } from "./types.js";
 
-/** Everything known before the first step (the `meta` record). */
-export interface TraceHeader {
-  formatVersion: number;
-  model: TraceModelInfo;
-  prompt: TracePrompt;
-  /** Token strings and char offsets of the prompt tokens, [promptLength]. */
-  promptTokens: string[];
-  promptOffsets: CharSpan[];
-  /** The resolved RunConfig, verbatim. */
-  settings: Record<string, unknown>;
-  probes: ProbeRequest;
-  seed: number;
-  stream: number;
-  device: string;
-  /** Token string of the mask id, used to label still-masked positions of partial traces. */
-  maskToken?: string;
+/** Everything known before the first step (the `meta` record): the fields the reader validates, and who wrote it. */
+export interface TraceHeader extends TraceMeta {
   createdBy: string;
 }
 
