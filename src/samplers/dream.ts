@@ -13,7 +13,7 @@
 import type { ModelSpec } from "../graph/spec.js";
 import type { LogitsView } from "./batch.js";
 import type { RunConfig } from "./config.js";
-import { topPositions } from "./llada.js";
+import { maskedCanvas, maskedPositions, topPositions } from "./llada.js";
 import type { RowState, Strategy, Transfer } from "./loop.js";
 import { dreamSampleToken, type DreamConfidence } from "./sampling.js";
 import { dreamOriginProbability, dreamTimesteps, dreamTransferCount } from "./schedule.js";
@@ -34,21 +34,12 @@ export function dreamStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   };
   return {
     summariesSuffice,
-    rowsNeeded(_step, row) {
-      const rows: number[] = [];
-      for (let p = 0; p < row.canvas.length; p++) if (row.canvas[p] === mask) rows.push(p);
-      return rows;
-    },
+    rowsNeeded: (_step, row) => maskedPositions(row.canvas, mask),
     maxSteps: cfg.steps,
-    initCanvas(prompt) {
-      const c = new Int32Array(prompt.length + cfg.genLength).fill(mask);
-      c.set(prompt);
-      return c;
-    },
+    initCanvas: (prompt) => maskedCanvas(prompt, cfg.genLength, mask),
     blockOf: () => 0,
     decide(step: number, row: RowState, logits: LogitsView): Transfer {
-      const masked: number[] = [];
-      for (let p = 0; p < row.canvas.length; p++) if (row.canvas[p] === mask) masked.push(p);
+      const masked = maskedPositions(row.canvas, mask);
       const out: Transfer = { positions: [], tokens: [], confidence: [], producingRow: [] };
       const push = (p: number, token: number, confidence: number) => {
         out.positions.push(p);

@@ -18,6 +18,20 @@ export function topPositions(conf: number[], k: number): number[] {
   return order.slice(0, Math.min(k, order.length));
 }
 
+/** Positions in [0, end) that still hold the mask token, ascending. */
+export function maskedPositions(canvas: Int32Array, mask: number, end = canvas.length): number[] {
+  const out: number[] = [];
+  for (let p = 0; p < end; p++) if (canvas[p] === mask) out.push(p);
+  return out;
+}
+
+/** The MDM starting canvas: the prompt, then `genLength` mask tokens. */
+export function maskedCanvas(prompt: Int32Array, genLength: number, mask: number): Int32Array {
+  const c = new Int32Array(prompt.length + genLength).fill(mask);
+  c.set(prompt);
+  return c;
+}
+
 export function lladaStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   const mask = spec.maskTokenId!;
   const blocks = cfg.genLength / cfg.blockLength;
@@ -31,18 +45,9 @@ export function lladaStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   const summariesSuffice = cfg.temperature === 0;
   return {
     summariesSuffice,
-    rowsNeeded(step, row) {
-      const end = blockEndOf(step, row);
-      const rows: number[] = [];
-      for (let p = 0; p < end; p++) if (row.canvas[p] === mask) rows.push(p);
-      return rows;
-    },
+    rowsNeeded: (step, row) => maskedPositions(row.canvas, mask, blockEndOf(step, row)),
     maxSteps: cfg.steps,
-    initCanvas(prompt) {
-      const c = new Int32Array(prompt.length + cfg.genLength).fill(mask);
-      c.set(prompt);
-      return c;
-    },
+    initCanvas: (prompt) => maskedCanvas(prompt, cfg.genLength, mask),
     blockOf: (step) => Math.floor(step / stepsPerBlock),
     decide(step: number, row: RowState, logits: LogitsView): Transfer {
       const block = Math.floor(step / stepsPerBlock);
