@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { readSafetensorsHeader, readTensorF32, writeSafetensors, type TensorToWrite } from "../../src/checkpoint/safetensors.js";
 import type { SafetensorsDType, TensorInfo } from "../../src/checkpoint/types.js";
 import type { BlockWeights, Family, ModelSpec, RopeSettings } from "../../src/graph/spec.js";
+import { rng, toDtype } from "./family-checkpoints.js";
 
 export interface TinyEngineOptions {
   family?: Family;
@@ -40,42 +41,8 @@ export interface TinyEngineCheckpoint {
   cleanup(): void;
 }
 
-/** mulberry32: a small seeded PRNG so fixtures are reproducible. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** f32 → bf16 bits, round to nearest even. */
-export function toBf16Bits(x: number): number {
-  const u = new Uint32Array(new Float32Array([x]).buffer)[0];
-  return ((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) & 0xffff;
-}
-
-/** f32 → IEEE half bits, round to nearest (normal and subnormal range; tiny test weights). */
-export function toF16Bits(x: number): number {
-  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
-  const a = Math.abs(x);
-  if (a === 0) return sign;
-  if (a < 2 ** -14) return sign | Math.round(a / 2 ** -24);
-  let e = Math.floor(Math.log2(a));
-  let m = Math.round((a / 2 ** e - 1) * 1024);
-  if (m === 1024) { m = 0; e += 1; }
-  return sign | ((e + 15) << 10) | m;
-}
-
-function encode(values: Float32Array, dtype: "F32" | "F16" | "BF16"): ArrayBufferView {
-  if (dtype === "F32") return values;
-  const out = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = dtype === "BF16" ? toBf16Bits(values[i]) : toF16Bits(values[i]);
-  return out;
-}
+/** mulberry32: a small seeded PRNG so fixtures are reproducible (the same one the family checkpoints use). */
+export const seeded = rng;
 
 export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineCheckpoint {
   const L = o.layers ?? 2, D = o.hidden ?? 32, H = o.heads ?? 4, KV = o.kvHeads ?? H;
@@ -127,7 +94,7 @@ export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineC
     const file = shards === 1 ? "model.safetensors" : `model-${String(s + 1).padStart(5, "0")}-of-${String(shards).padStart(5, "0")}.safetensors`;
     const part: Record<string, TensorToWrite> = {};
     names.filter((_, i) => i % shards === s).forEach((n) => {
-      part[n] = { dtype: dtype as SafetensorsDType, shape: shapes[n], data: encode(t[n], dtype) };
+      part[n] = { dtype: dtype as SafetensorsDType, shape: shapes[n], data: toDtype(t[n], dtype) };
       weightMap[n] = file;
     });
     writeSafetensors(path.join(dir, file), part, { format: "pt" });

@@ -41,7 +41,8 @@ export function rng(seed: number): () => number {
   };
 }
 
-function toDtype(x: Float32Array, dtype: "F32" | "F16" | "BF16"): ArrayBufferView {
+/** f32 weights in the stored dtype: BF16 rounds to nearest even, F16 via `f32ToF16`. */
+export function toDtype(x: Float32Array, dtype: "F32" | "F16" | "BF16"): ArrayBufferView {
   if (dtype === "F32") return x;
   const out = new Uint16Array(x.length);
   const u32 = new Uint32Array(x.buffer, x.byteOffset, x.length);
