@@ -50,8 +50,11 @@ export interface PipelineFlags {
   trimOffsets: boolean;
 }
 
-/** GPT-2 byte ↔ printable-char table (the same one byte-level BPE vocabularies are written in). */
-const UNICODE_TO_BYTE: Map<string, number> = (() => {
+/**
+ * GPT-2's byte → printable-char table, [256]: the alphabet byte-level BPE vocabularies are written
+ * in. Printable Latin-1 bytes stand for themselves; the others map to U+0100 onwards, in byte order.
+ */
+export function bytesToUnicode(): string[] {
   const bs: number[] = [];
   for (let b = 33; b <= 126; b++) bs.push(b);
   for (let b = 161; b <= 172; b++) bs.push(b);
@@ -64,8 +67,13 @@ const UNICODE_TO_BYTE: Map<string, number> = (() => {
       cs.push(256 + n++);
     }
   }
-  return new Map(bs.map((b, i) => [String.fromCharCode(cs[i]), b]));
-})();
+  const out: string[] = new Array(256);
+  bs.forEach((b, i) => (out[b] = String.fromCharCode(cs[i])));
+  return out;
+}
+
+/** The inverse table: printable char → byte. */
+const UNICODE_TO_BYTE: Map<string, number> = new Map(bytesToUnicode().map((c, b) => [c, b]));
 
 /** Units of a string: UTF-8 bytes (byte-level pipelines) or UTF-16 code units, each with its char span. */
 interface Units {
