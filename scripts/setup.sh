@@ -72,7 +72,7 @@ else
 fi
 
 # --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)
-widgets_hash="$(find widgets/src widgets/style widgets/package.json widgets/tsconfig.json src/protocol/payloads.ts -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
+widgets_hash="$(find widgets/src widgets/style widgets/package.json widgets/tsconfig.json src/protocol -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
 if [[ -f widgets/labextension/package.json && -f "$STAMP_DIR/widgets" && "$(cat "$STAMP_DIR/widgets")" == "$widgets_hash" ]]; then
   note "widgets/labextension up to date"
 else
