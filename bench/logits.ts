@@ -18,18 +18,20 @@
 import { createEngine, type OnnxEngine } from "../src/runtime/engine.js";
 import type { ForwardInput } from "../src/runtime/types.js";
 import { Rng } from "../src/samplers/rng.js";
-import { lladaChoose } from "../src/samplers/sampling.js";
+import { dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { makeTinyEngineCheckpoint } from "../test/support/engine-tiny.js";
 import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, writeBenchmarkSection } from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const REPEATS = quick ? 2 : 5;
-const R = 32;
 type Mode = "full" | "rows" | "summaries";
 
 interface Measured { forward: number; choice: number; total: number; bytes: number }
 
-async function measure(engine: OnnxEngine, mode: Mode, T: number): Promise<Measured> {
+/** LLaDA τ 0 low_confidence, or Dream τ 0 entropy: the JS choice on one row, and the summary it needs. */
+type Algo = "llada" | "dream";
+
+async function measure(engine: OnnxEngine, mode: Mode, T: number, R: number, algo: Algo): Promise<Measured> {
   const V = engine.spec.vocabSize;
   const rng = new Rng(3);
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
@@ -45,11 +47,13 @@ async function measure(engine: OnnxEngine, mode: Mode, T: number): Promise<Measu
     const t1 = performance.now();
     let sum = 0;
     if (mode === "summaries") {
-      for (let j = 0; j < R; j++) sum += out.summary!.argmax[j] + out.summary!.maxProb[j];
+      const conf = algo === "llada" ? out.summary!.maxProb : out.summary!.negEntropy;
+      for (let j = 0; j < R; j++) sum += out.summary!.argmax[j] + conf[j];
     } else {
       for (let j = 0; j < R; j++) {
         const row = mode === "full" ? cand[j] : j;
-        sum += lladaChoose(out.logits.subarray(row * V, (row + 1) * V), 0, "low_confidence", rng).confidence;
+        const l = out.logits.subarray(row * V, (row + 1) * V);
+        sum += algo === "llada" ? lladaChoose(l, 0, "low_confidence", rng).confidence : dreamSampleToken(l, { temperature: 0 }, "entropy", rng).confidence;
       }
     }
     const t2 = performance.now();
@@ -69,6 +73,8 @@ function mib(n: number): string {
 
 const load0 = loadAverage();
 const rows: (string | number)[][] = [];
+const dreamRows: (string | number)[][] = [];
+const R = 32;
 for (const V of quick ? [32768] : [32768, 131072]) {
   const ckpt = makeTinyEngineCheckpoint({ family: "llada", causal: false, layers: 2, hidden: 64, heads: 4, ffn: 172, vocab: V, seed: 5 });
   try {
@@ -76,11 +82,21 @@ for (const V of quick ? [32768] : [32768, 131072]) {
     const plain = await createEngine(source, { threads: 1, probes: {}, logitRows: false });
     const sel = await createEngine(source, { threads: 1, probes: {} });
     for (const T of quick ? [256] : [256, 1024]) {
-      const full = await measure(plain, "full", T);
+      const full = await measure(plain, "full", T, R, "llada");
       for (const mode of ["full", "rows", "summaries"] as Mode[]) {
-        const m = mode === "full" ? full : await measure(sel, mode, T);
+        const m = mode === "full" ? full : await measure(sel, mode, T, R, "llada");
         rows.push([V.toLocaleString("en-US"), T, mode, m.forward.toFixed(1), m.choice.toFixed(1), m.total.toFixed(1), ratio(m.total, full.total), mib(m.bytes)]);
         console.log(rows.at(-1)!.join(" | "));
+      }
+    }
+    if (V === 131072) {
+      // Dream's first step: every generated position is masked, R = 256 of T = 1024.
+      const T = 1024, RD = 256;
+      const full = await measure(plain, "full", T, RD, "dream");
+      for (const mode of ["full", "rows", "summaries"] as Mode[]) {
+        const m = mode === "full" ? full : await measure(sel, mode, T, RD, "dream");
+        dreamRows.push([V.toLocaleString("en-US"), T, RD, mode, m.forward.toFixed(1), m.choice.toFixed(1), m.total.toFixed(1), ratio(m.total, full.total), mib(m.bytes)]);
+        console.log(dreamRows.at(-1)!.join(" | "));
       }
     }
     await plain.dispose();
@@ -102,9 +118,15 @@ the ${R} rows; **rows**: the head on the ${R} rows only (\`logitRows\`), JS choi
 **summaries**: head on the ${R} rows, argmax and max-probability in the graph, no logits out (the τ 0 / greedy
 path). Median of ${REPEATS} after a warm-up; ms per step; ratio = total / full's total in the same run; bytes =
 what the graph hands to JS per step. Traces are identical on all three paths (test/samplers/logit-rows.test.ts).
+The JS-choice column does the same work on the full and rows paths, so its spread between them shows the noise of this loaded machine (±30 %). At R = 256 the float64 summaries (cast, exp, p·log p over 256 × 131k) cost about as much as the head on those rows; they still replace 2–3 s of JS per step.
 
 ${markdownTable(["vocab", "T", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], rows)}
-`;
+${dreamRows.length ? `
+Dream's first step (τ 0, \`entropy\`: Σ p·log(p + 1e-10) per row, float64 in JS or in the graph), all R = 256 generated
+positions masked:
+
+${markdownTable(["vocab", "T", "R", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], dreamRows)}
+` : ""}`;
 console.log(body);
 if (!quick) {
   writeBenchmarkSection("## Logits row selection", body);
