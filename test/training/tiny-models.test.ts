@@ -14,6 +14,7 @@ import { openCheckpoint, readTokenizerFiles } from "../../src/checkpoint/checkpo
 import { readSafetensorsHeader, readTensorF32 } from "../../src/checkpoint/safetensors.js";
 import { loadTokenizer } from "../../src/checkpoint/tokenizer.js";
 import { resolveModelSpec } from "../../src/graph/adapters/index.js";
+import type { ChatMessage } from "../../src/checkpoint/tokenizer-types.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const MODELS = path.join(ROOT, "models");
@@ -30,7 +31,7 @@ const present = (name: string) => fs.existsSync(path.join(MODELS, name, "model.s
 
 interface FixturePrompt {
   name: string; text: string; ids: number[]; logits_rows: [number, number];
-  messages: { role: string; content: string }[] | null; add_generation_prompt: boolean;
+  messages: ChatMessage[] | null; add_generation_prompt: boolean;
 }
 
 function readJsonl(file: string): Record<string, unknown>[] {
