@@ -47,9 +47,9 @@ from tokenizer import Tokenizer, save as tokenizer_files, user_content  # noqa: 
 # (precedence: DEFAULTS < MODELS[name]["hp"] < command line).
 MODELS = {
     "tiny-llama": {"family": "llama", "kind": "arm", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 2700}},
+                   "hp": {"steps": 3600}},
     "tiny-qwen": {"family": "qwen2", "kind": "arm", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
-                  "hp": {"steps": 2700}},
+                  "hp": {"steps": 3600}},
     # From scratch, the hard one: the longest budget, more plain-text (restatement) batches, whose
     # whole-sequence masking gives a dense copy signal, and a curriculum from the oracle setting
     # (k_max grows from 0 to 9 over the first 30 % of steps).
