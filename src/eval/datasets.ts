@@ -97,7 +97,7 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
   const raw = fs.createReadStream(file);
   const input = isGzip(file) ? raw.pipe(zlib.createGunzip()) : raw;
   let gunzipError: Error | undefined;
-  input.on("error", (e) => { gunzipError = e; });
+  input.on("error", (e: Error) => { gunzipError = e; });
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   const skip = options.skip ?? 0;
   const limit = options.limit ?? Infinity;
