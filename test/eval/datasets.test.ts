@@ -64,6 +64,15 @@ describe("readQaJsonl", () => {
     expect(err).toBeInstanceOf(DatasetError);
     expect(err.message).toMatch(/FLOATSCOPE_NQ/);
   });
+  it("a corrupt or truncated gzip file is a DatasetError, not a hang or a silent short read", async () => {
+    const bad = path.join(tmp, "bad.jsonl.gz");
+    fs.writeFileSync(bad, Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.from("garbage garbage garbage")]));
+    await expect(loadQaJsonl(bad)).rejects.toBeInstanceOf(DatasetError);
+    const full = zlib.gzipSync(Buffer.from((rec("q", ["a"], "p") + "\n").repeat(2000)));
+    const trunc = path.join(tmp, "trunc.jsonl.gz");
+    fs.writeFileSync(trunc, full.subarray(0, full.length >> 1));
+    await expect(loadQaJsonl(trunc)).rejects.toBeInstanceOf(DatasetError);
+  });
   it("stops reading early with a limit (streaming)", async () => {
     let n = 0;
     for await (const r of readQaJsonl(HELDOUT, { limit: 3 })) n += r.ctxs.length > 0 ? 1 : 0;
