@@ -171,7 +171,8 @@ def load_hf(model_dir: str) -> tuple[TinyLM, str, Tokenizer]:
     if mt == "llada":
         c = ModelConfig(vocab_size=cfg["vocab_size"], hidden=cfg["d_model"], layers=cfg["n_layers"],
                         heads=cfg["n_heads"], ffn=cfg["mlp_hidden_size"], rope_theta=cfg["rope_theta"],
-                        rms_norm_eps=cfg["rms_norm_eps"], causal=False, qkv_bias=False)
+                        rms_norm_eps=cfg["rms_norm_eps"], causal=False, qkv_bias=False,
+                        tied=bool(cfg.get("weight_tying")))
         pre = "model.transformer."
         names = {"embed.weight": pre + "wte.weight", "final_norm.weight": pre + "ln_f.weight",
                  "lm_head.weight": pre + "ff_out.weight"}
@@ -186,7 +187,8 @@ def load_hf(model_dir: str) -> tuple[TinyLM, str, Tokenizer]:
         bias = mt in ("qwen2", "Dream")
         c = ModelConfig(vocab_size=cfg["vocab_size"], hidden=cfg["hidden_size"], layers=cfg["num_hidden_layers"],
                         heads=cfg["num_attention_heads"], ffn=cfg["intermediate_size"], rope_theta=cfg["rope_theta"],
-                        rms_norm_eps=cfg["rms_norm_eps"], causal=(mt != "Dream"), qkv_bias=bias)
+                        rms_norm_eps=cfg["rms_norm_eps"], causal=(mt != "Dream"), qkv_bias=bias,
+                        tied=bool(cfg.get("tie_word_embeddings")))
         names = {"embed.weight": "model.embed_tokens.weight", "final_norm.weight": "model.norm.weight",
                  "lm_head.weight": "lm_head.weight"}
         per = {"attn_norm.weight": "input_layernorm.weight", "q.weight": "self_attn.q_proj.weight",
@@ -202,6 +204,8 @@ def load_hf(model_dir: str) -> tuple[TinyLM, str, Tokenizer]:
                 names[f"layers.{i}.{a}"] = f"model.layers.{i}.{b}"
         kind = "dream" if mt == "Dream" else "arm"
     m = TinyLM(c)
+    if c.tied:  # one tensor in the file; the module holds it under both names
+        names["lm_head.weight"] = names["embed.weight"]
     sd = {a: torch.from_numpy(st[b]) for a, b in names.items()}
     missing = set(st) - set(names.values())
     if missing:

@@ -33,6 +33,7 @@ class ModelConfig:
     causal: bool = True
     qkv_bias: bool = False
     max_positions: int = 512
+    tied: bool = False  # share the embedding with the LM head (tie_word_embeddings / weight_tying)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -107,6 +108,8 @@ class TinyLM(nn.Module):
         self.final_norm = RMSNorm(c.hidden, c.rms_norm_eps)
         self.lm_head = nn.Linear(c.hidden, c.vocab_size, bias=False)
         self.apply(self._init)
+        if c.tied:
+            self.lm_head.weight = self.embed.weight
         for l in self.layers:  # GPT-2 style scaled init of residual outputs
             nn.init.normal_(l.o.weight, std=0.02 / math.sqrt(2 * c.layers))
             nn.init.normal_(l.down.weight, std=0.02 / math.sqrt(2 * c.layers))
@@ -137,7 +140,9 @@ class TinyLM(nn.Module):
 
     def canonical_weights(self) -> dict:
         """State dict in training/hf_formats.py canonical naming, as f32 numpy arrays."""
-        out = {"embed": self.embed.weight, "final_norm": self.final_norm.weight, "lm_head": self.lm_head.weight}
+        out = {"embed": self.embed.weight, "final_norm": self.final_norm.weight}
+        if not self.c.tied:
+            out["lm_head"] = self.lm_head.weight
         for i, l in enumerate(self.layers):
             p = f"layers.{i}."
             out[p + "attn_norm"] = l.attn_norm.weight

@@ -62,7 +62,7 @@ MODELS = {
 DEFAULTS = {"steps": 2400, "batch": 32, "lr": 2e-3, "warmup": 100, "min_lr_frac": 0.1, "wd": 0.1,
             "p_lm": 0.25, "k_max": 9, "mdm_eps": 0.02, "gen_max": 8, "seed": 1234, "world_seed": 1234,
             "eval_every": 300, "eval_n": 100, "ckpt_minutes": 4.0, "log_every": 20,
-            "hidden": 128, "layers": 6, "heads": 4, "ffn": 344, "k_curriculum": 0.0}
+            "hidden": 128, "layers": 6, "heads": 4, "ffn": 344, "k_curriculum": 0.0, "tied": 0}
 RUNS = os.path.join(HERE, "runs")
 
 
@@ -161,7 +161,7 @@ def model_config(name: str, hp: dict, vocab: int) -> ModelConfig:
     m = MODELS[name]
     return ModelConfig(vocab_size=vocab, hidden=hp["hidden"], layers=hp["layers"], heads=hp["heads"],
                        ffn=hp["ffn"], rope_theta=m["rope_theta"], rms_norm_eps=m["eps"],
-                       causal=(m["kind"] == "arm"), qkv_bias=m["bias"])
+                       causal=(m["kind"] == "arm"), qkv_bias=m["bias"], tied=bool(hp.get("tied", 0)))
 
 
 def _atomic_json(path: str, obj) -> None:
@@ -193,7 +193,8 @@ def export(model: TinyLM, name: str, tok: Tokenizer, out_dir: str) -> list[str]:
     hp = {"num_attention_heads": model.c.heads, "num_key_value_heads": model.c.heads,
           "rope_theta": model.c.rope_theta, "rms_norm_eps": model.c.rms_norm_eps,
           "max_position_embeddings": model.c.max_positions, "bos_token_id": tok.bos_id,
-          "eos_token_id": tok.eos_id, "pad_token_id": tok.pad_id, "tie_word_embeddings": False}
+          "eos_token_id": tok.eos_id, "pad_token_id": tok.pad_id,
+          "tie_word_embeddings": model.c.tied}
     if fam in ("llada", "dream"):
         hp["mask_token_id"] = tok.mask_id
     return hf_formats.save_checkpoint(out_dir, fam, model.canonical_weights(), hp, dtype="f32",
