@@ -1,0 +1,113 @@
+/**
+ * Which of a notebook's models exist under the one model path (`FLOATSCOPE_MODELS`).
+ *
+ * The figure notebooks compare up to four model families. A researcher may have only some of the
+ * checkpoints (or the tiny models may still be training), so every notebook first asks
+ * `findModels` which ones are there, runs on those, and shows one line per missing model saying
+ * where it looked and how to get it. A model "exists" when its folder holds a config.json: that is
+ * the file `openCheckpoint` reads first, and the training job publishes it with the weights.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** Folder names of the embedded tiny models, per family (the notebooks' defaults). */
+export const TINY_MODEL_NAMES: Readonly<Record<string, string>> = {
+  llama: "tiny-llama",
+  qwen: "tiny-qwen",
+  llada: "tiny-llada",
+  dream: "tiny-dream",
+};
+
+/** Text every missing-model line starts with, and the line shown when none is usable (tools grep for these). */
+export const MODEL_MISSING_MARK = "Model missing:";
+export const NO_MODEL_MARK = "No model available for this notebook";
+
+export interface ModelFolder {
+  family: string;
+  /** Folder name inside the models folder. */
+  name: string;
+  /** `<modelsDir>/<name>` as given (not resolved, so notes show the path the user set). */
+  dir: string;
+}
+
+export interface MissingModel extends ModelFolder {
+  /** Why it does not count: no folder, not a folder, or no config.json in it. */
+  reason: string;
+}
+
+export interface FoundModels {
+  modelsDir: string;
+  /** In the order of the requested families. */
+  present: ModelFolder[];
+  missing: MissingModel[];
+  /** family → folder name, present families only (what the notebooks loop over). */
+  names: Record<string, string>;
+  /** One markdown line per missing model (empty when all are present). */
+  notes: string[];
+  /** True when no requested model is usable. */
+  none: boolean;
+  /** Markdown + plain text for `show()`: the missing-model lines, or nothing to say when all are there. */
+  toMimeBundle(): Record<string, string>;
+}
+
+/** How to get a model that is not there (the same advice for every family). */
+export const HOW_TO_GET_MODELS =
+  "train the tiny models with `training/run_all.sh` (it publishes each into `models/` when its run ends), " +
+  "or point `FLOATSCOPE_MODELS` (the folder) / `FLOATSCOPE_MODEL_NAMES` (family → folder name) at real checkpoints";
+
+/**
+ * Look for each family's folder `<modelsDir>/<names[family] ?? TINY_MODEL_NAMES[family]>` and split them into
+ * present (a folder with config.json) and missing (with the reason). Nothing is loaded.
+ *
+ * @example
+ *   const found = findModels("../models", ["llada", "dream"], JSON.parse(process.env.FLOATSCOPE_MODEL_NAMES ?? "{}"));
+ *   show(found);                       // the missing-model lines, if any
+ *   for (const [family, name] of Object.entries(found.names)) { … }
+ */
+export function findModels(modelsDir: string, families: readonly string[], names: Record<string, string> = {}): FoundModels {
+  const present: ModelFolder[] = [];
+  const missing: MissingModel[] = [];
+  for (const family of families) {
+    const name = names[family] ?? TINY_MODEL_NAMES[family] ?? `tiny-${family}`;
+    const dir = path.join(modelsDir, name);
+    const reason = absentBecause(dir);
+    if (reason === null) present.push({ family, name, dir });
+    else missing.push({ family, name, dir, reason });
+  }
+  const notes = missing.map((m) => `- **${MODEL_MISSING_MARK}** ${m.family} — looked for \`${m.dir}\`: ${m.reason}.`);
+  const none = present.length === 0;
+  const result: FoundModels = {
+    modelsDir,
+    present,
+    missing,
+    names: Object.fromEntries(present.map((p) => [p.family, p.name])),
+    notes,
+    none,
+    toMimeBundle() {
+      const text = modelsNote(result);
+      return { "text/markdown": text, "text/plain": text.replace(/[*`]/g, "") };
+    },
+  };
+  return result;
+}
+
+/** The note a notebook shows: nothing when all models are there, else what is missing and how to get it. */
+export function modelsNote(found: FoundModels): string {
+  if (found.missing.length === 0) return `All ${found.present.length} model(s) found in \`${found.modelsDir}\`: ${found.present.map((p) => p.name).join(", ")}.`;
+  const head = found.none
+    ? `**${NO_MODEL_MARK}** — none of its ${found.missing.length} model(s) is in \`${found.modelsDir}\`, so it stops here (no figure).`
+    : `Running on ${found.present.map((p) => `${p.name} (${p.family})`).join(", ")}; the figures and text below cover only these.`;
+  return `${head}\n\n${found.notes.join("\n")}\n\nTo get them: ${HOW_TO_GET_MODELS}.`;
+}
+
+function absentBecause(dir: string): string | null {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    return "no such folder";
+  }
+  if (!stat.isDirectory()) return "exists but is not a folder";
+  if (!fs.existsSync(path.join(dir, "config.json"))) return "the folder has no config.json (a run still writing it, or not a checkpoint)";
+  return null;
+}
