@@ -41,6 +41,7 @@ rc=0
 import json, re, sys
 from pathlib import Path
 out = Path(sys.argv[1])
+without, partial, missing = [], [], {}
 for nb_path in sys.argv[2:]:
     p = out / Path(nb_path).name
     if not p.is_file():
@@ -56,6 +57,23 @@ for nb_path in sys.argv[2:]:
     first = re.sub(r"[*_`]", "", text.strip().splitlines()[0] if text.strip() else "")
     figs = ", ".join(f"{k} ×{n}" for k, n in kinds.items()) or "no figures"
     print(f"[reproduce] {p.name}: {figs}" + (f" — {first[:160]}{'…' if len(first) > 160 else ''}" if first else ""))
+    # The models each notebook could not find (floatscope's findModels note: "Model missing: <family> — looked for <dir>: …").
+    plain = "".join("".join(o["data"]["text/plain"]) for o in outs if "text/plain" in o.get("data", {}))
+    if "No model available for this notebook" in plain: without.append(p.stem)
+    elif "Model missing:" in plain: partial.append(p.stem)
+    for fam, where in re.findall(r"Model missing: (\S+) — looked for (\S+?):", plain): missing.setdefault(where, fam)
+if without or missing:
+    bar = "[reproduce] " + "=" * 100
+    print(bar)
+    if without:
+        print(f"[reproduce] WARNING: {len(without)} notebook(s) ran WITHOUT MODELS and show no figure: {', '.join(without)}")
+    if missing:
+        print(f"[reproduce] models not found (where the notebooks looked): {', '.join(f'{w} ({f})' for w, f in missing.items())}")
+    if partial:
+        print(f"[reproduce] {len(partial)} notebook(s) ran on only some of their models ({', '.join(partial)}): their figures and texts cover only those present")
+    print("[reproduce] to get them: train the tiny models with training/run_all.sh (each is published into models/ when its run ends),")
+    print("[reproduce]   or point FLOATSCOPE_MODELS (folder) / FLOATSCOPE_MODEL_NAMES (family → folder name) at real checkpoints")
+    print(bar)
 PY
 echo "[reproduce] executed notebooks (with outputs) are in $out_dir/ — open them with: npm start"
 exit $rc

@@ -7,6 +7,10 @@ Each notebook runs with its own folder as the kernel's cwd (as in JupyterLab), c
 tslab sends no `error` message when a cell fails, only stderr text and an error reply, so
 nbconvert would just say "rc=1". Here a failure prints the failing cell and its stderr, still
 saves the partially executed notebook for inspection, and exits 1.
+
+A notebook none of whose models exists shows the library's "No model available for this notebook"
+note (floatscope's `findModels`) in its settings cell; the run stops there, counts as ok (no
+figure), and the summary says prominently which notebooks ran without models and how to get them.
 """
 import argparse
 import sys
@@ -17,6 +21,13 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
+# The marker floatscope's findModels note carries (src/eval/models.ts NO_MODEL_MARK).
+NO_MODEL_MARK = "No model available for this notebook"
+HOW_TO_GET_MODELS = (
+    "train the tiny models with training/run_all.sh (each is published into models/ when its run ends), "
+    "or point FLOATSCOPE_MODELS / FLOATSCOPE_MODEL_NAMES at real checkpoints"
+)
+
 
 def outputs_text(cell, names=("stderr", "stdout")):
     parts = []
@@ -26,7 +37,17 @@ def outputs_text(cell, names=("stderr", "stdout")):
     return "".join(parts)
 
 
-def run(path: Path, out_dir: Path, kernel: str, timeout: int) -> bool:
+def shows_no_model(cell) -> bool:
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        text = data.get("text/plain", "")
+        if NO_MODEL_MARK in ("".join(text) if isinstance(text, list) else text):
+            return True
+    return False
+
+
+def run(path: Path, out_dir: Path, kernel: str, timeout: int) -> tuple[bool, bool]:
+    """(ran without errors, stopped because no model was available)."""
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
@@ -38,6 +59,7 @@ def run(path: Path, out_dir: Path, kernel: str, timeout: int) -> bool:
     target = out_dir / path.name
     t0 = time.monotonic()
     ok = True
+    no_model = False
     try:
         with client.setup_kernel():
             info = client.wait_for_reply(client.kc.kernel_info())
@@ -54,11 +76,15 @@ def run(path: Path, out_dir: Path, kernel: str, timeout: int) -> bool:
                     detail = outputs_text(cell, ("stderr",)) or str(e)
                     print("  --- cell stderr ---\n" + detail.rstrip(), file=sys.stderr)
                     break
+                if shows_no_model(cell):
+                    # The rest of the notebook needs a model: stop after the note, without error.
+                    no_model = True
+                    break
     finally:
         nbformat.write(nb, target)
-    status = "ok" if ok else "FAILED"
+    status = ("ok — NO MODEL, stopped after the note" if no_model else "ok") if ok else "FAILED"
     print(f"[notebooks] {path} -> {target}  {status} in {time.monotonic() - t0:.1f} s")
-    return ok
+    return ok, no_model
 
 
 def main() -> int:
@@ -73,15 +99,21 @@ def main() -> int:
         print(f"[notebooks] no such notebook: {', '.join(map(str, missing))}", file=sys.stderr)
         return 2
     # Figure notebooks are independent: run them all, so one failure costs one figure, not the rest.
-    failed = []
+    failed, without_models = [], []
     for nb_path in args.notebooks:
         out_dir = args.output_dir or nb_path.parent / "_executed"
-        if not run(nb_path, out_dir, args.kernel, args.timeout):
+        ok, no_model = run(nb_path, out_dir, args.kernel, args.timeout)
+        if not ok:
             failed.append(str(nb_path))
+        if no_model:
+            without_models.append(str(nb_path))
     n = len(args.notebooks)
     if len(args.notebooks) > 1 or failed:
         summary = f"[notebooks] {n - len(failed)} of {n} notebooks ran without errors"
         print(summary + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if without_models:
+        print(f"[notebooks] WARNING: {len(without_models)} notebook(s) ran WITHOUT MODELS (no figure): "
+              f"{', '.join(without_models)} — {HOW_TO_GET_MODELS}")
     return 1 if failed else 0
 
 
