@@ -13,10 +13,12 @@
  *
  * Writes `<models-dir>/<name>/eval-engine.json` = {model, data, evaluator, decoder, results: {closed_book |
  * oracle | gold_4 | gold_9: {n, errors, accuracy, f1, exact_match}} (fractions in [0, 1]), settings, commit,
- * date, seconds}; per-question rows go to `<results-dir>/<name>.jsonl` (resumable: rerun to continue).
+ * date, seconds, weights_sha256}; per-question rows go to `<results-dir>/<name>-<weights hash>.jsonl` (resumable: rerun
+ * to continue; a retrained model gets a new file).
  * A model folder is evaluated only when it has config.json, model.safetensors and tokenizer.json.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
@@ -77,7 +79,10 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     const m = await openEvalModel(path.join(modelsDir, name), { threads });
     const preset = tinyPreset(m.spec);
-    const resultsFile = path.join(resultsDir, `${name}.jsonl`);
+    // Per-question rows are resumable, so they must belong to these weights: a retrained model under the
+    // same name gets a fresh results file instead of silently reusing the old model's answers.
+    const weights = createHash("sha256").update(fs.readFileSync(path.join(modelsDir, name, "model.safetensors"))).digest("hex");
+    const resultsFile = path.join(resultsDir, `${name}-${weights.slice(0, 16)}.jsonl`);
     try {
       for (const key of settingKeys) {
         const ts = Date.now();
@@ -101,7 +106,7 @@ async function main(): Promise<void> {
       results[key] = { n: ok.length, errors: rs.length - ok.length, accuracy: mean((r) => r.accuracy!), f1: mean((r) => r.f1!), exact_match: mean((r) => r.exactMatch!) };
     }
     const out = {
-      model: name, data: DATA_REL, evaluator: "floatscope TypeScript engine (onnxruntime-node, CPU) + samplers, scripts/eval-tiny-models.ts",
+      model: name, weights_sha256: weights, data: DATA_REL, evaluator: "floatscope TypeScript engine (onnxruntime-node, CPU) + samplers, scripts/eval-tiny-models.ts",
       decoder: DECODER[preset.sampler.sampler ?? "arm"], prompt: "tiny-world (training/README.md)",
       results, settings: Object.fromEntries(settingKeys.map((k) => [k, CARD_SETTINGS[k]])), sampler: preset.sampler,
       extraction: preset.extraction, limit: limit ?? null, commit: commit(), date: new Date().toISOString(), seconds: Math.round((Date.now() - t0) / 100) / 10,

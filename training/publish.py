@@ -5,7 +5,7 @@
 Steps: copy runs/<name>/final/ (the real on-disk format) into models/<name>/; record the run's summary and
 curves in models/<name>/training.json; evaluate the *saved files* on the held-out set with the training
 framework → models/<name>/eval-torch.json; write the parity fixture (training/fixtures.py); render the
-evaluate again with floatscope's engine and samplers (training/eval-engine.ts → eval-engine.json); render the
+evaluate again with floatscope's engine and samplers (scripts/eval-tiny-models.ts, the QA harness → eval-engine.json); render the
 card (training/make_cards.py). Every number in the card comes from these JSON files.
 """
 from __future__ import annotations
@@ -86,7 +86,8 @@ def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str =
     fixtures.make(dst)
     if engine_eval:
         # The card's headline numbers: floatscope's engine + samplers on the same questions.
-        cmd = ["npx", "tsx", os.path.join("training", "eval-engine.ts"), os.path.join("models", name)]
+        cmd = ["npx", "tsx", os.path.join("scripts", "eval-tiny-models.ts"), "--models", name,
+               "--models-dir", os.path.join(out_root, "models")]
         if eval_limit:
             cmd += ["--limit", str(eval_limit)]
         subprocess.run(cmd, cwd=ROOT, check=True)
@@ -107,7 +108,7 @@ def main() -> None:
     ap.add_argument("--runs", default=os.path.join(HERE, "runs"))
     ap.add_argument("--eval-limit", type=int, default=None)
     ap.add_argument("--torch-limit", type=int, default=100, help="questions for the torch cross-check (0 = all)")
-    ap.add_argument("--no-engine-eval", action="store_true", help="skip training/eval-engine.ts (needs node)")
+    ap.add_argument("--no-engine-eval", action="store_true", help="skip scripts/eval-tiny-models.ts (needs node)")
     a = ap.parse_args()
     for m in a.model:
         print(m, json.dumps(publish(m, a.runs, a.eval_limit, engine_eval=not a.no_engine_eval,
