@@ -9,7 +9,7 @@
  */
 import { colorAt, type Colormap } from "./colormap.js";
 import { encodePng } from "./png.js";
-import { el, formatValue, num, svgDocument, text } from "./svg.js";
+import { el, fitTitle, formatValue, num, svgDocument, text } from "./svg.js";
 
 export interface HeatPanel {
   /** [rows, cols] row-major; NaN = missing (light grey). */
@@ -110,7 +110,7 @@ export function linesSvg(opts: { title: string; xTitle: string; yTitle: string; 
   const py = (y: number) => H - m.b - ((y - y0) / (y1 - y0)) * (H - m.t - m.b);
   const body: string[] = [];
   body.push(el("rect", { width: W, height: H, fill: "#fff" }));
-  body.push(el("text", { x: m.l, y: 18, "font-size": 13, "font-weight": 600 }, text(opts.title)));
+  body.push(el("text", { x: m.l, y: 18, "font-size": 13, "font-weight": 600 }, text(fitTitle(opts.title, W - m.l - 8, 13))));
   for (let k = 0; k <= 4; k++) {
     const y = y0 + ((y1 - y0) * k) / 4;
     body.push(el("line", { x1: m.l, x2: W - m.r, y1: py(y), y2: py(y), stroke: "#eee" }));

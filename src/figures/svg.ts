@@ -107,6 +107,15 @@ export function svgDocument(width: number, height: number, body: string[], optio
   );
 }
 
+/**
+ * A figure title cut to the pixels it has: SVG text does not wrap, so a long rule description would run
+ * off the image. ~0.6 em per character of the default sans-serif; the full title stays in the document's
+ * `<title>` (tooltip, accessibility).
+ */
+export function fitTitle(title: string, widthPx: number, fontPx: number): string {
+  return truncate(title, Math.max(8, Math.floor(widthPx / (0.6 * fontPx))));
+}
+
 /** Shorten a label to `max` characters with an ellipsis (labels are tokens; some are long). */
 export function truncate(label: string, max: number): string {
   const chars = Array.from(label);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attrs, el, escapeMarkup, formatValue, labelStride, num, truncate } from "../../src/figures/svg.js";
+import { attrs, el, escapeMarkup, fitTitle, formatValue, labelStride, num, truncate } from "../../src/figures/svg.js";
 import { parseSvg } from "../display/markup.js";
 
 describe("escapeMarkup", () => {
@@ -54,5 +54,17 @@ describe("svg helpers", () => {
   it("labelStride thins labels that would overlap", () => {
     expect(labelStride(10, 200, 12)).toBe(1);
     expect(labelStride(100, 200, 12)).toBe(6);
+  });
+});
+
+describe("fitTitle", () => {
+  it("cuts a title to the pixels it has, with an ellipsis, and leaves short titles alone", () => {
+    // 13 px font → ~7.8 px per character → 500 px hold 64 characters.
+    const long = "Absorption rate per layer (upstream: first-token; upstream: rulli-eps (ε=3, mean scale), fallback top-1)";
+    const cut = fitTitle(long, 500, 13);
+    expect(Array.from(cut).length).toBe(64);
+    expect(cut.endsWith("…")).toBe(true);
+    expect(long.startsWith(cut.slice(0, -1))).toBe(true);
+    expect(fitTitle("Absorption rate per layer", 500, 13)).toBe("Absorption rate per layer");
   });
 });
