@@ -10,12 +10,9 @@ is the TypeScript engine + samplers (pending).
 from __future__ import annotations
 
 import argparse
-import collections
 import gzip
 import json
 import os
-import re
-import string
 import sys
 import time
 
@@ -24,38 +21,12 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from model import ModelConfig, TinyLM, shift_logits  # noqa: E402
 from tokenizer import Tokenizer, user_content  # noqa: E402
+from qa_metrics import accuracy, exact, f1, normalize  # noqa: E402,F401
 
 SETTINGS = {"closed_book": None, "oracle": 0, "gold_4": 4, "gold_9": 9}
 
 
 # ----------------------------------------------------------------------------- metrics (paper §10)
-
-def normalize(s: str) -> str:
-    s = s.lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = re.sub(r"\b(a|an|the)\b", " ", s)
-    return " ".join(s.split())
-
-
-def accuracy(pred: str, gold: str) -> float:
-    g = normalize(gold)
-    return 1.0 if g and g in normalize(pred) else 0.0
-
-
-def f1(pred: str, gold: str) -> float:
-    p, g = normalize(pred).split(), normalize(gold).split()
-    if not p or not g:
-        return float(p == g)
-    common = sum((collections.Counter(p) & collections.Counter(g)).values())
-    if common == 0:
-        return 0.0
-    P, R = common / len(p), common / len(g)
-    return 2 * P * R / (P + R)
-
-
-def exact(pred: str, gold: str) -> float:
-    return float(normalize(pred) == normalize(gold))
-
 
 # ----------------------------------------------------------------------------- prompts
 
