@@ -140,9 +140,8 @@ class TinyLM(nn.Module):
 
     def canonical_weights(self) -> dict:
         """State dict in training/hf_formats.py canonical naming, as f32 numpy arrays."""
-        out = {"embed": self.embed.weight, "final_norm": self.final_norm.weight}
-        if not self.c.tied:
-            out["lm_head"] = self.lm_head.weight
+        # lm_head is listed even when tied (then it is the embedding): exports are always untied.
+        out = {"embed": self.embed.weight, "final_norm": self.final_norm.weight, "lm_head": self.lm_head.weight}
         for i, l in enumerate(self.layers):
             p = f"layers.{i}."
             out[p + "attn_norm"] = l.attn_norm.weight

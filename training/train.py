@@ -47,22 +47,21 @@ from tokenizer import Tokenizer, save as tokenizer_files, user_content  # noqa: 
 # (precedence: DEFAULTS < MODELS[name]["hp"] < command line).
 MODELS = {
     "tiny-llama": {"family": "llama", "kind": "arm", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 3600}},
+                   "hp": {"steps": 3000}},
     "tiny-qwen": {"family": "qwen2", "kind": "arm", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
-                  "hp": {"steps": 3600}},
-    # From scratch, the hard one: the longest budget, more plain-text (restatement) batches, whose
-    # whole-sequence masking gives a dense copy signal, and a curriculum from the oracle setting
-    # (k_max grows from 0 to 9 over the first 30 % of steps).
+                  "hp": {"steps": 3000}},
+    # From scratch, the hard one: the longest budget and more plain-text (restatement) batches, whose
+    # whole-sequence masking gives a dense copy signal.
     "tiny-llada": {"family": "llada", "kind": "llada", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 3300, "p_lm": 0.4, "k_curriculum": 0.3}},
+                   "hp": {"steps": 6000, "p_lm": 0.4}},
     # Dream recipe: start from the finished tiny-qwen, train the shifted-logit MDM objective briefly.
     "tiny-dream": {"family": "dream", "kind": "dream", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
-                   "init_from": "tiny-qwen", "hp": {"steps": 600, "lr": 1e-3, "warmup": 50}},
+                   "init_from": "tiny-qwen", "hp": {"steps": 800, "lr": 1e-3, "warmup": 50}},
 }
 DEFAULTS = {"steps": 2400, "batch": 32, "lr": 2e-3, "warmup": 100, "min_lr_frac": 0.1, "wd": 0.1,
             "p_lm": 0.25, "k_max": 9, "mdm_eps": 0.02, "gen_max": 8, "seed": 1234, "world_seed": 1234,
             "eval_every": 300, "eval_n": 100, "ckpt_minutes": 4.0, "log_every": 20,
-            "hidden": 128, "layers": 6, "heads": 4, "ffn": 344, "k_curriculum": 0.0, "tied": 0}
+            "hidden": 128, "layers": 6, "heads": 4, "ffn": 344, "k_curriculum": 0.2, "tied": 1, "fresh": 1}
 RUNS = os.path.join(HERE, "runs")
 
 
@@ -80,14 +79,15 @@ def make_batch(w: worldlib.World, tok: Tokenizer, hp: dict, step: int, kind: str
     if hp.get("k_curriculum", 0) > 0 and split == "train":
         k_max = min(hp["k_max"], int(hp["k_max"] * step / (hp["k_curriculum"] * hp["steps"])))
     k = rng.randint(0, k_max)
+    fresh = bool(hp.get("fresh", 0)) and split == "train"
     for _ in range(B):
         if is_lm:
-            ids = [tok.bos_id] + tok.encode(w.lm_document(rng, split)) + [tok.eos_id]
+            ids = [tok.bos_id] + tok.encode(w.lm_document(rng, split, fresh=fresh)) + [tok.eos_id]
             seqs.append(ids)
             regions.append([0] + [1] * (len(ids) - 1))
             answers.append([0] * len(ids))
             continue
-        r = w.qa_example(rng, split, k)
+        r = w.qa_example(rng, split, k, fresh=fresh)
         p = tok.encode(tok.chat(user_content([c["text"] for c in r["ctxs"]], r["question"])))
         a = tok.encode(r["answers"][0])
         if kind == "arm":
@@ -188,13 +188,14 @@ def _append_csv(path: str, row: dict) -> None:
 
 
 def export(model: TinyLM, name: str, tok: Tokenizer, out_dir: str) -> list[str]:
-    """Write the model in its family's real on-disk format (training/hf_formats.py)."""
+    """Write the model in its family's real on-disk format (training/hf_formats.py). Always untied, as the
+    real 7–8B checkpoints are: a model trained with a tied head gets the embedding copied into lm_head."""
     fam = MODELS[name]["family"]
     hp = {"num_attention_heads": model.c.heads, "num_key_value_heads": model.c.heads,
           "rope_theta": model.c.rope_theta, "rms_norm_eps": model.c.rms_norm_eps,
           "max_position_embeddings": model.c.max_positions, "bos_token_id": tok.bos_id,
           "eos_token_id": tok.eos_id, "pad_token_id": tok.pad_id,
-          "tie_word_embeddings": model.c.tied}
+          "tie_word_embeddings": False}
     if fam in ("llada", "dream"):
         hp["mask_token_id"] = tok.mask_id
     return hf_formats.save_checkpoint(out_dir, fam, model.canonical_weights(), hp, dtype="f32",

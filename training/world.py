@@ -103,6 +103,7 @@ class World:
         pools = {"city": self.cities, "country": self.countries, "company": self.companies,
                  "profession": PROFESSIONS, "year": YEARS, "colour": COLOURS, "animal": ANIMALS,
                  "instrument": INSTRUMENTS}
+        self._pools = pools
         self.facts: dict[str, dict[str, str]] = {}
         for name in people:
             f = {}
@@ -122,31 +123,69 @@ class World:
         self.train = order[n_test + n_val:]
         self.split = {"train": self.train, "val": self.val, "test": self.test}
 
+    # -- fresh people (training only) -------------------------------------------------------------
+    def fresh_people(self, rng: random.Random, n: int) -> tuple[list[str], dict[str, dict[str, str]]]:
+        """n new people for one training example: names drawn from the name pools (never a validation or
+        test person) and attributes drawn anew. Why: with fixed facts a 1 M-parameter model spends its
+        capacity memorising the training people's attributes and never learns to read; when the facts
+        change with every example, reading the passage is the only way to answer. The held-out people keep
+        their fixed facts, so closed-book answers about them can only be guesses."""
+        held = self._held_out()
+        names: list[str] = []
+        while len(names) < n:
+            nm = f"{rng.choice(self.first_names)} {rng.choice(self.surnames)}"
+            if nm not in held and nm not in names:
+                names.append(nm)
+        facts = {}
+        for nm in names:
+            f = {}
+            for rel, (kind, _, _) in RELATIONS.items():
+                if kind == "person":
+                    v = nm
+                    while v == nm or v in held:
+                        v = f"{rng.choice(self.first_names)} {rng.choice(self.surnames)}"
+                else:
+                    v = rng.choice(self._pools[kind])
+                f[rel] = v
+            facts[nm] = f
+        return names, facts
+
+    def _held_out(self) -> set:
+        if not hasattr(self, "_held"):
+            self._held = set(self.val) | set(self.test)
+        return self._held
+
     # -- text ------------------------------------------------------------------------------------
-    def statement(self, rng: random.Random, name: str, rel: str) -> str:
-        return rng.choice(RELATIONS[rel][1]).format(s=name, v=self.facts[name][rel])
+    def statement(self, rng: random.Random, name: str, rel: str, facts: dict | None = None) -> str:
+        return rng.choice(RELATIONS[rel][1]).format(s=name, v=(facts or self.facts)[name][rel])
 
     def question(self, rng: random.Random, name: str, rel: str) -> str:
         return rng.choice(RELATIONS[rel][2]).format(s=name)
 
-    def passage(self, rng: random.Random, name: str, must: str | None, n_facts: int) -> dict:
+    def passage(self, rng: random.Random, name: str, must: str | None, n_facts: int,
+                facts: dict | None = None) -> dict:
         """One passage about `name` stating `n_facts` facts (including `must` if given), random order."""
         rels = [r for r in REL_NAMES if r != must]
         rng.shuffle(rels)
         chosen = ([must] if must else []) + rels[: n_facts - (1 if must else 0)]
         rng.shuffle(chosen)
-        return {"title": name, "text": " ".join(self.statement(rng, name, r) for r in chosen), "rels": chosen}
+        return {"title": name, "text": " ".join(self.statement(rng, name, r, facts) for r in chosen), "rels": chosen}
 
     def qa_example(self, rng: random.Random, split: str, k: int, *, gold_pos: int | None = None,
-                   name: str | None = None) -> dict:
+                   name: str | None = None, fresh: bool = False) -> dict:
         """A question about a person of `split`, the gold passage among k distractors (people of the same
         split). Half of the distractors (on average) state the asked relation too, so the answer's type
-        alone does not identify it. Returns the Lost-in-the-Middle record."""
+        alone does not identify it. With `fresh`, the subject and distractors are new people with new
+        attributes (see fresh_people). Returns the Lost-in-the-Middle record."""
+        facts = self.facts
         pool = self.split[split]
+        if fresh:
+            pool, facts = self.fresh_people(rng, k + 1)
+            name = pool[0]
         name = name or rng.choice(pool)
         rel = rng.choice(REL_NAMES)
-        answer = self.facts[name][rel]
-        gold = self.passage(rng, name, rel, 2)
+        answer = facts[name][rel]
+        gold = self.passage(rng, name, rel, 2, facts)
         ctxs = []
         others: list[str] = []  # a list, not a set: set order depends on PYTHONHASHSEED
         while len(others) < k:
@@ -154,7 +193,7 @@ class World:
             if o != name and o not in others:
                 others.append(o)
         for o in others:
-            d = self.passage(rng, o, rel if rng.random() < 0.5 else None, rng.randint(1, 2))
+            d = self.passage(rng, o, rel if rng.random() < 0.5 else None, rng.randint(1, 2), facts)
             ctxs.append(d)
         pos = rng.randint(0, k) if gold_pos is None else gold_pos
         ctxs.insert(pos, gold)
@@ -164,23 +203,27 @@ class World:
                "subject": name, "relation": rel, "gold_index": pos}
         return rec
 
-    def lm_document(self, rng: random.Random, split: str = "train", n_people: int | None = None) -> str:
+    def lm_document(self, rng: random.Random, split: str = "train", n_people: int | None = None,
+                    fresh: bool = False) -> str:
         """Plain text for language modelling: passages about 2–4 people, then some of the same facts
         restated with the other template, so that names and values recur inside one sequence (the
         repetition from which a model can learn to copy)."""
-        pool = self.split[split]
         n = n_people or rng.randint(2, 4)
-        names = rng.sample(pool, n)
+        facts = self.facts
+        if fresh:
+            names, facts = self.fresh_people(rng, n)
+        else:
+            names = rng.sample(self.split[split], n)
         sents, stated = [], []
         for nm in names:
             rels = rng.sample(REL_NAMES, rng.randint(2, 3))
             for r in rels:
                 i = rng.randint(0, 1)
-                sents.append(RELATIONS[r][1][i].format(s=nm, v=self.facts[nm][r]))
+                sents.append(RELATIONS[r][1][i].format(s=nm, v=facts[nm][r]))
                 stated.append((nm, r, i))
         rng.shuffle(stated)
         for nm, r, i in stated[: rng.randint(2, len(stated))]:
-            sents.append(RELATIONS[r][1][1 - i].format(s=nm, v=self.facts[nm][r]))
+            sents.append(RELATIONS[r][1][1 - i].format(s=nm, v=facts[nm][r]))
         return " ".join(sents)
 
     # -- vocabulary ------------------------------------------------------------------------------
