@@ -88,7 +88,8 @@ def render(name: str) -> str:
          "## Model", "",
          "| | |", "|---|---|",
          f"| format | {fam_name} |",
-         f"| architecture | {fam_arch}; pre-norm RMSNorm, RoPE (half-split), SwiGLU, untied LM head |",
+         f"| architecture | {fam_arch}; pre-norm RMSNorm, RoPE (half-split), SwiGLU, "
+         f"{'LM head tied to the embedding in training, written untied (as the real checkpoints)' if hp.get('tied') else 'untied LM head'} |",
          f"| parameters | {s['parameters']:,} |",
          f"| layers / heads / hidden / FFN | {arch['layers']} / {arch['heads']} / {arch['hidden']} / {arch['ffn']} |",
          f"| vocabulary | {cfg['vocab_size']} (word level, `tokenizer.json`) |",
@@ -98,10 +99,15 @@ def render(name: str) -> str:
     L += [f"| weights | f32 `model.safetensors` |", "",
           "## Training", "",
           f"- Objective: {OBJECTIVE_TEXT[s['objective']]}.",
-          f"- Data: the synthetic world (`models/world/world.json`, seed {hp['world_seed']}), training people only; "
+          f"- Data: the synthetic world (`models/world/world.json`, seed {hp['world_seed']}), "
+          f"{'fresh people (below)' if hp.get('fresh') else 'training people only'}; "
           f"{100 * (1 - hp['p_lm']):.0f} % of batches are QA examples (gold passage among k ~ U{{0..{hp['k_max']}}} "
           f"distractors at a random position), {100 * hp['p_lm']:.0f} % plain passages with restated facts.",
           ]
+    if hp.get("fresh"):
+        L.append("- Fresh people: every training example is about people drawn anew from the name pools (never a "
+                 "validation or test person) with attributes drawn anew, so no fact can be memorised and reading "
+                 "the passage is the only way to answer.")
     if hp.get("k_curriculum"):
         L.append(f"- Curriculum: the largest k grows linearly from 0 to {hp['k_max']} over the first "
                  f"{100 * hp['k_curriculum']:.0f} % of the steps (oracle first).")

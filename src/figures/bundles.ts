@@ -9,7 +9,10 @@
  */
 import { DisplayError, FloatscopeError } from "../util/errors.js";
 import { heatmap, renderHeatmapSvg } from "./heatmap.js";
-import { heatPanelsPng, linesSvg } from "./fallbacks.js";
+import { heatPanelRaster, linesSvg } from "./fallbacks.js";
+import { framedRasterSvg } from "./framed.js";
+import { colorAt } from "./colormap.js";
+import { formatValue } from "./svg.js";
 import {
   MIME_ABSORPTION,
   MIME_DISTRACTOR,
@@ -31,7 +34,7 @@ import {
 } from "../protocol/payloads.js";
 import { MIME_DRIFT, MIME_TOKEN_TYPES, type DriftSpec, type TokenTypesSpec } from "../protocol/specs.js";
 import { describeScrubber } from "./scrubber.js";
-import { temporalPng } from "./scrubber-png.js";
+import { temporalSvg } from "./scrubber-png.js";
 
 export interface FigureBundle {
   "text/plain": string;
@@ -71,22 +74,43 @@ function suffix(p: { subsampled?: { axis: string; kept: number; of: number; how:
 
 function qkBundle(p: QkPayload): FigureBundle {
   const first = p.panels[0];
-  const panels = (["score", "cos", "normProduct"] as const).map((k) => ({
-    values: decodeArray(first[k], k),
-    rows: first[k].shape[0],
-    cols: first[k].shape[1],
-    colormap: "blues" as const,
-    marks: first.floating.map((f) => f - first.start),
-  }));
+  const words = (from: number, n: number) => Array.from({ length: n }, (_, i) => p.tokens[from + i] ?? String(from + i));
+  const titles = { score: "score q·k", cos: "cos θ", normProduct: "‖q‖·‖k‖" } as const;
+  const panels = (["score", "cos", "normProduct"] as const).map((k) => {
+    const [rows, cols] = first[k].shape;
+    const r = heatPanelRaster({ values: decodeArray(first[k], k), rows, cols, colormap: "blues" }, 240);
+    return {
+      ...r,
+      rows,
+      cols,
+      title: titles[k],
+      xLabels: words(first.start, cols),
+      yLabels: k === "score" ? words(first.start, rows) : undefined,
+      marks: first.floating.map((f) => f - first.start),
+    };
+  });
   const layers = p.panels.map((x) => x.layer).join(", ");
+  const head = first.head === undefined ? "mean over heads" : `head ${first.head}`;
+  const svg = framedRasterSvg({
+    title: p.title ?? `QK decomposition · ${p.model} · layer ${first.layer}, ${head}`,
+    panels,
+    direction: "row",
+    xTitle: "key (token)",
+    yTitle: "query (token)",
+    colour: (t) => colorAt("blues", t),
+    valueLabel: "per panel",
+    note: `red = floating keys; each panel spans its own range (score ${rangeText(panels[0])}, cos ${rangeText(panels[1])}, norm ${rangeText(panels[2])})`,
+  });
   return {
     [MIME_QK]: p,
-    "image/png": heatPanelsPng(panels).toString("base64"),
+    "image/svg+xml": svg,
     "text/plain":
       `QK decomposition — ${p.model}: ${p.panels.length} panel(s), layers ${layers}; static image: score, cos θ, norm product of layer ${first.layer}, ` +
       `floating positions ${first.floating.join(", ") || "none"} marked in red${suffix(p)}`,
   };
 }
+
+const rangeText = (r: { min: number; max: number }) => `${formatValue(r.min)}…${formatValue(r.max)}`;
 
 function absorptionBundle(p: AbsorptionPayload): FigureBundle {
   const svg = linesSvg({
@@ -168,10 +192,20 @@ function driftBundle(p: DriftSpec): FigureBundle {
   const anchors = decodeArray(p.anchors, "anchors");
   const hi: number[] = [];
   for (let i = 0; i < anchors.length; i++) if (anchors[i] > 0.5) hi.push(i);
-  const png = heatPanelsPng([{ values: decodeArray(p.heat, "heat"), rows: S, cols: N, colormap: "blues", highlight: hi }], 480);
+  const r = heatPanelRaster({ values: decodeArray(p.heat, "heat"), rows: S, cols: N, colormap: "blues", highlight: hi }, 480);
+  const svg = framedRasterSvg({
+    title: p.title ?? `Temporal drift · ${p.model} · layers ${p.layers.join(", ")}`,
+    panels: [{ ...r, rows: S, cols: N, xLabels: p.tokens, yLabels: p.steps.map((s) => `step ${s}`) }],
+    direction: "row",
+    xTitle: "key position (token)",
+    yTitle: "denoising step",
+    colour: (t) => colorAt("blues", t),
+    valueLabel: "received",
+    note: `orange = floating anchor (${p.rule}); grey = position absent at that step`,
+  });
   return {
     [MIME_DRIFT]: p,
-    "image/png": png.toString("base64"),
+    "image/svg+xml": svg,
     "text/plain": `Temporal drift — ${p.model}, layers ${p.layers.join(", ")}: ${S} steps × ${N} positions, ${hi.length} anchor cells, ${p.tracks.length} anchor tracks${suffix(p)}`,
   };
 }
@@ -189,7 +223,7 @@ function tokenTypesBundle(p: TokenTypesSpec): FigureBundle {
 
 function scrubberBundle(p: ScrubberPayload): FigureBundle {
   decodeInt32(p.runs[0].anchors, "anchors"); // validate before drawing
-  return { [MIME_SCRUBBER]: p, "image/png": temporalPng(p).toString("base64"), "text/plain": describeScrubber(p) };
+  return { [MIME_SCRUBBER]: p, "image/svg+xml": temporalSvg(p), "text/plain": describeScrubber(p) };
 }
 
 /**

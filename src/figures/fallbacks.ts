@@ -2,8 +2,8 @@
  * Static fallbacks drawn in the kernel for the widget views (issue #6 item 5): what GitHub,
  * nbviewer and HTML export show where the JupyterLab renderer is absent.
  *
- * - `heatPanelsPng`: dense heatmaps side by side (QK score / cos / norm, temporal drift) as one PNG
- *   — N² cells are too many for SVG rects above ~100 tokens, a deflated PNG stays small;
+ * - `heatPanelRaster`: one dense heatmap (QK score / cos / norm, temporal drift) as a PNG — N² cells are
+ *   too many for SVG rects above ~100 tokens, a deflated PNG stays small; framed.ts puts axes around it;
  * - `linesSvg`: line charts with optional ± bands (absorption per layer, distractor sweeps), as SVG
  *   so they stay vector for papers. All text is escaped through svg.ts.
  */
@@ -17,14 +17,11 @@ export interface HeatPanel {
   rows: number;
   cols: number;
   colormap: Colormap;
-  /** Columns to mark with a red tick under the panel (floating positions). */
-  marks?: number[];
   /** Cells to paint in the mark colour (e.g. anchors), flat indices. */
   highlight?: ArrayLike<number>;
 }
 
 const MISSING: [number, number, number] = [235, 235, 235];
-const MARK: [number, number, number] = [214, 39, 40];
 const HIGHLIGHT: [number, number, number] = [255, 127, 14];
 
 function lut(name: Colormap): Uint8Array {
@@ -36,13 +33,51 @@ function lut(name: Colormap): Uint8Array {
   return t;
 }
 
-/** Panels side by side, each scaled by whole pixels to about `target` px, with a mark row below. */
-export function heatPanelsPng(panels: HeatPanel[], target = 240): Buffer {
-  const gap = 8;
-  const markH = 4;
-  const sized = panels.map((p) => ({ p, sx: Math.max(1, Math.floor(target / p.cols)), sy: Math.max(1, Math.floor(target / p.rows)) }));
-  const width = sized.reduce((a, s) => a + s.p.cols * s.sx, 0) + gap * (panels.length - 1);
-  const height = Math.max(...sized.map((s) => s.p.rows * s.sy)) + markH + 2;
+/** One panel's cells as a PNG, each cell a whole number of pixels (about `target` px a side). */
+export interface PanelRaster {
+  png: Buffer;
+  width: number;
+  height: number;
+  /** Value range the colours span (NaN cells excluded). */
+  min: number;
+  max: number;
+}
+
+/** Draw one panel's cells, each sx × sy pixels; returns its value range. */
+function paint(p: HeatPanel, sx: number, sy: number, put: (x: number, y: number, c: ArrayLike<number>) => void) {
+  const table = lut(p.colormap);
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < p.rows * p.cols; i++) {
+    const v = p.values[i];
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const span = max > min ? max - min : 1;
+  const hi = new Set(Array.from(p.highlight ?? []));
+  for (let r = 0; r < p.rows; r++) {
+    for (let c = 0; c < p.cols; c++) {
+      const i = r * p.cols + c;
+      const v = p.values[i];
+      let col: ArrayLike<number>;
+      if (hi.has(i)) col = HIGHLIGHT;
+      else if (Number.isNaN(v)) col = MISSING;
+      else {
+        const k = Math.max(0, Math.min(255, Math.round(((v - min) / span) * 255))) * 3;
+        col = table.subarray(k, k + 3);
+      }
+      for (let dy = 0; dy < sy; dy++) for (let dx = 0; dx < sx; dx++) put(c * sx + dx, r * sy + dy, col);
+    }
+  }
+  return { min, max };
+}
+
+/** One panel as a PNG for framed.ts (marks and labels are drawn by the frame, not into the raster). */
+export function heatPanelRaster(p: HeatPanel, target = 240): PanelRaster {
+  const sx = Math.max(1, Math.floor(target / p.cols));
+  const sy = Math.max(1, Math.floor(target / p.rows));
+  const width = p.cols * sx;
+  const height = p.rows * sy;
   const rgb = new Uint8Array(width * height * 3).fill(255);
   const put = (x: number, y: number, c: ArrayLike<number>) => {
     const o = (y * width + x) * 3;
@@ -50,39 +85,8 @@ export function heatPanelsPng(panels: HeatPanel[], target = 240): Buffer {
     rgb[o + 1] = c[1];
     rgb[o + 2] = c[2];
   };
-  let x0 = 0;
-  for (const { p, sx, sy } of sized) {
-    const table = lut(p.colormap);
-    let min = Infinity;
-    let max = -Infinity;
-    for (let i = 0; i < p.rows * p.cols; i++) {
-      const v = p.values[i];
-      if (v < min) min = v;
-      if (v > max) max = v;
-    }
-    const span = max > min ? max - min : 1;
-    const hi = new Set(Array.from(p.highlight ?? []));
-    for (let r = 0; r < p.rows; r++) {
-      for (let c = 0; c < p.cols; c++) {
-        const i = r * p.cols + c;
-        const v = p.values[i];
-        let col: ArrayLike<number>;
-        if (hi.has(i)) col = HIGHLIGHT;
-        else if (Number.isNaN(v)) col = MISSING;
-        else {
-          const k = Math.max(0, Math.min(255, Math.round(((v - min) / span) * 255))) * 3;
-          col = table.subarray(k, k + 3);
-        }
-        for (let dy = 0; dy < sy; dy++) for (let dx = 0; dx < sx; dx++) put(x0 + c * sx + dx, r * sy + dy, col);
-      }
-    }
-    for (const m of p.marks ?? []) {
-      if (m < 0 || m >= p.cols) continue;
-      for (let dy = 0; dy < markH; dy++) for (let dx = 0; dx < sx; dx++) put(x0 + m * sx + dx, p.rows * sy + 2 + dy, MARK);
-    }
-    x0 += p.cols * sx + gap;
-  }
-  return encodePng(width, height, rgb);
+  const { min, max } = paint(p, sx, sy, put);
+  return { png: encodePng(width, height, rgb), width, height, min, max };
 }
 
 export interface LineSeries {

@@ -33,7 +33,7 @@ import {
   type ScrubberRun,
   type SubsampleNote,
 } from "../protocol/payloads.js";
-import { temporalPng } from "./scrubber-png.js";
+import { temporalSvg } from "./scrubber-png.js";
 
 export interface ScrubberOptions {
   title?: string;
@@ -280,14 +280,14 @@ export function describeScrubber(p: ScrubberPayload): string {
   return `Attention scrubber — ${runs}${sub ? ` (${sub})` : ""}`;
 }
 
-/** A displayable scrubber: `show()` sends the payload, a PNG of the temporal view and a text line. */
+/** A displayable scrubber: `show()` sends the payload, a framed image of the temporal view and a text line. */
 export class ScrubberFigure {
   constructor(readonly payload: ScrubberPayload) {}
 
   toMimeBundle(): { "text/plain": string; [mime: string]: unknown } {
     return {
       [MIME_SCRUBBER]: this.payload,
-      "image/png": temporalPng(this.payload).toString("base64"),
+      "image/svg+xml": temporalSvg(this.payload),
       "text/plain": describeScrubber(this.payload) + " — static image: last layer, mean over heads; open in JupyterLab to scrub",
     };
   }

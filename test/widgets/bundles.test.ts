@@ -7,7 +7,7 @@ import { DisplayError } from "../../src/util/errors.js";
 const png = (b64: unknown) => Buffer.from(String(b64), "base64").subarray(1, 4).toString("ascii");
 
 describe("static fallbacks for every view", () => {
-  it("qk: payload + PNG of the three heatmaps + one line of text", () => {
+  it("qk: payload + framed SVG of the three heatmaps (token axes, floating marks) + one line of text", () => {
     const n = 3;
     const a = encodeArray(Array.from({ length: 9 }, (_, i) => i), [n, n], { dtype: "float16" });
     const b = mimeBundleOf({
@@ -19,8 +19,16 @@ describe("static fallbacks for every view", () => {
       panels: [{ layer: 11, start: 0, score: a, cos: a, normProduct: a, floating: [2] }],
       summary: [],
     });
-    expect(Object.keys(b).sort()).toEqual([MIME_QK, "image/png", "text/plain"].sort());
-    expect(png(b["image/png"])).toBe("PNG");
+    expect(Object.keys(b).sort()).toEqual([MIME_QK, "image/svg+xml", "text/plain"].sort());
+    const svg = String(b["image/svg+xml"]);
+    const images = [...svg.matchAll(/href="data:image\/png;base64,([^"]+)"/g)].map((m) => m[1]);
+    expect(images).toHaveLength(3);
+    for (const i of images) expect(png(i)).toBe("PNG");
+    for (const t of ["score q·k", "cos θ", "‖q‖·‖k‖"]) expect(svg).toContain(`>${t}</text>`);
+    // key tokens under each of the three panels, query tokens once on the left
+    for (const t of ["a", "b", "c"]) expect(svg.match(new RegExp(`>${t}</text>`, "g"))).toHaveLength(4);
+    // one red tick per panel at the floating key (column 2 of 3)
+    expect(svg.match(/fill="#d62728"/g)).toHaveLength(3);
     expect(b["text/plain"]).toMatch(/layer 11, floating positions 2 marked/);
   });
 

@@ -80,11 +80,19 @@ describe("scrubberPayload", () => {
     expect(() => scrubberPayload(syntheticTrace(mdm), { layers: [9] })).toThrow(SettingsError);
   });
 
-  it("bundles payload, PNG fallback and a one-line summary", () => {
-    const b = scrubber(syntheticTrace(mdm)).toMimeBundle();
-    expect(Object.keys(b).sort()).toEqual([MIME_SCRUBBER, "image/png", "text/plain"].sort());
-    const png = Buffer.from(b["image/png"] as string, "base64");
+  it("bundles payload, a framed image of the temporal view and a one-line summary", () => {
+    const t = syntheticTrace(mdm);
+    const b = scrubber(t).toMimeBundle();
+    expect(Object.keys(b).sort()).toEqual([MIME_SCRUBBER, "image/svg+xml", "text/plain"].sort());
+    const svg = String(b["image/svg+xml"]);
+    const m = /href="data:image\/png;base64,([^"]+)"/.exec(svg);
+    const png = Buffer.from(m![1], "base64");
     expect(png.subarray(1, 4).toString("ascii")).toBe("PNG");
+    // the raster is the 8 steps × 14 positions, each cell a whole number of pixels
+    expect(png.readUInt32BE(16) % 14).toBe(0);
+    expect(png.readUInt32BE(20) % 8).toBe(0);
+    expect(svg).toContain(">step 0</text>");
+    expect(svg).toContain(">denoising step</text>");
     expect(b["text/plain"]).toMatch(/^Attention scrubber — synthetic-mdm \(MDM\): 8 steps × 4 layers × 14 tokens/);
     expect(b["text/plain"]).not.toMatch(/\n/);
   });
