@@ -61,8 +61,10 @@ MODELS = {
 DEFAULTS = {"steps": 2400, "batch": 32, "lr": 2e-3, "warmup": 100, "min_lr_frac": 0.1, "wd": 0.1,
             "p_lm": 0.25, "k_max": 9, "mdm_eps": 0.02, "gen_max": 8, "seed": 1234, "world_seed": 1234,
             "eval_every": 300, "eval_n": 100, "ckpt_minutes": 4.0, "log_every": 20,
-            "hidden": 128, "layers": 6, "heads": 4, "ffn": 344, "k_curriculum": 0.2, "tied": 1, "fresh": 1}
+            "hidden": 128, "layers": 6, "heads": 4, "ffn": 344, "k_curriculum": 0.2, "tied": 1, "fresh": 1,
+            "rope_theta": 0.0, "p_same": 0.0, "p_copy": 0.25}
 RUNS = os.path.join(HERE, "runs")
+FIRST_WORD_ID = 8  # ids below are special tokens (<pad> … <|end|>, training/README.md)
 
 
 # ----------------------------------------------------------------------------- data
@@ -74,15 +76,27 @@ def make_batch(w: worldlib.World, tok: Tokenizer, hp: dict, step: int, kind: str
     rng = random.Random(f"{hp['seed']}:{split}:{step}")
     B = hp["batch"]
     seqs, regions, answers = [], [], []
-    is_lm = rng.random() < hp["p_lm"]
+    u = rng.random()
+    is_copy = u < hp.get("p_copy", 0.0) and split == "train"
+    is_lm = is_copy or u < hp.get("p_copy", 0.0) + hp["p_lm"]
     k_max = hp["k_max"]
     if hp.get("k_curriculum", 0) > 0 and split == "train":
         k_max = min(hp["k_max"], int(hp["k_max"] * step / (hp["k_curriculum"] * hp["steps"])))
     k = rng.randint(0, k_max)
     fresh = bool(hp.get("fresh", 0)) and split == "train"
     for _ in range(B):
+        if is_copy:
+            # A run of random world words, then the same run again: the plainest copy signal. Without it
+            # no induction formed in 1,500 steps on the world text alone (loss on repeated name bigrams
+            # stayed at chance); with it the model learns to copy first and then to read.
+            run = [rng.randrange(FIRST_WORD_ID, len(tok)) for _ in range(rng.randint(6, 24))]
+            ids = [tok.bos_id] + run + run + [tok.eos_id]
+            seqs.append(ids)
+            regions.append([0] + [1] * (len(ids) - 1))
+            answers.append([0] * len(ids))
+            continue
         if is_lm:
-            ids = [tok.bos_id] + tok.encode(w.lm_document(rng, split, fresh=fresh)) + [tok.eos_id]
+            ids = [tok.bos_id] + tok.encode(w.lm_document(rng, split, fresh=fresh, p_same=hp.get("p_same", 0.0))) + [tok.eos_id]
             seqs.append(ids)
             regions.append([0] + [1] * (len(ids) - 1))
             answers.append([0] * len(ids))
@@ -160,7 +174,7 @@ def lr_at(hp: dict, step: int) -> float:
 def model_config(name: str, hp: dict, vocab: int) -> ModelConfig:
     m = MODELS[name]
     return ModelConfig(vocab_size=vocab, hidden=hp["hidden"], layers=hp["layers"], heads=hp["heads"],
-                       ffn=hp["ffn"], rope_theta=m["rope_theta"], rms_norm_eps=m["eps"],
+                       ffn=hp["ffn"], rope_theta=hp.get("rope_theta") or m["rope_theta"], rms_norm_eps=m["eps"],
                        causal=(m["kind"] == "arm"), qkv_bias=m["bias"], tied=bool(hp.get("tied", 0)))
 
 

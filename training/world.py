@@ -204,10 +204,11 @@ class World:
         return rec
 
     def lm_document(self, rng: random.Random, split: str = "train", n_people: int | None = None,
-                    fresh: bool = False) -> str:
+                    fresh: bool = False, p_same: float = 0.0) -> str:
         """Plain text for language modelling: passages about 2–4 people, then some of the same facts
-        restated with the other template, so that names and values recur inside one sequence (the
-        repetition from which a model can learn to copy)."""
+        restated, so that names and values recur inside one sequence (the repetition from which a model
+        can learn to copy). A restatement uses the other template, or with probability `p_same` repeats
+        the sentence word for word (the plainest copy signal: an induction pattern)."""
         n = n_people or rng.randint(2, 4)
         facts = self.facts
         if fresh:
@@ -223,7 +224,8 @@ class World:
                 stated.append((nm, r, i))
         rng.shuffle(stated)
         for nm, r, i in stated[: rng.randint(2, len(stated))]:
-            sents.append(RELATIONS[r][1][1 - i].format(s=nm, v=facts[nm][r]))
+            j = i if rng.random() < p_same else 1 - i
+            sents.append(RELATIONS[r][1][j].format(s=nm, v=facts[nm][r]))
         return " ".join(sents)
 
     # -- vocabulary ------------------------------------------------------------------------------
