@@ -97,7 +97,10 @@ def make_batch(w: worldlib.World, tok: Tokenizer, hp: dict, step: int, kind: str
             run = [rng.randrange(FIRST_WORD_ID, len(tok)) for _ in range(rng.randint(6, 24))]
             ids = [tok.bos_id] + run + run + [tok.eos_id]
             seqs.append(ids)
-            regions.append([0] + [1] * (len(ids) - 1))
+            # MDMs: only the second run (+ <eos>) is masked, as an answer after a prompt — masking both runs
+            # at ratio t left nothing to copy from at large t, and no copying formed in 1,000 steps.
+            first = 1 if kind == "arm" else 1 + len(run)
+            regions.append([0] * first + [1] * (len(ids) - first))
             answers.append([0] * len(ids))
             continue
         if is_lm:
