@@ -5,8 +5,8 @@
 #   training/run_all.sh --wait     # same, but waits for both chains
 #
 # Two single-threaded chains side by side (the machine has 2 cores):
-#   chain A: tiny-qwen → tiny-dream (initialised from tiny-qwen)
-#   chain B: tiny-llada (the longest budget) → tiny-llama
+#   chain A: tiny-qwen → tiny-dream (initialised from tiny-qwen) → tiny-llama
+#   chain B: tiny-llada (the longest budget)
 # Logs: training/runs/<model>.log, per-run files in training/runs/<model>/, overall state in
 # training/runs/run_all.status. Re-running the script resumes every unfinished model from its ckpt.pt
 # and skips finished ones (summary.json present).
@@ -33,11 +33,11 @@ if [ "${1:-}" = "--chain" ]; then
 fi
 
 export OMP_NUM_THREADS=1
-setsid nohup "$0" --chain tiny-qwen tiny-dream > "$RUNS/chain-a.out" 2>&1 < /dev/null &
+setsid nohup "$0" --chain tiny-qwen tiny-dream tiny-llama > "$RUNS/chain-a.out" 2>&1 < /dev/null &
 A=$!
-setsid nohup "$0" --chain tiny-llada tiny-llama > "$RUNS/chain-b.out" 2>&1 < /dev/null &
+setsid nohup "$0" --chain tiny-llada > "$RUNS/chain-b.out" 2>&1 < /dev/null &
 B=$!
 echo "$A $B" > "$RUNS/run_all.pids"
-echo "$(date -u +%FT%TZ) launched chain A (pid $A: tiny-qwen, tiny-dream) and chain B (pid $B: tiny-llada, tiny-llama)" >> "$RUNS/run_all.status"
+echo "$(date -u +%FT%TZ) launched chain A (pid $A: tiny-qwen, tiny-dream, tiny-llama) and chain B (pid $B: tiny-llada)" >> "$RUNS/run_all.status"
 echo "started: chain A pid $A, chain B pid $B; follow $RUNS/run_all.status and $RUNS/*.log"
 if [ "${1:-}" = "--wait" ]; then wait; fi
