@@ -31,4 +31,36 @@ describe(`training/world.py${PY ? "" : " (skipped: no python3 ≥ 3.10 on PATH)"
       }
     }
   });
+
+  it.skipIf(!PY)("fresh training people are never held-out people, and their facts change between examples", () => {
+    const code = `
+import random, sys, json
+sys.path.insert(0, "training")
+import world
+w = world.World(1234)
+held = set(w.val) | set(w.test)
+rng = random.Random(5)
+seen, clash, leaks, missing = {}, 0, 0, 0
+for i in range(2000):
+    r = w.qa_example(rng, "train", rng.randint(0, 9), fresh=True)
+    gold = [c for c in r["ctxs"] if c["isgold"]][0]
+    missing += r["answers"][0] not in gold["text"]
+    leaks += any(c["title"] in held for c in r["ctxs"])
+    key = (r["subject"], r["relation"])
+    if key in seen and seen[key] != r["answers"][0]:
+        clash += 1
+    seen[key] = r["answers"][0]
+doc = w.lm_document(random.Random(1), fresh=True)
+print(json.dumps({"missing": missing, "leaks": leaks, "clash": clash, "doc_held": any(n in doc for n in held)}))
+`;
+    const r = spawnSync(PY!, ["-c", code], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(o.missing).toBe(0);
+    expect(o.leaks).toBe(0);
+    expect(o.doc_held).toBe(false);
+    // 120 × 160 name pairs, so a few subjects recur; when they do, the attribute was drawn anew
+    expect(o.clash).toBeGreaterThan(0);
+  });
 });
+
