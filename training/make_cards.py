@@ -118,9 +118,11 @@ def render(name: str) -> str:
                  f"{hp['gen_max']}.")
     for h in tr.get("history", [])[1:]:
         if h["event"] == "resume":
+            changed = {k: v for k, v in h.get("changed", {}).items() if k != "steps"}
+            what = "; ".join(f"{k} {a} → {b}" for k, (a, b) in changed.items())
             L.append(f"- Interrupted and resumed at step {h['step']:,} ({h['time']}) with a schedule of "
-                     f"{h['steps_total']:,} steps in all (it started with {tr['history'][0]['steps_total']:,}); "
-                     "the learning-rate and curriculum schedules follow the new total from then on.")
+                     f"{h['steps_total']:,} steps in all (it started with {tr['history'][0]['steps_total']:,})"
+                     + (f", changing {what}" if what else "") + "; the schedules follow the new settings from then on.")
     L += [f"- Steps: {s['steps']:,} of batch {s['batch']}; tokens seen: {s['tokens']:,}; wall time "
           f"{s['minutes']} min on one CPU thread (torch {s['torch']}).",
           f"- Optimiser: AdamW (0.9, 0.95), lr {hp['lr']:g}, warmup {hp['warmup']}, cosine to {hp['min_lr_frac']:g}×, "

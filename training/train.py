@@ -245,7 +245,11 @@ def train(name: str, hp: dict, run_dir: str, log=print) -> dict:
         opt.load_state_dict(ck["opt"])
         step, tokens, elapsed = ck["step"], ck["tokens"], ck["elapsed"]
         log(f"[{name}] resumed at step {step}")
-        _history(run_dir, {"event": "resume", "step": step, "steps_total": hp["steps"]})
+        # Record what the resume changed (a longer schedule, a longer copy warm-up…): the card lists it.
+        prev_path = os.path.join(run_dir, "hparams.json")
+        prev = json.load(open(prev_path)) if os.path.exists(prev_path) else {}
+        changed = {k: [prev.get(k), v] for k, v in hp.items() if k in prev and prev[k] != v}
+        _history(run_dir, {"event": "resume", "step": step, "steps_total": hp["steps"], "changed": changed})
     else:
         _history(run_dir, {"event": "start", "step": 0, "steps_total": hp["steps"]})
     if step == 0 and init_from:
