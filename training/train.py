@@ -345,7 +345,8 @@ def main() -> None:
         hp["init_path"] = a.init_path
     if a.smoke:
         out = a.out or tempfile.mkdtemp(prefix="tiny-smoke-")
-        hp.update({"steps": 6, "batch": 4, "warmup": 2, "eval_every": 3, "eval_n": 3, "log_every": 2})
+        hp.update({"steps": 6, "batch": 4, "warmup": 2, "eval_every": 3, "eval_n": 3, "log_every": 2,
+                   "copy_warmup": 2})  # copy batches first, then the mixture: every batch kind runs
         t0 = time.time()
         for name in ("tiny-qwen", "tiny-dream", "tiny-llama", "tiny-llada"):
             rd = os.path.join(out, name)

@@ -61,4 +61,47 @@ describe(`training/train.py --smoke${reason}`, () => {
       fs.rmSync(out, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it.skipIf(!HAS_TORCH)("copy batches repeat a run of words; MDMs mask only the second run, ARMs learn the whole sequence", () => {
+    const code = `
+import sys, json
+sys.path.insert(0, "training")
+import train, world, tokenizer
+w = world.World(1234); tok = tokenizer.Tokenizer(w.words())
+hp = dict(train.DEFAULTS); hp["p_copy"] = 1.0
+out = {}
+for kind in ("arm", "llada"):
+    b = train.make_batch(w, tok, hp, 2000, kind)
+    rows = []
+    for ids, reg in zip(b["ids"].tolist(), b["region"].tolist()):
+        ids = [i for i in ids if i != tok.pad_id]
+        n = (len(ids) - 2) // 2
+        rows.append({"bos": ids[0] == tok.bos_id, "eos": ids[-1] == tok.eos_id, "repeat": ids[1:1 + n] == ids[1 + n:1 + 2 * n],
+                     "masked_from": reg.index(1), "n": n, "special": any(i < train.FIRST_WORD_ID for i in ids[1:-1])})
+    out[kind] = rows
+hp["p_copy"] = 0.0; hp["copy_warmup"] = 10
+def repeated(step):
+    ids = [i for i in train.make_batch(w, tok, hp, step, "arm")["ids"][0].tolist() if i != tok.pad_id]
+    n = (len(ids) - 2) // 2
+    return ids[1:1 + n] == ids[1 + n:1 + 2 * n]
+out["warmup"] = [repeated(s) for s in (0, 5, 9, 10, 50)]
+print(json.dumps(out))
+`;
+    const r = spawnSync(PY, ["-c", code], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(r.status, r.stderr.slice(-2000)).toBe(0);
+    const o = JSON.parse(r.stdout);
+    for (const kind of ["arm", "llada"]) {
+      expect(o[kind]).toHaveLength(32);
+      for (const row of o[kind]) {
+        expect(row.bos && row.eos && row.repeat, kind).toBe(true);
+        expect(row.special).toBe(false);
+        expect(row.n).toBeGreaterThanOrEqual(6);
+        expect(row.n).toBeLessThanOrEqual(24);
+        expect(row.masked_from).toBe(kind === "arm" ? 1 : 1 + row.n);
+      }
+    }
+    // inside the warm-up (steps < 10) every batch is a copy batch; after it, with p_copy 0, none is
+    expect(o.warmup).toEqual([true, true, true, false, false]);
+  });
 });
+
