@@ -9,6 +9,7 @@ Inputs per model folder (all committed next to the weights):
 
     python3 training/make_cards.py            # all models/tiny-* folders that have training.json
     python3 training/make_cards.py tiny-qwen  # one
+Both also rewrite the summary table between the tiny-models markers of the top-level README.md.
 
 Plain Python (no torch), so any python3 can regenerate the cards.
 """
@@ -101,16 +102,27 @@ def render(name: str) -> str:
           f"- Objective: {OBJECTIVE_TEXT[s['objective']]}.",
           f"- Data: the synthetic world (`models/world/world.json`, seed {hp['world_seed']}), "
           f"{'fresh people (below)' if hp.get('fresh') else 'training people only'}; "
-          f"{100 * (1 - hp['p_lm']):.0f} % of batches are QA examples (gold passage among k ~ U{{0..{hp['k_max']}}} "
-          f"distractors at a random position), {100 * hp['p_lm']:.0f} % plain passages with restated facts.",
+          f"{100 * (1 - hp['p_lm'] - hp.get('p_copy', 0)):.0f} % of batches are QA examples (gold passage among "
+          f"k ~ U{{0..{hp['k_max']}}} distractors at a random position), {100 * hp['p_lm']:.0f} % plain passages with "
+          f"restated facts" + (f", {100 * hp['p_copy']:.0f} % copy batches" if hp.get("p_copy") else "") + ".",
           ]
+    if hp.get("copy_warmup") or hp.get("p_copy"):
+        L.append(f"- Copy batches (a run of 6–24 random world words, then the same run again"
+                 + ("; masked-diffusion models mask only the second run" if s["objective"] != "arm" else "") + "): "
+                 + (f"all of the first {hp['copy_warmup']:,} steps, then " if hp.get("copy_warmup") else "")
+                 + f"{100 * hp.get('p_copy', 0):.0f} % of batches. They seed the copying circuit that reading "
+                 "needs; on the world text alone it did not form (training/README.md).")
+    if hp.get("p_same"):
+        L.append(f"- Plain-text restatements repeat the sentence word for word with probability {hp['p_same']:g} "
+                 "(else they use the other template).")
     if hp.get("fresh"):
         L.append("- Fresh people: every training example is about people drawn anew from the name pools (never a "
                  "validation or test person) with attributes drawn anew, so no fact can be memorised and reading "
                  "the passage is the only way to answer.")
     if hp.get("k_curriculum"):
-        L.append(f"- Curriculum: the largest k grows linearly from 0 to {hp['k_max']} over the first "
-                 f"{100 * hp['k_curriculum']:.0f} % of the steps (oracle first).")
+        start = f"step {hp['copy_warmup']:,}" if hp.get("copy_warmup") else "the start"
+        L.append(f"- Curriculum: the largest k grows linearly from 0 to {hp['k_max']} over "
+                 f"{100 * hp['k_curriculum']:.0f} % of the steps, from {start} (oracle first).")
     if s.get("init_from"):
         L.append(f"- Initialised from `{s['init_from']}`'s final weights.")
     if s["objective"] != "arm":
@@ -164,11 +176,48 @@ def write(name: str) -> str:
     return path
 
 
+START, END = "<!-- tiny-models:start -->", "<!-- tiny-models:end -->"
+
+
+def summary_table() -> list[str]:
+    """One row per published model: the engine's held-out accuracy (the card's headline numbers)."""
+    rows = ["| model | objective | steps | oracle % | gold + 4 % | gold + 9 % | closed-book % | n |",
+            "|---|---|---|---|---|---|---|---|"]
+    for n in ("tiny-llama", "tiny-qwen", "tiny-llada", "tiny-dream"):
+        tr = _load(os.path.join(MODELS, n, "training.json"))
+        ee = _load(os.path.join(MODELS, n, "eval-engine.json"))
+        if tr is None or ee is None:
+            rows.append(f"| `{n}` | not published | | | | | | |")
+            continue
+        r = ee["results"]
+        obj = {"arm": "causal LM", "llada": "masked diffusion, from scratch",
+               "dream": "masked diffusion, from tiny-qwen"}[tr["summary"]["objective"]]
+        rows.append(f"| [`{n}`](models/{n}/README.md) | {obj} | {tr['summary']['steps']:,} | "
+                    + " | ".join(_pct(r[k]["accuracy"]) for k in ("oracle", "gold_4", "gold_9", "closed_book"))
+                    + f" | {r['oracle']['n']} |")
+    return rows
+
+
+def write_readme_table(path: str = os.path.join(ROOT, "README.md")) -> bool:
+    """Replace the block between the tiny-models markers in README.md; False when there are no markers."""
+    text = open(path).read()
+    if START not in text or END not in text:
+        return False
+    a, b = text.index(START) + len(START), text.index(END)
+    text = text[:a] + "\n" + "\n".join(summary_table()) + "\n" + text[b:]
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+    return True
+
+
 def main() -> None:
     names = sys.argv[1:] or sorted(n for n in os.listdir(MODELS)
                                    if os.path.exists(os.path.join(MODELS, n, "training.json")))
     for n in names:
         print(write(n))
+    if write_readme_table():
+        print(os.path.join(ROOT, "README.md") + " (tiny-models table)")
 
 
 if __name__ == "__main__":
