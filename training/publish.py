@@ -92,7 +92,8 @@ def publish(name: str, runs: str, eval_limit: int | None = None, out_root: str =
             cmd += ["--limit", str(eval_limit)]
         subprocess.run(cmd, cwd=ROOT, check=True)
     make_cards.write(name)
-    make_cards.write_readme_table()
+    if out_root == ROOT:  # the table reads models/ under the repository root
+        make_cards.write_readme_table()
     return res
 
 
