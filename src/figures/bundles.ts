@@ -194,7 +194,7 @@ function driftBundle(p: DriftSpec): FigureBundle {
   for (let i = 0; i < anchors.length; i++) if (anchors[i] > 0.5) hi.push(i);
   const r = heatPanelRaster({ values: decodeArray(p.heat, "heat"), rows: S, cols: N, colormap: "blues", highlight: hi }, 480);
   const svg = framedRasterSvg({
-    title: p.title ?? `Temporal drift · ${p.model} · layers ${p.layers.join(", ")}`,
+    title: p.title ?? `Temporal drift · ${p.model} · layer${p.layers.length > 1 ? "s" : ""} ${p.layers.join(", ")}`,
     panels: [{ ...r, rows: S, cols: N, xLabels: p.tokens, yLabels: p.steps.map((s) => `step ${s}`) }],
     direction: "row",
     xTitle: "key position (token)",
