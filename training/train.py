@@ -53,7 +53,7 @@ MODELS = {
     # From scratch, the hard one: the longest budget and more plain-text (restatement) batches, whose
     # whole-sequence masking gives a dense copy signal.
     "tiny-llada": {"family": "llada", "kind": "llada", "rope_theta": 500000.0, "eps": 1e-5, "bias": False,
-                   "hp": {"steps": 5500, "p_lm": 0.3}},
+                   "hp": {"steps": 5500, "p_lm": 0.3, "copy_warmup": 2300}},
     # Dream recipe: start from the finished tiny-qwen, train the shifted-logit MDM objective briefly.
     "tiny-dream": {"family": "dream", "kind": "dream", "rope_theta": 1000000.0, "eps": 1e-6, "bias": True,
                    "init_from": "tiny-qwen", "hp": {"steps": 800, "lr": 1e-3, "warmup": 50, "copy_warmup": 0,
