@@ -352,7 +352,7 @@ def main() -> None:
             rd = os.path.join(out, name)
             if os.path.exists(rd):
                 shutil.rmtree(rd)
-            mhp = {**hp, **{k: v for k, v in MODELS[name]["hp"].items() if k not in ("steps",)}}
+            mhp = {**hp, **{k: v for k, v in MODELS[name]["hp"].items() if k not in ("steps", "copy_warmup")}}
             mhp.update({"steps": 6, "warmup": 2})
             train(name, mhp, rd)
         print(json.dumps({"smoke": out, "seconds": round(time.time() - t0, 1)}))
