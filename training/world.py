@@ -122,6 +122,7 @@ class World:
         self.val = order[n_test:n_test + n_val]
         self.train = order[n_test + n_val:]
         self.split = {"train": self.train, "val": self.val, "test": self.test}
+        self.held_out = set(self.val) | set(self.test)
 
     # -- fresh people (training only) -------------------------------------------------------------
     def fresh_people(self, rng: random.Random, n: int) -> tuple[list[str], dict[str, dict[str, str]]]:
@@ -130,7 +131,7 @@ class World:
         capacity memorising the training people's attributes and never learns to read; when the facts
         change with every example, reading the passage is the only way to answer. The held-out people keep
         their fixed facts, so closed-book answers about them can only be guesses."""
-        held = self._held_out()
+        held = self.held_out
         names: list[str] = []
         while len(names) < n:
             nm = f"{rng.choice(self.first_names)} {rng.choice(self.surnames)}"
@@ -149,11 +150,6 @@ class World:
                 f[rel] = v
             facts[nm] = f
         return names, facts
-
-    def _held_out(self) -> set:
-        if not hasattr(self, "_held"):
-            self._held = set(self.val) | set(self.test)
-        return self._held
 
     # -- text ------------------------------------------------------------------------------------
     def statement(self, rng: random.Random, name: str, rel: str, facts: dict | None = None) -> str:
