@@ -73,7 +73,8 @@ FIRST_WORD_ID = 8  # ids below are special tokens (<pad> … <|end|>, training/R
 
 def make_batch(w: worldlib.World, tok: Tokenizer, hp: dict, step: int, kind: str, split: str = "train") -> dict:
     """The batch of `step`: a pure function of (seed, step). Returns ids [B,T] (padded with <pad>),
-    region [B,T] (answer region for QA, all non-<bos> tokens for plain text), answer [B,T] (answer + <eos>),
+    region [B,T] (answer region for QA, all non-<bos> tokens for plain text, for MDMs only the second run of a
+    copy batch), answer [B,T] (answer + <eos>),
     is_lm (bool: a plain-text or copy batch, i.e. not QA), k (distractors)."""
     rng = random.Random(f"{hp['seed']}:{split}:{step}")
     B = hp["batch"]
