@@ -199,3 +199,5 @@ export { FLOATSCOPE_MIME, STANDARD_MIME, isDisplayable } from "./display/mime.js
 export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
+export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
+export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";
