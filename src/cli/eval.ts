@@ -15,6 +15,7 @@ import type { RunConfig } from "../samplers/config.js";
 import { keyword } from "../util/errors.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { GRID_HELP, runGridEval } from "./eval-grid.js";
 
 const HELP = `Usage: floatscope eval <model-dir> --data <file.jsonl[.gz]> [options]
 
@@ -47,7 +48,10 @@ Run:
   --traces <dir>         save one .fstrace per question
   --device <d>           cpu | cuda | auto (default cpu)
   --threads <n>          intra-op threads
-  -h, --help             this help`;
+  -h, --help             this help
+
+A whole grid of models × datasets × settings, sharded for a cluster:
+${GRID_HELP.split("\n").slice(2).join("\n")}`;
 
 function int(flag: string, value: string | boolean | undefined): number | undefined {
   return value === undefined ? undefined : intList("eval", flag, String(value))[0];
@@ -56,6 +60,7 @@ function int(flag: string, value: string | boolean | undefined): number | undefi
 export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
+    if (argv.some((a) => a === "--grid" || a.startsWith("--grid="))) return runGridEval(argv, io);
     const { values: v, positionals } = parseFlags("eval", argv, {
       data: { type: "string" }, limit: { type: "string" }, skip: { type: "string" },
       setting: { type: "string" }, k: { type: "string" }, "gold-position": { type: "string" }, source: { type: "string" }, seed: { type: "string" },

@@ -1,0 +1,57 @@
+/**
+ * `floatscope merge <dir | shard files…> --out table.{jsonl,csv,parquet,arrow}`: the shards of one
+ * `floatscope eval --grid` run → the grid's result table, the same table an unsharded run gives
+ * (src/eval/merge.ts). Refuses shards of different runs and duplicate results; lists what is missing
+ * and fails on it unless --partial.
+ */
+import { GRID_COLUMNS, mergeShards, shardFilesIn } from "../eval/merge.js";
+import { keyword } from "../util/errors.js";
+import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
+import { parseFlags, UsageError, type CliIO } from "./args.js";
+import type { CliCommand } from "./commands.js";
+
+const HELP = `Usage: floatscope merge <shard-dir | shard files…> --out <table> [--format f] [--partial]
+
+Combines the shard files of one grid run (floatscope eval --grid … --shard i/n) into one table: a row
+per (work unit, question), units in grid order, without timings, so it equals an unsharded run's.
+Refuses shards whose manifests differ (grid, models, data, floatscope version), two files for one
+shard, and a question answered in two shards; lists what is missing and exits 1 unless --partial.
+
+  --out <file>       the merged table (.jsonl, .csv, .parquet or .arrow)
+  --format <f>       ${TABLE_FORMATS.join(" | ")} (default: from --out's extension)
+  --partial          write what there is (failed questions as rows with their error)
+  -h, --help         this help`;
+
+export const command: CliCommand = {
+  help: HELP,
+  async run(argv: string[], io: CliIO): Promise<number> {
+    const { values: v, positionals } = parseFlags("merge", argv, { out: { type: "string" }, format: { type: "string" }, partial: { type: "boolean" } });
+    if (positionals.length === 0) throw new UsageError("`floatscope merge` needs shard files", { field: "<shards>", expected: "a folder of shard-*.jsonl or the files", found: "nothing" });
+    if (v.out === undefined) throw new UsageError("`floatscope merge` needs --out", { field: "--out", expected: "the merged table's path, e.g. grid.parquet", found: "nothing" });
+    const out = String(v.out);
+    let format: TableFormat | undefined;
+    try {
+      format = v.format !== undefined ? keyword<TableFormat>(v.format, TABLE_FORMATS, { field: "--format" }) : formatFromPath(out);
+    } catch (e) {
+      throw new UsageError("Bad --format", { field: "--format", expected: TABLE_FORMATS.join(" | "), found: String(v.format), hint: e instanceof Error ? e.message.split("\n")[0] : undefined });
+    }
+    if (!format) throw new UsageError("Unknown table format", { field: "--out", expected: "a name ending .jsonl, .csv, .parquet or .arrow, or --format", found: out });
+    const files = shardFilesIn(positionals);
+    const r = mergeShards(files, { partial: !!v.partial });
+    const p = r.progress;
+    if (!r.complete) {
+      io.err(`merge: grid "${p.manifest.grid}" is incomplete (${p.shardsPresent.length}/${p.shardCount} shard files):`);
+      for (const line of r.missing) io.err(`  ${line}`);
+      if (!v.partial) {
+        io.err("merge: nothing written; finish (rerun) the shards above, or pass --partial");
+        return 1;
+      }
+    }
+    writeTable(out, r.rows as unknown as Record<string, unknown>[], {
+      format, columns: GRID_COLUMNS,
+      metadata: { "floatscope.grid": p.manifest.grid, "floatscope.version": p.manifest.floatscope, "floatscope.fingerprint": p.manifest.fingerprint },
+    });
+    io.out(`merged ${files.length} shard file(s) of grid "${p.manifest.grid}" (${p.shardCount} shards, ${p.units.length} units): ${r.rows.length} rows → ${out} (${format})${r.complete ? "" : " — PARTIAL"}`);
+    return r.complete ? 0 : 1;
+  },
+};
