@@ -4,7 +4,7 @@
  * (src/eval/merge.ts). Refuses shards of different runs and duplicate results; lists what is missing
  * and fails on it unless --partial.
  */
-import { GRID_COLUMNS, mergeShards, shardFilesIn } from "../eval/merge.js";
+import { GRID_COLUMNS, GRID_TYPES, mergeShards, shardFilesIn } from "../eval/merge.js";
 import { keyword } from "../util/errors.js";
 import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
@@ -48,7 +48,7 @@ export const command: CliCommand = {
       }
     }
     writeTable(out, r.rows as unknown as Record<string, unknown>[], {
-      format, columns: GRID_COLUMNS,
+      format, columns: GRID_COLUMNS, types: GRID_TYPES,
       metadata: { "floatscope.grid": p.manifest.grid, "floatscope.version": p.manifest.floatscope, "floatscope.fingerprint": p.manifest.fingerprint },
     });
     io.out(`merged ${files.length} shard file(s) of grid "${p.manifest.grid}" (${p.shardCount} shards, ${p.units.length} units): ${r.rows.length} rows → ${out} (${format})${r.complete ? "" : " — PARTIAL"}`);

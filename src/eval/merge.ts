@@ -14,6 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { SettingsError } from "../util/errors.js";
+import type { ColumnKind } from "../util/table-export.js";
 import { doneKeys, manifestKey, readShardFile, canonicalJson, type ManifestKey, type ShardFile, type ShardRow } from "./shard.js";
 
 /** One row of a merged grid table. */
@@ -46,6 +47,13 @@ export const GRID_COLUMNS: readonly (keyof GridRow)[] = [
   "unit", "model", "dataset", "seed", "setting", "k", "passages", "goldIndex", "id", "row", "question", "answers",
   "promptTokens", "response", "prediction", "accuracy", "f1", "exactMatch", "error",
 ];
+
+/** Fixed column types of the merged table, so every shard split and every format agree. */
+export const GRID_TYPES: Record<string, ColumnKind> = {
+  unit: "text", model: "text", dataset: "text", seed: "int", setting: "text", k: "int", passages: "int", goldIndex: "int",
+  id: "text", row: "int", question: "text", answers: "text", promptTokens: "int", response: "text", prediction: "text",
+  accuracy: "double", f1: "double", exactMatch: "double", error: "text",
+};
 
 function kOf(setting: string): number | null {
   const m = /\/k(\d+)/.exec(setting);

@@ -338,9 +338,9 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
       });
     }
     done = doneKeys(prev.rows);
-    // A killed run can leave a partial last line; start the next row on a fresh line.
-    const text = fs.readFileSync(file, "utf8");
-    if (!text.endsWith("\n")) fs.appendFileSync(file, "\n");
+    // A killed run can leave a torn last line: cut it off, so the file stays one JSON object per line.
+    const text = fs.readFileSync(file);
+    if (text[text.length - 1] !== 0x0a) fs.truncateSync(file, text.lastIndexOf(0x0a) + 1);
   } else {
     fs.writeFileSync(file, JSON.stringify({ manifest }) + "\n");
   }

@@ -21,7 +21,8 @@ export const TABLE_FORMATS = ["csv", "jsonl", "parquet", "arrow"] as const;
 export type TableFormat = (typeof TABLE_FORMATS)[number];
 
 export type Row = Record<string, unknown>;
-type ColumnKind = "int" | "double" | "bool" | "text";
+/** Column types: int → INT32, double → DOUBLE, bool → BOOLEAN, text → UTF-8 string. */
+export type ColumnKind = "int" | "double" | "bool" | "text";
 
 /** The format of `file` from its extension (.csv, .jsonl/.ndjson, .parquet, .arrow/.feather/.ipc). */
 export function formatFromPath(file: string): TableFormat | undefined {
@@ -69,14 +70,19 @@ function text(v: unknown): string {
 }
 
 /** Plain cell values, typed per column (see module doc). */
-function normalise(rows: readonly Row[], cols: readonly string[]): { kinds: ColumnKind[]; cells: unknown[][] } {
-  const kinds = cols.map((c) => kindOf(rows, c));
+function normalise(rows: readonly Row[], cols: readonly string[], types: Record<string, ColumnKind> = {}): { kinds: ColumnKind[]; cells: unknown[][] } {
+  const kinds = cols.map((c) => types[c] ?? kindOf(rows, c));
   const cells = cols.map((c, j) => rows.map((r) => {
     const v = r[c];
     if (missing(v)) return null;
     const k = kinds[j];
     if (k === "text") return text(v);
-    if (k === "double" && typeof v === "number" && !Number.isFinite(v)) return null;
+    if (k === "double" || k === "int") {
+      if (typeof v !== "number") throw new SettingsError("Value does not fit its column type", { field: c, expected: `a number (${k} column)`, found: JSON.stringify(v) });
+      if (!Number.isFinite(v)) return null;
+      if (k === "int" && !Number.isInteger(v)) throw new SettingsError("Value does not fit its column type", { field: c, expected: "an integer (int column)", found: String(v) });
+    }
+    if (k === "bool" && typeof v !== "boolean") throw new SettingsError("Value does not fit its column type", { field: c, expected: "true or false (bool column)", found: JSON.stringify(v) });
     return v;
   }));
   return { kinds, cells };
@@ -89,14 +95,23 @@ function csvCell(v: unknown): string {
 }
 
 /** The table as bytes in one format. */
-export function encodeTable(rows: readonly Row[], format: TableFormat, options: { columns?: readonly string[]; metadata?: Record<string, string> } = {}): Uint8Array {
+export interface TableOptions {
+  /** Column order (default: first-seen over the rows). */
+  columns?: readonly string[];
+  /** Fixed types for some columns (default: decided from the values). */
+  types?: Record<string, ColumnKind>;
+  /** Key–value metadata (Parquet footer; ignored by the other formats). */
+  metadata?: Record<string, string>;
+}
+
+export function encodeTable(rows: readonly Row[], format: TableFormat, options: TableOptions = {}): Uint8Array {
   const cols = columnsOf(rows, options.columns);
   if (format === "jsonl") {
     // JSON keeps lists and objects as they are; only missing values and NaN become null.
     const lines = rows.map((r) => JSON.stringify(Object.fromEntries(cols.map((c) => [c, missing(r[c]) || (typeof r[c] === "number" && !Number.isFinite(r[c])) ? null : r[c]]))));
     return Buffer.from(lines.map((l) => l + "\n").join(""), "utf8");
   }
-  const { kinds, cells } = normalise(rows, cols);
+  const { kinds, cells } = normalise(rows, cols, options.types);
   const n = rows.length;
   if (format === "csv") {
     const lines = [cols.map(csvCell).join(",")];
@@ -123,7 +138,7 @@ export function encodeTable(rows: readonly Row[], format: TableFormat, options: 
 }
 
 /** Write a table atomically (temporary file + rename). The format defaults to the file's extension. */
-export function writeTable(file: string, rows: readonly Row[], options: { format?: TableFormat; columns?: readonly string[]; metadata?: Record<string, string> } = {}): TableFormat {
+export function writeTable(file: string, rows: readonly Row[], options: TableOptions & { format?: TableFormat } = {}): TableFormat {
   const format = options.format ?? formatFromPath(file);
   if (!format) {
     throw new SettingsError("Unknown table format", { file, field: "--format", expected: `one of ${TABLE_FORMATS.join(", ")} (or a file ending .csv, .jsonl, .parquet, .arrow)`, found: path.extname(file) || "no extension" });
