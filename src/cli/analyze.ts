@@ -13,8 +13,10 @@ import { tokenTypes } from "../analysis/token-types.js";
 import { readTrace } from "../trace/reader.js";
 import type { Trace } from "../trace/types.js";
 import { keyword } from "../util/errors.js";
+import { writeTable } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { EXPORT_FLAGS, EXPORT_HELP, exportTarget, tableFile } from "./export-flags.js";
 
 export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types"] as const;
 
@@ -45,6 +47,7 @@ Other options:
   --layout <l>      rollout: offsets (default) | upstream
   --max-jump <n>    drift: largest position jump of one anchor track (default 0)
   --json            print one JSON object
+${EXPORT_HELP}
   -h, --help        this help`;
 
 const FLAGS = {
@@ -62,6 +65,7 @@ const FLAGS = {
   layout: { type: "string" },
   "max-jump": { type: "string" },
   json: { type: "boolean" },
+  ...EXPORT_FLAGS,
 } as const;
 
 function num(flag: string, v: string | boolean | undefined): number | undefined {
@@ -126,8 +130,17 @@ export const command: CliCommand = {
     if (!(ANALYSES as readonly string[]).includes(name)) throw new UsageError(`unknown analysis "${name}"`, { field: "<analysis>", expected: ANALYSES.join(", "), found: name });
     const analysis = name as (typeof ANALYSES)[number];
     if (files.length === 0) throw new UsageError("`floatscope analyze` needs at least one trace", { field: "<trace>", expected: "one or more .fstrace files", found: "nothing" });
+    const target = exportTarget("analyze", values);
     const traces = files.map((f) => readTrace(f));
     const { tables, extra, warnings } = analyze(analysis, traces, values);
+    if (target) {
+      const names = Object.keys(tables);
+      for (const [k, t] of Object.entries(tables)) {
+        const file = names.length === 1 ? target.file : tableFile(target.file, k, target.format);
+        writeTable(file, rows(t), { format: target.format, columns: t.columnNames() });
+        io.err(`analyze: ${k} (${t.numRows()} rows) → ${file}`);
+      }
+    }
     if (values.json) {
       const out: Record<string, unknown> = { analysis, traces: files, ...extra, warnings };
       for (const [k, t] of Object.entries(tables)) out[k] = rows(t);

@@ -16,6 +16,11 @@ import { keyword } from "../util/errors.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
 import { GRID_HELP, runGridEval } from "./eval-grid.js";
+import { EXPORT_FLAGS, EXPORT_HELP, exportTarget } from "./export-flags.js";
+import { writeTable, type ColumnKind } from "../util/table-export.js";
+
+/** Scores are fractions (F1) or 0/1: always DOUBLE, whatever this run's values happen to be. */
+const EVAL_ROW_TYPES: Record<string, ColumnKind> = { accuracy: "double", f1: "double", exactMatch: "double", ms: "double" };
 
 const HELP = `Usage: floatscope eval <model-dir> --data <file.jsonl[.gz]> [options]
 
@@ -46,6 +51,7 @@ Run:
   --batch-size <n>       questions per forward batch (default 1)
   --out <file.jsonl>     append per-question rows; rerunning skips questions already done
   --traces <dir>         save one .fstrace per question
+${EXPORT_HELP}
   --device <d>           cpu | cuda | auto (default cpu)
   --threads <n>          intra-op threads
   -h, --help             this help
@@ -67,8 +73,9 @@ export const command: CliCommand = {
       format: { type: "string" }, "no-chat-template": { type: "boolean" }, "double-bos": { type: "boolean" },
       "gen-length": { type: "string" }, steps: { type: "string" }, "block-length": { type: "string" }, temperature: { type: "string" },
       extraction: { type: "string" }, "batch-size": { type: "string" }, out: { type: "string" }, traces: { type: "string" },
-      device: { type: "string" }, threads: { type: "string" },
+      device: { type: "string" }, threads: { type: "string" }, ...EXPORT_FLAGS,
     });
+    const target = exportTarget("eval", v);
     if (positionals.length !== 1) throw new UsageError("`floatscope eval` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     const data = (v.data as string | undefined) ?? process.env[NQ_ENV];
     if (!data) throw new UsageError("No data file", { field: "--data", expected: `a jsonl(.gz) path, or the ${NQ_ENV} environment variable`, hint: "the NQ-open oracle file comes from nelson-liu/lost-in-the-middle (qa_data/nq-open-oracle.jsonl.gz)" });
@@ -108,6 +115,10 @@ export const command: CliCommand = {
         onProgress: (p) => { if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`); },
       });
       const rows = v.out ? readResults(String(v.out)).filter((r) => r.model === m.name) : run.results;
+      if (target) {
+        writeTable(target.file, rows as unknown as Record<string, unknown>[], { format: target.format, types: EVAL_ROW_TYPES });
+        io.err(`eval: ${rows.length} rows → ${target.file} (${target.format})`);
+      }
       const table = summarizeResults(rows).objects() as Record<string, number | string>[];
       const fmt = (x: unknown) => (typeof x === "number" ? (Number.isFinite(x) ? x.toFixed(2) : "–") : String(x));
       io.out([`${m.name} (${m.spec.family}) on ${data}: format ${format}, extraction ${extraction}, ${((Date.now() - t0) / 1000).toFixed(1)} s`,

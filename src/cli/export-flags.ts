@@ -1,0 +1,38 @@
+/**
+ * `--export <file> [--format csv|jsonl|parquet|arrow]`, shared by the commands that produce tables
+ * (eval, analyze, merge): the table goes to a file pandas, polars or DuckDB read directly
+ * (src/util/table-export.ts). A command with several tables writes `<name>-<table>.<ext>`.
+ */
+import * as path from "node:path";
+import { TABLE_FORMATS, formatFromPath, type TableFormat } from "../util/table-export.js";
+import { UsageError } from "./args.js";
+
+export const EXPORT_FLAGS = { export: { type: "string" }, format: { type: "string" } } as const;
+
+export const EXPORT_HELP = `  --export <file>        also write the table(s) to a file (.csv, .jsonl, .parquet, .arrow)
+  --format <f>           ${TABLE_FORMATS.join(" | ")} (default: from --export's extension)`;
+
+/** The export target of the parsed flags, or undefined when --export is absent. */
+export function exportTarget(command: string, values: Record<string, string | boolean | undefined>): { file: string; format: TableFormat } | undefined {
+  if (values.export === undefined) {
+    if (values.format !== undefined) throw new UsageError(`--format needs --export in \`floatscope ${command}\``, { field: "--format", expected: "--export <file> with it", found: String(values.format) });
+    return undefined;
+  }
+  const file = String(values.export);
+  let format: TableFormat | undefined;
+  if (values.format !== undefined) {
+    if (!(TABLE_FORMATS as readonly string[]).includes(String(values.format))) {
+      throw new UsageError(`Bad --format for \`floatscope ${command}\``, { field: "--format", expected: TABLE_FORMATS.join(" | "), found: String(values.format) });
+    }
+    format = values.format as TableFormat;
+  } else format = formatFromPath(file);
+  if (!format) throw new UsageError(`Unknown table format for \`floatscope ${command}\``, { field: "--export", expected: "a file ending .csv, .jsonl, .parquet or .arrow, or --format", found: file });
+  return { file, format };
+}
+
+/** `<stem>-<table>.<ext>` for one of several tables. */
+export function tableFile(file: string, table: string, format: TableFormat): string {
+  const ext = path.extname(file);
+  const stem = ext ? file.slice(0, -ext.length) : file;
+  return `${stem}-${table.replace(/[^A-Za-z0-9_.-]+/g, "_")}${ext || `.${format}`}`;
+}
