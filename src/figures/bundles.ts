@@ -179,12 +179,12 @@ function rolloutBundle(p: RolloutPayload): FigureBundle {
 
 function distractorBundle(p: DistractorPayload): FigureBundle {
   const svg = linesSvg({
-    title: p.title ?? `${p.metric} vs gold document position`,
-    xTitle: "Gold document position",
+    title: p.title ?? `${p.metric} vs ${(p.xTitle ?? "gold document position").toLowerCase()}`,
+    xTitle: p.xTitle ?? "Gold document position",
     yTitle: p.metric,
     series: p.series.map((s, i) => ({ name: s.model, color: modelColor(s.model, i), x: p.positions, y: s.values, lo: s.lo, hi: s.hi })),
   });
-  return { [MIME_DISTRACTOR]: p, "image/svg+xml": svg, "text/plain": `${p.metric} vs gold position ${p.positions.join("/")} — ${p.series.map((s) => s.model).join(", ")}${suffix(p)}` };
+  return { [MIME_DISTRACTOR]: p, "image/svg+xml": svg, "text/plain": `${p.metric} vs ${p.xTitle ?? "gold position"} ${p.positions.join("/")} — ${p.series.map((s) => s.model).join(", ")}${suffix(p)}` };
 }
 
 function driftBundle(p: DriftSpec): FigureBundle {

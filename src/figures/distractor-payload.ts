@@ -27,6 +27,8 @@ export interface DistractorOptions {
   /** Multiply values (e.g. 100 for 0/1 → %). Default 1. */
   scale?: number;
   title?: string;
+  /** x-axis title (default "Gold document position"). */
+  xTitle?: string;
 }
 
 type Rows = Iterable<Record<string, unknown>> | { objects(): Record<string, unknown>[] };
@@ -87,6 +89,7 @@ export function distractorPayload(input: Rows, opts: DistractorOptions): Distrac
     title: opts.title,
     subsampled: [],
     metric: opts.metric ?? opts.y,
+    ...(opts.xTitle !== undefined ? { xTitle: opts.xTitle } : {}),
     positions: xs,
     series,
   };

@@ -231,9 +231,11 @@ export interface DistractorPayload extends PayloadBase {
   kind: "distractor";
   /** e.g. "Accuracy (%)" or "gold-doc rollout share". */
   metric: string;
-  /** 1-based gold-document positions, [position]. */
+  /** 1-based gold-document positions, [position] (or any x, e.g. the number of distractors, with `xTitle`). */
   positions: number[];
   series: { model: string; values: number[]; lo?: number[]; hi?: number[] }[];
+  /** x-axis title (default "Gold document position"). */
+  xTitle?: string;
 }
 
 export type FloatscopePayload =

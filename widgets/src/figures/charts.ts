@@ -168,7 +168,7 @@ function distractorFigure(p: DistractorPayload): Figure {
       layout: {
         ...BASE_LAYOUT,
         title: { text: plotlyText(p.title ?? `${p.metric} vs gold document position`), font: { size: 13 } },
-        xaxis: { title: { text: "Gold document position (1-based)" }, dtick: 1, gridcolor: "#eee" },
+        xaxis: { title: { text: p.xTitle ?? "Gold document position (1-based)" }, dtick: 1, gridcolor: "#eee" },
         yaxis: { title: { text: plotlyText(p.metric) }, gridcolor: "#eee" },
         height: 400,
       },
