@@ -113,6 +113,14 @@ export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { EvalModel } from "./eval/open.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
 export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
+export { resolveGrid, readGrid, expandGrid, expandSetting, parseShard, shardUnits } from "./eval/grid.js";
+export type { GridSpec, GridSetting, GridModel, GridDataset, GridGoldPosition, ResolvedGrid, WorkUnit } from "./eval/grid.js";
+export { prepareGrid, runShard, readShardFile, shardFileName, fingerprintModel, fingerprintFile, floatscopeVersion, SHARD_FORMAT } from "./eval/shard.js";
+export type { PreparedGrid, ShardManifest, ManifestKey, ShardRow, ShardFile, RunShardOptions, ShardRunSummary, ShardProgress } from "./eval/shard.js";
+export { mergeShards, collectShards, shardFilesIn, summarizeProgress, describeMissing, GRID_COLUMNS, GRID_TYPES } from "./eval/merge.js";
+export type { GridRow, GridProgress, MergeResult, StatusSummary, UnitProgress } from "./eval/merge.js";
+export { writeTable, encodeTable, formatFromPath, TABLE_FORMATS } from "./util/table-export.js";
+export type { TableFormat, TableOptions, ColumnKind } from "./util/table-export.js";
 
 // --- analysis: the paper's statistics as pure functions over traces → arquero tables + figure specs --
 export {
@@ -135,6 +143,8 @@ export type { TokenTypeOptions, TokenTypeResult, TokenType, SpecialIds } from ".
 export { getProbe, probeLayers, resolveLayers } from "./analysis/probes-access.js";
 export type { PassRef } from "./analysis/probes-access.js";
 export { longTable, tensorTable, concatTables } from "./analysis/tables.js";
+export { accuracyCurves, bootstrap, bootstrapMean, distractorDrop, positionSpread, curvesPayload, quantile } from "./analysis/robustness.js";
+export type { QaRow, Interval, AccuracyCurve, CurvePoint, RobustnessAxis, BootstrapOptions } from "./analysis/robustness.js";
 export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./protocol/specs.js";
 export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec, DriftSpec, TokenTypesSpec, AnalysisSpec } from "./protocol/specs.js";
 

@@ -1,32 +1,34 @@
 /**
- * `--export <file> [--format csv|jsonl|parquet|arrow]`, shared by the commands that produce tables
- * (eval, analyze, merge): the table goes to a file pandas, polars or DuckDB read directly
- * (src/util/table-export.ts). A command with several tables writes `<name>-<table>.<ext>`.
+ * `--export <file> [--export-format csv|jsonl|parquet|arrow]`, shared by the commands that print
+ * tables (eval, analyze; merge's --out is its table): the table goes to a file pandas, polars or
+ * DuckDB read directly (src/util/table-export.ts). A command with several tables writes
+ * `<name>-<table>.<ext>`. (`--format` is taken: eval's prompt format.)
  */
 import * as path from "node:path";
 import { TABLE_FORMATS, formatFromPath, type TableFormat } from "../util/table-export.js";
 import { UsageError } from "./args.js";
 
-export const EXPORT_FLAGS = { export: { type: "string" }, format: { type: "string" } } as const;
+export const EXPORT_FLAGS = { export: { type: "string" }, "export-format": { type: "string" } } as const;
 
 export const EXPORT_HELP = `  --export <file>        also write the table(s) to a file (.csv, .jsonl, .parquet, .arrow)
-  --format <f>           ${TABLE_FORMATS.join(" | ")} (default: from --export's extension)`;
+  --export-format <f>    ${TABLE_FORMATS.join(" | ")} (default: from --export's extension)`;
 
 /** The export target of the parsed flags, or undefined when --export is absent. */
 export function exportTarget(command: string, values: Record<string, string | boolean | undefined>): { file: string; format: TableFormat } | undefined {
   if (values.export === undefined) {
-    if (values.format !== undefined) throw new UsageError(`--format needs --export in \`floatscope ${command}\``, { field: "--format", expected: "--export <file> with it", found: String(values.format) });
+    if (values["export-format"] !== undefined) throw new UsageError(`--export-format needs --export in \`floatscope ${command}\``, { field: "--export-format", expected: "--export <file> with it", found: String(values["export-format"]) });
     return undefined;
   }
   const file = String(values.export);
   let format: TableFormat | undefined;
-  if (values.format !== undefined) {
-    if (!(TABLE_FORMATS as readonly string[]).includes(String(values.format))) {
-      throw new UsageError(`Bad --format for \`floatscope ${command}\``, { field: "--format", expected: TABLE_FORMATS.join(" | "), found: String(values.format) });
+  const given = values["export-format"];
+  if (given !== undefined) {
+    if (!(TABLE_FORMATS as readonly string[]).includes(String(given))) {
+      throw new UsageError(`Bad --export-format for \`floatscope ${command}\``, { field: "--export-format", expected: TABLE_FORMATS.join(" | "), found: String(given) });
     }
-    format = values.format as TableFormat;
+    format = given as TableFormat;
   } else format = formatFromPath(file);
-  if (!format) throw new UsageError(`Unknown table format for \`floatscope ${command}\``, { field: "--export", expected: "a file ending .csv, .jsonl, .parquet or .arrow, or --format", found: file });
+  if (!format) throw new UsageError(`Unknown table format for \`floatscope ${command}\``, { field: "--export", expected: "a file ending .csv, .jsonl, .parquet or .arrow, or --export-format", found: file });
   return { file, format };
 }
 

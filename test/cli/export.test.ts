@@ -47,7 +47,7 @@ describe("--export", () => {
       }
     });
     expect(samples.length).toBe(json.samples.length);
-    expect((await run("analyze", "absorption", ...traces, "--format", "csv")).code).toBe(2); // --format without --export
+    expect((await run("analyze", "absorption", ...traces, "--export-format", "csv")).code).toBe(2); // --export-format without --export
   });
 
   it("eval: the per-question rows as Arrow IPC (types fixed, not guessed)", async () => {
