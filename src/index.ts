@@ -211,3 +211,5 @@ export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
 export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";
+export { buildClaims, judgeClaims, collectFindings, formatNumber, CLAIMS, PARADIGM_OF } from "./display/claims.js";
+export type { ClaimResult, ClaimText, Verdict, SourcedFinding, Paradigm } from "./display/claims.js";
