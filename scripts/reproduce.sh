@@ -33,6 +33,9 @@ fi
 # Our kernelspec lives in .venv; put it first so a same-named kernel in ~/.local cannot shadow it.
 export JUPYTER_PATH="$ROOT/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
 export JUPYTER_PLATFORM_DIRS=1
+# The claims notebook (10-claims) reads the executed notebooks from here and writes CLAIMS.md beside them.
+mkdir -p "$out_dir"
+export FLOATSCOPE_EXECUTED_DIR="$(cd "$out_dir" && pwd)"
 echo "[reproduce] executing ${#notebooks[@]} notebook(s) with the floatscope kernel -> $out_dir/"
 rc=0
 .venv/bin/python scripts/run-notebooks.py --output-dir "$out_dir" "${notebooks[@]}" || rc=$?
@@ -75,5 +78,8 @@ if without or missing:
     print("[reproduce]   or point FLOATSCOPE_MODELS (folder) / FLOATSCOPE_MODEL_NAMES (family → folder name) at real checkpoints")
     print(bar)
 PY
-echo "[reproduce] executed notebooks (with outputs) are in $out_dir/ — open them with: npm start"
+# An HTML gallery of what ran, for sharing (static figures; CLAIMS.md on its index page when present).
+.venv/bin/python scripts/gallery.py "$out_dir" || echo "[reproduce] warning: the HTML gallery could not be written"
+[[ -f "$out_dir/CLAIMS.md" ]] && echo "[reproduce] claims table: $out_dir/CLAIMS.md"
+echo "[reproduce] executed notebooks (with outputs) are in $out_dir/ (HTML: $out_dir/html/index.html) — open them with: npm start"
 exit $rc

@@ -1,5 +1,5 @@
 /**
- * The figure notebooks (notebooks/01–07): executed headless on the embedded tiny models through
+ * The figure notebooks (notebooks/01–08, then 10-claims): executed headless on the embedded tiny models through
  * `scripts/reproduce.sh` (what `npm run reproduce` runs), then every saved .ipynb is read back.
  *
  * Checked per notebook: no error and no stderr output; the expected figure MIME bundles, each with
@@ -21,6 +21,8 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/models.js";
+import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
+import { untracedNumbers } from "../display/claims-trace.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
 
 const run = promisify(execFile);
@@ -33,10 +35,13 @@ const NOTEBOOKS = [
   "05-region-rollout",
   "06-qa-rag",
   "07-floating-token-types",
+  "08-robustness",
 ] as const;
 type Name = (typeof NOTEBOOKS)[number];
 
 const V = (kind: string) => `application/vnd.floatscope.${kind}.v1+json`;
+/** Run after the figure notebooks: it reads their findings and writes CLAIMS.md. */
+const CLAIMS_NOTEBOOK = "10-claims";
 
 // Which models are there, exactly as the notebooks decide it (they resolve FLOATSCOPE_MODELS from notebooks/).
 const MODELS = resolve(ROOT, "notebooks", process.env.FLOATSCOPE_MODELS ?? "../models");
@@ -54,6 +59,7 @@ const FAMILIES: Record<Name, string[]> = {
   "05-region-rollout": ["llada", "llama", "dream", "qwen"],
   "06-qa-rag": ["llama", "qwen", "llada", "dream"],
   "07-floating-token-types": ["llama", "qwen", "llada", "dream"],
+  "08-robustness": ["llama", "qwen", "llada", "dream"],
 };
 const presentIn = (n: Name) => FAMILIES[n].filter((f) => f in NAME);
 const runsOn = (n: Name) => presentIn(n).length > 0;
@@ -70,6 +76,7 @@ const EXPECTED: Record<Name, [string, number][]> = {
   "05-region-rollout": [[V("rollout"), (ROLLOUT_MDM ? 3 : 0) + (ROLLOUT_ARM ? 1 : 0)]],
   "06-qa-rag": [[V("heatmap"), 1]],
   "07-floating-token-types": [[V("token-types"), ALL.length + MDMS.length]],
+  "08-robustness": [[V("distractor"), 2]],
 };
 
 interface Output {
@@ -102,12 +109,14 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   let log = "";
   let rc = -1;
   const nbs = {} as Record<Name, Notebook>;
+  let claimsNb: Notebook | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "floatscope-figures-"));
     const t0 = Date.now();
     try {
-      const r = await run("bash", ["scripts/reproduce.sh", "--output-dir", dir, ...NOTEBOOKS.map((n) => `notebooks/${n}.ipynb`)], {
+      // …and the claims notebook last, which reads the others' findings and writes CLAIMS.md beside them.
+      const r = await run("bash", ["scripts/reproduce.sh", "--output-dir", dir, ...NOTEBOOKS.map((n) => `notebooks/${n}.ipynb`), `notebooks/${CLAIMS_NOTEBOOK}.ipynb`], {
         cwd: ROOT,
         env: { ...process.env, FLOATSCOPE_SKIP_SETUP: "1" },
         timeout: 1_500_000,
@@ -125,14 +134,16 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
       const p = join(dir, `${n}.ipynb`);
       if (existsSync(p)) nbs[n] = JSON.parse(readFileSync(p, "utf8")) as Notebook;
     }
+    const c = join(dir, `${CLAIMS_NOTEBOOK}.ipynb`);
+    if (existsSync(c)) claimsNb = JSON.parse(readFileSync(c, "utf8")) as Notebook;
   }, 1_600_000);
 
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("runs all seven notebooks without errors (reproduce exits 0, with or without models)", () => {
-    expect(log).toMatch(/7 of 7 notebooks ran without errors/);
+  it("runs all the figure notebooks and the claims notebook without errors (reproduce exits 0, with or without models)", () => {
+    expect(log).toContain(`${NOTEBOOKS.length + 1} of ${NOTEBOOKS.length + 1} notebooks ran without errors`);
     expect(rc).toBe(0);
     for (const n of NOTEBOOKS) {
       expect(nbs[n], n).toBeDefined();
@@ -272,6 +283,47 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
     const md = markdownOf(nbs["06-qa-rag"]).join("\n");
     expect(md).toMatch(/NQ-open (skipped|: \d+ questions)/);
     if (!(ARMS.length && MDMS.length)) expect(md).toMatch(/no (ARM|MDM) present to compare/);
+  });
+
+  it.runIf(ALL.length > 0)("08: accuracy vs k = 0…10 and vs every gold position, one line per model, inside its bootstrap band; findings for both robustness claims", () => {
+    const [byK, byPos] = figures(nbs["08-robustness"], V("distractor")).map((o) => o.data![V("distractor")] as { positions: number[]; xTitle?: string; series: { model: string; values: number[]; lo: number[]; hi: number[] }[] });
+    expect(byK.positions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(byK.xTitle).toBe("Number of distractors");
+    expect(byPos.positions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (const p of [byK, byPos]) {
+      expect(p.series.map((x) => x.model).sort()).toEqual([...ALL].sort());
+      for (const x of p.series) {
+        x.values.forEach((v, i) => {
+          expect(v >= 0 && v <= 100).toBe(true);
+          expect(x.lo[i]).toBeLessThanOrEqual(v + 1e-9);
+          expect(x.hi[i]).toBeGreaterThanOrEqual(v - 1e-9);
+        });
+      }
+    }
+    const recs = readFindings(nbs["08-robustness"], "08-robustness.ipynb");
+    expect(recs).toHaveLength(1);
+    for (const claim of ["robust-distractors", "robust-position"]) {
+      const fs = recs[0].findings.filter((f) => f.claim === claim);
+      expect(fs.map((f) => f.model).sort(), claim).toEqual([...ALL].sort());
+      for (const f of fs) expect(f.ci95 && f.ci95[0] <= f.ci95[1] && f.n > 0).toBeTruthy();
+    }
+  });
+
+  it("10: CLAIMS.md beside the executed notebooks, shown by the claims notebook; every number in it traces to a notebook output", () => {
+    const file = join(dir, "CLAIMS.md");
+    expect(existsSync(file)).toBe(true);
+    const claims = readFileSync(file, "utf8");
+    for (const id of CLAIM_IDS) expect(claims).toContain(`\`${id}\``);
+    const executed = NOTEBOOKS.filter((n) => nbs[n]).map((n) => ({ file: `${n}.ipynb`, json: nbs[n] as unknown }));
+    expect(untracedNumbers(claims, executed)).toEqual([]);
+    // The claims notebook shows the same text it wrote.
+    expect(claimsNb).toBeDefined();
+    expect(markdownOf(claimsNb!).join("\n").trim()).toBe(claims.trim());
+    // With models present, the robustness claims are measured (by notebook 08).
+    if (ARMS.length && MDMS.length) expect(claims).not.toMatch(/\| MDMs degrade less as distractors are added \| [^|]+ \| not measured \|/);
+    // The shareable gallery: one page per executed notebook.
+    expect(existsSync(join(dir, "html", "index.html"))).toBe(true);
+    for (const n of NOTEBOOKS) expect(existsSync(join(dir, "html", `${n}.html`)), n).toBe(true);
   });
 
   it.runIf(ALL.length > 0)("07: token-type shares per band sum to 1 over the types", () => {
