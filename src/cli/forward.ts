@@ -5,11 +5,8 @@
  * `__metadata__.floatscope` holds the ids, axes and model facts as JSON. Written atomically.
  */
 import * as path from "node:path";
-import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
-import { loadTokenizer } from "../checkpoint/tokenizer.js";
-import { resolveModelSpec } from "../graph/adapters/index.js";
-import { createEngine } from "../runtime/engine.js";
+import { openModelFiles, startEngine } from "../eval/open.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -59,16 +56,16 @@ export const command: CliCommand = {
     if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
     if (v.logits && !v.out) throw new UsageError("--logits needs --out", { field: "--logits", expected: "--out <file.safetensors>" });
-    const ckpt = openCheckpoint(positionals[0]);
-    const spec = resolveModelSpec(ckpt);
+    const model = openModelFiles(positionals[0], { tokenizer: "optional" });
+    const { checkpoint: ckpt, spec } = model;
 
     let ids: number[];
     let tokens: string[] | undefined;
     if (v.ids !== undefined) {
       ids = intList("forward", "ids", String(v.ids));
     } else {
-      if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
-      const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
+      const tok = model.tokenizer;
+      if (!tok) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
       const enc = tok.encode(String(v.text), { addSpecialTokens: !v["no-special"] });
       ids = enc.ids;
       tokens = enc.tokens;
@@ -82,7 +79,7 @@ export const command: CliCommand = {
     const top = v.top !== undefined ? intList("forward", "top", String(v.top))[0] : 3;
     const queryChunks = v["query-chunks"] !== undefined ? intList("forward", "query-chunks", String(v["query-chunks"]))[0] : 1;
 
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
+    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });

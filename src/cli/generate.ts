@@ -7,10 +7,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { openCheckpoint } from "../checkpoint/checkpoint.js";
-import { loadTokenizer } from "../checkpoint/tokenizer.js";
-import { resolveModelSpec } from "../graph/adapters/index.js";
-import { createEngine } from "../runtime/engine.js";
+import { openModelFiles, startEngine } from "../eval/open.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
@@ -89,10 +86,9 @@ export const command: CliCommand = {
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope generate` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if (v.prompt === undefined) throw new UsageError("--prompt is required", { field: "--prompt", expected: "the prompt text" });
-    const ckpt = openCheckpoint(positionals[0]);
-    const spec = resolveModelSpec(ckpt);
-    if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
-    const tokenizer = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
+    const model = openModelFiles(positionals[0], { tokenizer: "optional" });
+    const { checkpoint: ckpt, spec, tokenizer } = model;
+    if (!tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
 
     const settings: Record<string, unknown> = v.config !== undefined ? readConfigFile(String(v.config)) : {};
     const set = (key: keyof RunConfig, value: unknown) => { if (value !== undefined) settings[key] = value; };
@@ -119,7 +115,7 @@ export const command: CliCommand = {
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
     const threads = v.threads !== undefined ? intList("generate", "threads", String(v.threads))[0] : undefined;
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
+    const { engine } = await startEngine(model, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
     const traceFile = v.trace !== undefined ? path.resolve(String(v.trace)) : undefined;
     try {
       const t0 = performance.now();
