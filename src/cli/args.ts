@@ -111,7 +111,7 @@ export function intList(command: string, flag: string, value: string, range: Num
   if (value.trim() === "" || bad >= 0) {
     const shown = bad >= 0 ? `${JSON.stringify(parts[bad])} (item ${bad + 1} of ${parts.length})` : JSON.stringify(value);
     throw new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, {
-      field: `--${flag}`, expected: `comma-separated ${rangeWords("decimal integers", range)}, e.g. 0,3,7`, found: shown,
+      field: `--${flag}`, expected: `comma-separated ${rangeWords("decimal integers", range)}, e.g. 2,3,7`, found: shown,
     });
   }
   return out;

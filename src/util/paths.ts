@@ -115,7 +115,7 @@ export interface CheckOptions {
 function fail(info: PathInfo, o: CheckOptions, expected: string, extra?: string): never {
   const E = o.error ?? PathError;
   const found = describeKind(info.kind) + (extra ? ` (${extra})` : "") + (info.kind === "other" && info.code ? ` (${info.code})` : "");
-  throw new E(info.kind === "missing" ? `The ${o.what} was not found` : `The ${o.what} is not ${expected}`, {
+  throw new E(info.kind === "missing" ? `The ${o.what} was not found` : `The path given as ${o.what} is ${found}, not ${expected}`, {
     file: info.path, field: o.field ?? "(path)", expected, found, hint: o.hint,
   });
 }
@@ -205,6 +205,8 @@ export interface OutputOptions extends CheckOptions {
   mkdir?: boolean;
   /** Called with each folder created. */
   onCreate?: (dir: string) => void;
+  /** Hint when the folder is missing and `mkdir` is off (default "create it first"). */
+  mkdirHint?: string;
 }
 
 /**
@@ -245,7 +247,7 @@ function ensureParent(abs: string, o: OutputOptions): void {
     const E = o.error ?? PathError;
     throw new E(`The folder of the ${o.what} ${parent.kind === "missing" ? "does not exist" : "is not a folder"}`, {
       file: dir, field: o.field ?? "(path)", expected: "an existing folder", found: describeKind(parent.kind),
-      hint: parent.kind === "missing" ? o.hint ?? "create it first (or pass --mkdir)" : o.hint,
+      hint: parent.kind === "missing" ? o.mkdirHint ?? "create it first" : o.hint,
     });
   }
   // Create the missing chain from the top so each created folder can be announced.
