@@ -73,8 +73,8 @@ function rows(t: ColumnTable): Record<string, unknown>[] {
   return t.objects() as Record<string, unknown>[];
 }
 
-/** Run one analysis on loaded traces; returns the JSON-able result with its tables named. */
-export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values: Record<string, string | boolean | undefined>): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
+/** The numeric and list options, parsed strictly (usage errors before any trace is read). */
+function parseOptions(values: Record<string, string | boolean | undefined>): { anchor: AnchorOptions; layers?: number[]; maxJump?: number } {
   const anchor: AnchorOptions = {
     rule: values.rule as AnchorOptions["rule"],
     k: optionalNumber("analyze", "k", values.k),
@@ -83,6 +83,12 @@ export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values
     exclude: typeof values.exclude === "string" ? (values.exclude.split(",").map((s) => s.trim()).filter(Boolean) as AnchorExclusion[]) : undefined,
   };
   const layers = typeof values.layers === "string" ? intList("analyze", "layers", values.layers, { min: 0 }) : undefined;
+  return { anchor, layers, maxJump: optionalInt("analyze", "max-jump", values["max-jump"], { min: 0 }) };
+}
+
+/** Run one analysis on loaded traces; returns the JSON-able result with its tables named. */
+export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values: Record<string, string | boolean | undefined>): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
+  const { anchor, layers, maxJump } = parseOptions(values);
   switch (name) {
     case "absorption": {
       const r = absorptionRate(traces, { ...anchor, layers });
@@ -90,7 +96,7 @@ export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values
     }
     case "drift": {
       if (traces.length !== 1) throw new UsageError("`floatscope analyze drift` takes one trace", { field: "<trace>", expected: "one path", found: `${traces.length}` });
-      const r = temporalDrift(traces[0], { ...anchor, layers, maxJump: optionalInt("analyze", "max-jump", values["max-jump"], { min: 0 }) });
+      const r = temporalDrift(traces[0], { ...anchor, layers, maxJump });
       return { tables: { tracks: r.tracks, anchors: r.anchors }, extra: { rule: r.spec.rule, layers: r.spec.layers, steps: r.spec.steps }, warnings: r.spec.warnings ?? [] };
     }
     case "qk": {
@@ -123,6 +129,7 @@ export const command: CliCommand = {
     if (!(ANALYSES as readonly string[]).includes(name)) throw new UsageError(`unknown analysis "${name}"`, { field: "<analysis>", expected: ANALYSES.join(", "), found: name });
     const analysis = name as (typeof ANALYSES)[number];
     if (files.length === 0) throw new UsageError("`floatscope analyze` needs at least one trace", { field: "<trace>", expected: "one or more .fstrace files", found: "nothing" });
+    parseOptions(values);
     // A folder (a checkpoint given by mistake), a FIFO or a dangling link is one clear error
     // before the trace reader opens anything.
     for (const f of files) requireFile(f, { what: "trace file", error: TraceFormatError, field: "<trace>", hint: "give .fstrace files written by `floatscope generate --trace`" });

@@ -15,7 +15,7 @@
  */
 import { FloatscopeError, SettingsError } from "../util/errors.js";
 import { describeKind, inspectPath } from "../util/paths.js";
-import type { CliIO } from "./args.js";
+import { UsageError, type CliIO } from "./args.js";
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const;
 
@@ -39,7 +39,7 @@ function systemErrorLine(e: NodeJS.ErrnoException): string | undefined {
 export function reportError(e: unknown, command: string | undefined, io: CliIO, debug = false): number {
   const prefix = command ? `floatscope ${command}` : "floatscope";
   let line: string;
-  if (e instanceof SettingsError) {
+  if (e instanceof UsageError) {
     line = `${prefix}: ${e.message}`;
   } else if (e instanceof FloatscopeError) {
     line = `${prefix}: ${e.name}: ${e.message}`;
