@@ -5,6 +5,7 @@
 #   1. node >= 20.19
 #   2. node_modules  — `npm ci` only when missing or not matching package-lock.json
 #   3. src/dist      — `npm run build` when src/ changed since the last build
+#   3a. node_modules/.bin/floatscope — the `npx floatscope` link (and exec bits)
 #   4. .venv/        — python3 (>= 3.10) venv with the pinned JupyterLab + nbclient/nbconvert,
 #                      reinstalled only when kernel-extensions/{requirements,constraints}.txt change
 #   3b. widgets/labextension — built with Node when widgets/ sources changed
@@ -69,6 +70,18 @@ else
   else
     die "the library build failed and produced no src/dist/index.js"
   fi
+fi
+
+# --- 3a. the `floatscope` command ----------------------------------------------------------------
+# npm links workspace bins at install time; a checkout whose node_modules predates the committed
+# bin (src/bin/floatscope.js) lacks the link, and git or an archive may drop exec bits. Make sure
+# `npx floatscope` works after every set-up.
+chmod +x src/bin/floatscope.js
+[[ -f src/dist/cli/main.js ]] && chmod +x src/dist/cli/main.js
+if [[ "$(readlink node_modules/.bin/floatscope 2>/dev/null)" != "../floatscope/bin/floatscope.js" ]]; then
+  mkdir -p node_modules/.bin
+  ln -sfn ../floatscope/bin/floatscope.js node_modules/.bin/floatscope
+  say "linked node_modules/.bin/floatscope (npx floatscope)"
 fi
 
 # --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)

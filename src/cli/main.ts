@@ -55,10 +55,14 @@ function invokedDirectly(): boolean {
   }
 }
 
-if (invokedDirectly()) {
+/**
+ * Run as the `floatscope` program: main on process.argv, the exit code set, and errors outside
+ * main's try (a rejected promise nobody awaited, a throw in a callback) still reported as one
+ * line with exit code 1, never a raw stack trace. The `floatscope` bin (src/bin/floatscope.js)
+ * calls this.
+ */
+export function runCli(): void {
   const { debug } = takeDebugFlag(process.argv.slice(2));
-  // Errors outside main's try (a rejected promise nobody awaited, a throw in a callback) still get
-  // one line and exit code 1, never a raw stack trace.
   const last = (e: unknown) => {
     process.exitCode = reportError(e, process.argv[2], STD_IO, debug);
     process.exit();
@@ -67,3 +71,5 @@ if (invokedDirectly()) {
   process.on("unhandledRejection", last);
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, last);
 }
+
+if (invokedDirectly()) runCli();
