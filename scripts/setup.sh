@@ -12,7 +12,8 @@
 #   5. kernelspec "floatscope" into .venv/share/jupyter/kernels (+ widgets labextension if built)
 #
 # Nothing is installed globally or into $HOME. Env knobs: FLOATSCOPE_PYTHON=/path/to/python3,
-# FLOATSCOPE_SETUP_QUIET=1 (only print what changed).
+# FLOATSCOPE_SETUP_QUIET=1 (only print what changed), FLOATSCOPE_SETUP_NODE_ONLY=1 (steps 1–3a only:
+# enough for the `floatscope` CLI and the library; used by the fresh-clone test).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -82,6 +83,11 @@ if [[ "$(readlink node_modules/.bin/floatscope 2>/dev/null)" != "../floatscope/b
   mkdir -p node_modules/.bin
   ln -sfn ../floatscope/bin/floatscope.js node_modules/.bin/floatscope
   say "linked node_modules/.bin/floatscope (npx floatscope)"
+fi
+
+if [[ "${FLOATSCOPE_SETUP_NODE_ONLY:-0}" == 1 ]]; then
+  note "ready in $((SECONDS - t0)) s (node only: library and the floatscope command; no widgets, .venv or kernelspec)"
+  exit 0
 fi
 
 # --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)
