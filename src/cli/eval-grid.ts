@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { parseShard, readGrid } from "../eval/grid.js";
 import { prepareGrid, runShard } from "../eval/shard.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { EXIT } from "./exit.js";
 
 export const GRID_HELP = `Usage: floatscope eval --grid <grid.json> [--shard i/n] [--out <dir>] [options]
 
@@ -66,7 +67,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
     io.out(`shard ${shard.index}/${shard.count} of grid "${grid.name}": ${s.units} units, ${s.questions} questions — ran ${s.ran}, resumed ${s.resumed}, ${s.errors} errors, ${secs} s → ${s.file}`);
     if (s.aborted) {
       io.err(`eval: interrupted; rerun the same command to continue`);
-      return 1;
+      return EXIT.interrupted;
     }
     if (s.errors > 0) {
       io.err(`eval: ${s.errors} questions failed (their rows carry the error); rerunning retries them`);

@@ -17,7 +17,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { SettingsError } from "../util/errors.js";
+import { GridError, SettingsError } from "../util/errors.js";
 import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "./contexts.js";
 
 export type GridGoldPosition = "first" | "middle" | "last" | "every" | "cycle" | "random" | number;
@@ -96,8 +96,8 @@ export interface WorkUnit {
 
 const GRID = "grid";
 
-function bad(file: string, field: string, expected: string, found: unknown, hint?: string): SettingsError {
-  return new SettingsError("Bad grid spec", { file, field, expected, found: typeof found === "string" ? found : JSON.stringify(found), hint });
+function bad(file: string, field: string, expected: string, found: unknown, hint?: string): GridError {
+  return new GridError("Bad grid spec", { file, field, expected, found: typeof found === "string" ? found : JSON.stringify(found), hint });
 }
 
 function nonNegInt(v: unknown): v is number {
@@ -228,13 +228,13 @@ export function readGrid(file: string): ResolvedGrid {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new SettingsError("Cannot read the grid file", { file, expected: "a readable JSON file", found: (e as NodeJS.ErrnoException).code ?? String(e) });
+    throw new GridError("Cannot read the grid file", { file, expected: "a readable JSON file", found: (e as NodeJS.ErrnoException).code ?? String(e) });
   }
   let spec: unknown;
   try {
     spec = JSON.parse(text);
   } catch (e) {
-    throw new SettingsError("Grid file is not valid JSON", { file, found: (e as Error).message.slice(0, 200) });
+    throw new GridError("Grid file is not valid JSON", { file, found: (e as Error).message.slice(0, 200) });
   }
   return resolveGrid(spec, file);
 }
@@ -248,7 +248,7 @@ export function expandGrid(grid: ResolvedGrid, sizes: Record<string, number>): W
   for (const m of grid.models) {
     for (const d of grid.datasets) {
       const n = sizes[d.name];
-      if (!nonNegInt(n)) throw new SettingsError("Dataset size unknown", { file: grid.file, field: `datasets.${d.name}`, expected: "the number of selected records" });
+      if (!nonNegInt(n)) throw new GridError("Dataset size unknown", { file: grid.file, field: `datasets.${d.name}`, expected: "the number of selected records" });
       for (const seed of grid.seeds) {
         for (const s of grid.settings) {
           const evalSetting: EvalSetting = s.kind === "distractors" ? { ...s, seed } : s;

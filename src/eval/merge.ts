@@ -13,7 +13,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { SettingsError } from "../util/errors.js";
+import { GridError } from "../util/errors.js";
 import type { ColumnKind } from "../util/table-export.js";
 import { doneKeys, manifestKey, readShardFile, canonicalJson, type ManifestKey, type ShardFile, type ShardRow } from "./shard.js";
 
@@ -75,7 +75,7 @@ export function shardFilesIn(inputs: readonly string[]): string[] {
   for (const p of inputs) {
     if (fs.existsSync(p) && fs.statSync(p).isDirectory()) {
       const found = fs.readdirSync(p).filter((f) => /^shard-\d+-of-\d+\.jsonl$/.test(f)).sort().map((f) => path.join(p, f));
-      if (found.length === 0) throw new SettingsError("No shard files in folder", { file: p, expected: "shard-<i>-of-<n>.jsonl files written by `floatscope eval --grid`" });
+      if (found.length === 0) throw new GridError("No shard files in folder", { file: p, expected: "shard-<i>-of-<n>.jsonl files written by `floatscope eval --grid`" });
       out.push(...found);
     } else out.push(p);
   }
@@ -104,11 +104,11 @@ export interface GridProgress {
 }
 
 /**
- * Read and cross-check shard files. Throws (SettingsError) on mismatched manifests, two files for
+ * Read and cross-check shard files. Throws (GridError) on mismatched manifests, two files for
  * one shard, or a question that succeeded in two files.
  */
 export function collectShards(files: readonly string[]): { progress: GridProgress; shards: ShardFile[] } {
-  if (files.length === 0) throw new SettingsError("No shard files given", { field: "<shards>", expected: "shard files or the folder holding them" });
+  if (files.length === 0) throw new GridError("No shard files given", { field: "<shards>", expected: "shard files or the folder holding them" });
   const shards = files.map(readShardFile);
   const first = shards[0];
   for (const s of shards.slice(1)) {
@@ -117,7 +117,7 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
       const b = manifestKey(s.manifest) as unknown as Record<string, unknown>;
       const diff = Object.keys(a).filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]));
       if (s.manifest.shard.count !== first.manifest.shard.count) diff.push("shard count");
-      throw new SettingsError("Shards of different runs cannot be merged", {
+      throw new GridError("Shards of different runs cannot be merged", {
         file: s.file, field: `manifest: ${diff.join(", ") || "fingerprint"}`,
         expected: `the manifest of ${first.file} (${first.manifest.fingerprint.slice(0, 19)}…, ${first.manifest.shard.count} shards)`,
         found: `${s.manifest.fingerprint.slice(0, 19)}…, ${s.manifest.shard.count} shards`,
@@ -130,7 +130,7 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
   for (const s of shards) {
     const prev = byIndex.get(s.manifest.shard.index);
     if (prev) {
-      throw new SettingsError("Two files for the same shard", { file: s.file, field: "manifest.shard.index", expected: "each shard once", found: `shard ${s.manifest.shard.index}/${count} also in ${prev.file}` });
+      throw new GridError("Two files for the same shard", { file: s.file, field: "manifest.shard.index", expected: "each shard once", found: `shard ${s.manifest.shard.index}/${count} also in ${prev.file}` });
     }
     byIndex.set(s.manifest.shard.index, s);
   }
@@ -141,7 +141,7 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
       const o = owner.get(key);
       if (o) {
         const [unit, id] = key.split("\n");
-        throw new SettingsError("Duplicate result in two shard files", { file: s.file, field: `unit ${unit}, question ${id}`, expected: "each question in one shard", found: `also in ${o}` });
+        throw new GridError("Duplicate result in two shard files", { file: s.file, field: `unit ${unit}, question ${id}`, expected: "each question in one shard", found: `also in ${o}` });
       }
       owner.set(key, s.file);
     }

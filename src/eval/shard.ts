@@ -21,7 +21,7 @@ import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { loadTokenizer } from "../checkpoint/tokenizer.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
 import type { RunConfig } from "../samplers/config.js";
-import { SettingsError } from "../util/errors.js";
+import { GridError } from "../util/errors.js";
 import { DistractorPool, settingLabel } from "./contexts.js";
 import { loadQaJsonl, type QaRecord } from "./datasets.js";
 import type { AnswerExtraction } from "./metrics.js";
@@ -139,7 +139,7 @@ export function fingerprintModel(p: string): string {
   if (st.isFile()) hashFile(h, p);
   else {
     const files = fs.readdirSync(p).filter((f) => /^(config|generation_config|tokenizer|tokenizer_config)\.json$|\.safetensors$|\.safetensors\.index\.json$|\.gguf$/.test(f)).sort();
-    if (files.length === 0) throw new SettingsError("No checkpoint files to fingerprint", { file: p, expected: "config.json and *.safetensors (or a .gguf file)" });
+    if (files.length === 0) throw new GridError("No checkpoint files to fingerprint", { file: p, expected: "config.json and *.safetensors (or a .gguf file)" });
     for (const f of files) hashFile(h, path.join(p, f));
   }
   return `sha256:${h.digest("hex")}`;
@@ -192,7 +192,7 @@ export async function prepareGrid(grid: ResolvedGrid): Promise<PreparedGrid> {
   const selected = new Map<string, QaRecord[]>();
   const datasetEntries: DatasetEntry[] = [];
   for (const d of grid.datasets) {
-    if (!fs.existsSync(d.path)) throw new SettingsError("Grid dataset not found", { file: grid.file, field: `datasets.${d.name}`, expected: "an existing jsonl(.gz) file", found: d.path });
+    if (!fs.existsSync(d.path)) throw new GridError("Grid dataset not found", { file: grid.file, field: `datasets.${d.name}`, expected: "an existing jsonl(.gz) file", found: d.path });
     const records = await loadQaJsonl(d.path);
     all.set(d.name, records);
     const sel = records.slice(d.skip, d.limit === null ? undefined : d.skip + d.limit);
@@ -222,7 +222,7 @@ export function readShardFile(file: string): ShardFile {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new SettingsError("Cannot read shard file", { file, expected: "a shard file written by `floatscope eval --grid`", found: (e as NodeJS.ErrnoException).code ?? String(e) });
+    throw new GridError("Cannot read shard file", { file, expected: "a shard file written by `floatscope eval --grid`", found: (e as NodeJS.ErrnoException).code ?? String(e) });
   }
   const lines = text.split("\n");
   let manifest: ShardManifest | undefined;
@@ -234,18 +234,18 @@ export function readShardFile(file: string): ShardFile {
       v = JSON.parse(line);
     } catch {
       if (i >= lines.length - 2) return; // the last line of a killed run
-      throw new SettingsError("Shard file has a malformed line", { file, field: `line ${i + 1}`, expected: "one JSON object per line" });
+      throw new GridError("Shard file has a malformed line", { file, field: `line ${i + 1}`, expected: "one JSON object per line" });
     }
     if (i === 0) {
       const m = (v as { manifest?: ShardManifest }).manifest;
-      if (!m || m.format !== SHARD_FORMAT) throw new SettingsError("Not a floatscope shard file", { file, field: "line 1", expected: `{"manifest": {"format": "${SHARD_FORMAT}", …}}`, found: line.slice(0, 80) });
-      if (m.version !== SHARD_VERSION) throw new SettingsError("Unsupported shard file version", { file, field: "manifest.version", expected: String(SHARD_VERSION), found: String(m.version) });
+      if (!m || m.format !== SHARD_FORMAT) throw new GridError("Not a floatscope shard file", { file, field: "line 1", expected: `{"manifest": {"format": "${SHARD_FORMAT}", …}}`, found: line.slice(0, 80) });
+      if (m.version !== SHARD_VERSION) throw new GridError("Unsupported shard file version", { file, field: "manifest.version", expected: String(SHARD_VERSION), found: String(m.version) });
       manifest = m;
       return;
     }
     rows.push(v as ShardRow);
   });
-  if (!manifest) throw new SettingsError("Shard file has no manifest", { file, field: "line 1", expected: '{"manifest": …}', found: "an empty file" });
+  if (!manifest) throw new GridError("Shard file has no manifest", { file, field: "line 1", expected: '{"manifest": …}', found: "an empty file" });
   return { file, manifest, rows };
 }
 
@@ -311,7 +311,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   // and preset every model of the grid up front so all shards write the same manifest.
   const models: ModelEntry[] = [];
   for (const m of grid.models) {
-    if (!fs.existsSync(m.path)) throw new SettingsError("Grid model not found", { file: grid.file, field: `models.${m.name}`, expected: "a checkpoint folder (or .gguf file)", found: m.path });
+    if (!fs.existsSync(m.path)) throw new GridError("Grid model not found", { file: grid.file, field: `models.${m.name}`, expected: "a checkpoint folder (or .gguf file)", found: m.path });
     models.push({ name: m.name, hash: fingerprintModel(m.path), ...presetOf(m.path) });
   }
   const key: ManifestKey = {
@@ -330,7 +330,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   if (fs.existsSync(file) && fs.statSync(file).size > 0) {
     const prev = readShardFile(file);
     if (prev.manifest.fingerprint !== manifest.fingerprint || prev.manifest.shard.index !== o.index || prev.manifest.shard.count !== o.count) {
-      throw new SettingsError("Shard file belongs to another run", {
+      throw new GridError("Shard file belongs to another run", {
         file, field: prev.manifest.fingerprint !== manifest.fingerprint ? `manifest (${describeDiff(prev.manifest, key)})` : "manifest.shard",
         expected: `shard ${o.index}/${o.count} of grid "${grid.name}" with these models, data and floatscope ${key.floatscope}`,
         found: `shard ${prev.manifest.shard.index}/${prev.manifest.shard.count} of grid "${prev.manifest.grid}" (${prev.manifest.fingerprint.slice(0, 19)}…)`,
@@ -409,7 +409,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
 function presetOf(p: string): Pick<ModelEntry, "promptFormat" | "extraction" | "sampler"> {
   const ckpt = openCheckpoint(p);
   const spec = resolveModelSpec(ckpt);
-  if (!ckpt.tokenizer) throw new SettingsError("Evaluation needs the checkpoint's tokenizer", { file: p, expected: "tokenizer.json" });
+  if (!ckpt.tokenizer) throw new GridError("Evaluation needs the checkpoint's tokenizer", { file: p, expected: "tokenizer.json" });
   const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
   const preset = defaultPreset(spec, tok);
   return { promptFormat: preset.promptFormat, extraction: preset.extraction, sampler: preset.sampler };

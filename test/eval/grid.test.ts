@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { settingLabel } from "../../src/eval/contexts.js";
 import { expandGrid, expandSetting, parseShard, resolveGrid, shardUnits } from "../../src/eval/grid.js";
-import { SettingsError } from "../../src/util/errors.js";
+import { GridError, SettingsError } from "../../src/util/errors.js";
 
 const base = { models: ["/m/tiny-llada", "/m/tiny-qwen"], datasets: [{ name: "d", path: "/d.jsonl" }] };
 
@@ -21,8 +21,8 @@ describe("grid settings", () => {
       try {
         resolveGrid(spec, "/g/grid.json");
       } catch (e) {
-        expect(e).toBeInstanceOf(SettingsError);
-        expect((e as SettingsError).field).toMatch(field);
+        expect(e).toBeInstanceOf(GridError);
+        expect((e as GridError).field).toMatch(field);
         return;
       }
       throw new Error("accepted a bad grid");
