@@ -102,7 +102,7 @@ export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values
     case "qk": {
       const heads = values.heads === undefined ? undefined : /^\d+$/.test(String(values.heads)) ? Number(values.heads) : keyword(values.heads, ["score-mean", "vector-mean"] as const, { field: "--heads" });
       const all = traces.map((t) => qkDecomposition(t, { ...anchor, rule: anchor.rule, layers, heads, upstream: !!values.upstream }));
-      return { tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])), extra: { floating: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, floating: p.floating }))) }, warnings: all.flatMap((r) => r.spec.warnings ?? []) };
+      return { tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])), extra: { anchors: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, anchors: p.anchors }))) }, warnings: all.flatMap((r) => r.spec.warnings ?? []) };
     }
     case "retrieval": {
       const evidence: Evidence | undefined = typeof values.evidence === "string" ? { text: values.evidence } : undefined;

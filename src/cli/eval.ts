@@ -7,7 +7,7 @@
 import { DistractorPool, type EvalSetting, type GoldPosition } from "../eval/contexts.js";
 import { DatasetError, loadQaJsonl, NQ_ENV } from "../eval/datasets.js";
 import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "../eval/metrics.js";
-import { openEvalModel } from "../eval/open.js";
+import { openModel } from "../eval/open.js";
 import { defaultPreset } from "../eval/presets.js";
 import { PROMPT_FORMATS, type PromptFormat } from "../eval/prompts.js";
 import { readResults, runEval, summarizeResults } from "../eval/runner.js";
@@ -103,7 +103,7 @@ export const command: CliCommand = {
       : all.every((r) => r.ctxs.filter((c) => c.isgold !== true).length >= k) ? "record" : "pool";
     const setting: EvalSetting = kind === "distractors" ? { kind, k, goldPosition, source, seed } : { kind };
 
-    const m = await openEvalModel(positionals[0], { device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads, scanWeights: !v["no-weight-scan"], warn: io.err });
+    const m = await openModel(positionals[0], { device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads, scanWeights: !v["no-weight-scan"], warn: io.err });
     try {
       const preset = defaultPreset(m.spec, m.tokenizer);
       const sampler: Partial<RunConfig> = { ...preset.sampler, seed };

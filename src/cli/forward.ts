@@ -4,11 +4,8 @@
  * per layer) and optionally writes every probe (and the logits) to a safetensors file whose
  * `__metadata__.floatscope` holds the ids, axes and model facts as JSON. Written atomically.
  */
-import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
-import { loadTokenizer } from "../checkpoint/tokenizer.js";
-import { resolveModelSpec } from "../graph/adapters/index.js";
-import { createEngine } from "../runtime/engine.js";
+import { openModelFiles, startEngine } from "../eval/open.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -73,16 +70,16 @@ export const command: CliCommand = {
     const memoryBudgetBytes = optionalInt("forward", "memory-budget", v["memory-budget"], { min: 1 });
     // Checked before anything is computed, so a bad --out never costs a forward pass.
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
-    const ckpt = openCheckpoint(positionals[0]);
-    const spec = resolveModelSpec(ckpt);
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    const { checkpoint: ckpt, spec } = model;
 
     let ids: number[];
     let tokens: string[] | undefined;
     if (v.ids !== undefined) {
       ids = intList("forward", "ids", String(v.ids), { min: 0, max: spec.vocabSize - 1 });
     } else {
-      if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
-      const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
+      const tok = model.tokenizer;
+      if (!tok) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
       const enc = tok.encode(String(v.text), { addSpecialTokens: !v["no-special"] });
       ids = enc.ids;
       tokens = enc.tokens;
@@ -99,7 +96,7 @@ export const command: CliCommand = {
     const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
 
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], scanWeights: !v["no-weight-scan"], memoryBudgetBytes, warn: io.err });
+    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });

@@ -7,10 +7,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { openCheckpoint } from "../checkpoint/checkpoint.js";
-import { loadTokenizer } from "../checkpoint/tokenizer.js";
-import { resolveModelSpec } from "../graph/adapters/index.js";
-import { createEngine } from "../runtime/engine.js";
+import { openModelFiles, startEngine } from "../eval/open.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
 import { optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
@@ -106,10 +103,9 @@ export const command: CliCommand = {
     };
     const settings: Record<string, unknown> = v.config !== undefined ? readConfigFile(String(v.config)) : {};
     const traceFile = v.trace !== undefined ? outputFile(G, "trace", String(v.trace), !!v.mkdir, io) : undefined;
-    const ckpt = openCheckpoint(positionals[0]);
-    const spec = resolveModelSpec(ckpt);
-    if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
-    const tokenizer = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    const { checkpoint: ckpt, spec, tokenizer } = model;
+    if (!tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
 
     const set = (key: keyof RunConfig, value: unknown) => { if (value !== undefined) settings[key] = value; };
     set("sampler", v.sampler);
@@ -124,9 +120,7 @@ export const command: CliCommand = {
     const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer);
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, {
-      probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], scanWeights: !v["no-weight-scan"], memoryBudgetBytes, warn: io.err,
-    });
+    const { engine } = await startEngine(model, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
