@@ -18,7 +18,7 @@ import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, detectAnchors, passAnchors, resolveRule } from "./anchors.js";
-import { resolveLayers } from "./probes-access.js";
+import { partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable } from "./tables.js";
 
 /** One anchor followed across steps. Rows are indices into the step list. */
@@ -199,7 +199,7 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
     kind: "drift",
     version: 1,
     subsampled: [],
-    warnings: [],
+    warnings: partialWarnings([trace]),
     model: label,
     layers,
     rule: ruleText,

@@ -21,7 +21,7 @@ import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, anchorContext, detectAnchors, passReceived, resolveRule } from "./anchors.js";
-import { type PassRef, getProbe, resolveLayers } from "./probes-access.js";
+import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, concatTables, longTable } from "./tables.js";
 
 /** KV head read by query head h: ⌊h / (H/H_kv)⌋, or upstream's h mod H_kv. */
@@ -253,7 +253,7 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     // Share of the advantage carried by the angle (the rest by the norms); NaN when there is no advantage.
     angleShare: Float64Array.from(s, (r) => (Math.abs(r.advantage) > 1e-12 ? r.angleTerm / r.advantage : NaN)),
   }, { model: label, heads: String(heads) });
-  const warnings: string[] = [];
+  const warnings: string[] = partialWarnings([trace]);
   if (up && H !== Hkv && typeof heads === "number") warnings.push(`upstream head mapping h mod ${Hkv} is wrong for GQA: head ${heads} reads KV head ${heads % Hkv}, the model uses ${kvHeadOf(heads, H, Hkv)}`);
   if (up && causal !== trace.model.causal) warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);
   const spec: QKSpec = {

@@ -20,7 +20,7 @@ import type { RetrievalSpec } from "../protocol/specs.js";
 import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
-import { type PassRef, getProbe, resolveLayers } from "./probes-access.js";
+import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 /** A token span [start, end) of the prompt. */
@@ -214,7 +214,7 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
   const sc = { model: [] as string[], layer: [] as number[], head: [] as number[], score: [] as number[] };
   const models: RetrievalSpec["models"] = [];
   const kept: RetrievalSpec["kept"] = [];
-  const warnings: string[] = [];
+  const warnings: string[] = partialWarnings(list);
   for (const [model, a] of acc) {
     const mean = a.sum.map((v) => (a.kept ? v / a.kept : NaN));
     const max = mean.reduce((m, v) => Math.max(m, v), 0);

@@ -21,7 +21,7 @@ import type { RolloutSpec } from "../protocol/specs.js";
 import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError, keyword } from "../util/errors.js";
-import { getProbe, probeLayers } from "./probes-access.js";
+import { getProbe, partialWarnings, probeLayers } from "./probes-access.js";
 import { type ColumnTable, concatTables, longTable, sampleLabel } from "./tables.js";
 
 /** A partition of the sequence: region index per token (−1 = dropped) and region names. */
@@ -285,7 +285,7 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
     kind: "rollout",
     version: 1,
     subsampled: [],
-    warnings: [...warnings],
+    warnings: [...partialWarnings(list), ...warnings],
     model: list[0].model.name,
     regions: names!,
     matrix: encodeArray(mean, [R, R], { dtype: "float32" }),

@@ -13,7 +13,7 @@ import type { TokenTypesSpec } from "../protocol/specs.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, passAnchors, resolveRule } from "./anchors.js";
-import { type PassRef, resolveLayers } from "./probes-access.js";
+import { type PassRef, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 export const TOKEN_TYPES = ["mask", "special", "newline", "whitespace", "punctuation", "lexical", "unknown"] as const;
@@ -134,6 +134,6 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
     }
   }
   const shares = longTable({ ...sh, count: Int32Array.from(sh.count), share: Float64Array.from(sh.share) });
-  const spec: TokenTypesSpec = { kind: "token-types", version: 1, subsampled: [], warnings: [], model: firstModel, types: [...used], bands: specBands };
+  const spec: TokenTypesSpec = { kind: "token-types", version: 1, subsampled: [], warnings: partialWarnings(list), model: firstModel, types: [...used], bands: specBands };
   return { table, shares, spec };
 }

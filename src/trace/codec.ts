@@ -15,6 +15,7 @@
 import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { TraceFormatError } from "../util/errors.js";
+import { TRACE_FORMAT_VERSION } from "./types.js";
 import { layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 
 export const TRACE_MAGIC = "FSTRACE\n";
@@ -51,7 +52,7 @@ export function encodePreamble(version: number): Buffer {
   return b;
 }
 
-/** Parse the preamble; returns the format version. */
+/** Parse the preamble (magic, a version this reader knows, reserved field 0); returns the format version. */
 export function decodePreamble(buf: Buffer, file: string): number {
   if (buf.length < PREAMBLE_BYTES) {
     throw new TraceFormatError("Trace file is too short to be a trace", {
@@ -64,7 +65,23 @@ export function decodePreamble(buf: Buffer, file: string): number {
       file, field: "magic", expected: JSON.stringify(TRACE_MAGIC), found: JSON.stringify(magic),
     });
   }
-  return buf.readUInt32LE(8);
+  const version = buf.readUInt32LE(8);
+  // A newer version is refused by number before anything else is read (it may use the reserved field).
+  if (version > TRACE_FORMAT_VERSION) {
+    throw new TraceFormatError(`Trace format version ${version} is newer than this floatscope reads`, {
+      file, field: "format version", expected: `≤ ${TRACE_FORMAT_VERSION}`, found: String(version), hint: "upgrade floatscope to read this trace",
+    });
+  }
+  if (version < 1) throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
+  // Reserved for a future writer: a nonzero value means a file this reader does not understand.
+  const reserved = buf.readUInt32LE(12);
+  if (reserved !== 0) {
+    throw new TraceFormatError("Trace preamble has a nonzero reserved field", {
+      file, field: "reserved (preamble bytes 12–15)", expected: "0", found: String(reserved),
+      hint: "the file was written by another tool or is damaged",
+    });
+  }
+  return version;
 }
 
 /** One framed record: length, safetensors blob, CRC-32. */

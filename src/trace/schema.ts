@@ -77,11 +77,12 @@ export function readProbes(
 ): Map<string, ProbeTensor> {
   const out = new Map<string, ProbeTensor>();
   for (const name of tensors.keys()) {
-    if (!reserved.has(name) && !(name in axesByName)) c.fail(name, "a tensor listed under json.probes", "an unlisted tensor");
+    if (!reserved.has(name) && !Object.hasOwn(axesByName, name)) c.fail(name, "a tensor listed under json.probes", "an unlisted tensor");
   }
   for (const [name, axesV] of Object.entries(axesByName)) {
     const parsed = parseProbeName(name);
-    if (!parsed) c.fail(`probes.${name}`, "a canonical probe name blocks.{l}.attn.<kind>", name);
+    // hasOwn: "blocks.0.attn.constructor" must not pass as a probe kind.
+    if (!parsed || !Object.hasOwn(PROBE_AXES, parsed.kind)) c.fail(`probes.${name}`, "a canonical probe name blocks.{l}.attn.<kind>", name);
     if (parsed.layer >= model.numLayers) c.fail(`probes.${name}`, `layer < ${model.numLayers}`, String(parsed.layer));
     const want = PROBE_AXES[parsed.kind].filter((a) => a !== "batch");
     if (!Array.isArray(axesV) || axesV.length !== want.length || axesV.some((a, i) => a !== want[i])) {
@@ -115,5 +116,56 @@ function axisSize(axis: Axis, m: TraceModelInfo, seq: number): number | undefine
       return m.headDim;
     default:
       return undefined; // region counts are checked against each other by analyses
+  }
+}
+
+/** Probe kinds the graph records for every layer when requested (util/probes.ts `ProbeRequest`). */
+const EVERY_LAYER_KINDS = ["received", "received_heads", "self", "argmax_key", "argmax_prob", "region_sum"] as const;
+
+/** The request key that records each every-layer kind (argmax_prob is not required: argmax_key stands for the pair). */
+const KIND_OF_REQUEST: Record<string, string> = { received: "received", receivedHeads: "received_heads", self: "self", argmax: "argmax_key", regionSum: "region_sum" };
+
+function rangeText(layers: number[]): string {
+  if (layers.length === 0) return "none";
+  const sorted = [...layers].sort((a, b) => a - b);
+  const contiguous = sorted.every((l, i) => l === sorted[0] + i);
+  return contiguous ? `layers ${sorted[0]}…${sorted[sorted.length - 1]}` : `layers ${sorted.join(", ")}`;
+}
+
+/**
+ * Cross-check a record's probes against the meta record: a kind the graph records for every layer
+ * must be there for exactly layers 0…numLayers−1 (a meta claiming 99 layers over records of 2 is
+ * caught here), and, with `request` (step records), every kind the meta's probe request promises
+ * must be present. Chosen-layer kinds (pattern, qk) are checked for range by `readProbes`.
+ */
+export function checkProbeCoverage(c: Check, probes: Map<string, ProbeTensor>, model: TraceModelInfo, request?: Record<string, unknown>): void {
+  const layersOf = new Map<string, number[]>();
+  for (const name of probes.keys()) {
+    const p = parseProbeName(name);
+    if (p) layersOf.set(p.kind, [...(layersOf.get(p.kind) ?? []), p.layer]);
+  }
+  for (const kind of EVERY_LAYER_KINDS) {
+    const have = layersOf.get(kind);
+    if (!have) continue;
+    if (have.length !== model.numLayers) {
+      c.fail(`blocks.*.attn.${kind}`, `layers 0…${model.numLayers - 1} (meta model.numLayers ${model.numLayers})`, rangeText(have));
+    }
+  }
+  if (!request) return;
+  for (const [key, kind] of Object.entries(KIND_OF_REQUEST)) {
+    const v = request[key];
+    if (v === undefined || v === false || v === null) continue;
+    const name = `blocks.0.attn.${kind}`;
+    if (!probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key})`, "missing");
+  }
+  const chosen: [string, string][] = [["pattern", "pattern"], ["patternMean", "pattern_mean"]];
+  for (const [key, kind] of chosen) {
+    const layers = (request[key] as { layers?: unknown } | null | undefined)?.layers;
+    if (!Array.isArray(layers)) continue;
+    for (const l of layers) {
+      if (!Number.isSafeInteger(l) || l < 0 || l >= model.numLayers) c.fail(`meta probes.${key}.layers`, `layers in [0, ${model.numLayers})`, String(l));
+      const name = `blocks.${l}.attn.${kind}`;
+      if (!probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key}.layers)`, "missing");
+    }
   }
 }
