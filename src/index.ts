@@ -84,6 +84,8 @@ export { TraceRecorder } from "./samplers/recorder.js";
 export { TRACE_FORMAT_VERSION } from "./trace/types.js";
 export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
 export { readTrace, decodeTrace, readTraceHeader, traceSteps } from "./trace/reader.js";
+export { describePartial } from "./trace/partial.js";
+export type { PartialReport } from "./trace/partial.js";
 export type { ReadTraceOptions, TraceMeta } from "./trace/reader.js";
 export { TraceWriter, writeTrace, encodeTrace } from "./trace/writer.js";
 export type { TraceHeader, TraceEnd } from "./trace/writer.js";
