@@ -5,7 +5,7 @@
  * skips the questions already done.
  */
 import { DistractorPool, type EvalSetting, type GoldPosition } from "../eval/contexts.js";
-import { loadQaJsonl, NQ_ENV } from "../eval/datasets.js";
+import { DatasetError, describeDataReport, loadQaJsonl, newDataReport, NQ_ENV } from "../eval/datasets.js";
 import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "../eval/metrics.js";
 import { openEvalModel } from "../eval/open.js";
 import { defaultPreset } from "../eval/presets.js";
@@ -75,9 +75,13 @@ export const command: CliCommand = {
     const temperature = v.temperature === undefined ? undefined : Number(v.temperature);
     if (temperature !== undefined && !Number.isFinite(temperature)) throw new UsageError("Bad --temperature", { field: "--temperature", expected: "a number", found: String(v.temperature) });
 
-    const all = await loadQaJsonl(data);
+    const report = newDataReport();
+    const all = await loadQaJsonl(data, { report });
+    if (all.length === 0) throw new DatasetError("QA data file has no records", { file: data, expected: "one JSON record per line", found: report.blankLines ? `${report.blankLines} blank lines` : "an empty file" });
+    for (const line of describeDataReport(report)) io.err(`eval: data: ${line}`);
     const skip = int("skip", v.skip) ?? 0;
     const records = all.slice(skip, v.limit !== undefined ? skip + int("limit", v.limit)! : undefined);
+    if (records.length === 0) throw new DatasetError("There are no questions to evaluate", { file: data, field: "--skip / --limit", expected: `a range inside the file's ${all.length} records`, found: `--skip ${skip}${v.limit !== undefined ? ` --limit ${String(v.limit)}` : ""}` });
     const source = v.source !== undefined
       ? keyword(v.source, ["record", "pool"] as const, { field: "--source" })
       : all.every((r) => r.ctxs.filter((c) => c.isgold !== true).length >= k) ? "record" : "pool";
@@ -100,6 +104,7 @@ export const command: CliCommand = {
         pool: setting.kind === "distractors" && setting.source === "pool" ? new DistractorPool(all) : undefined,
         modelName: m.name, dataFile: data, chatTemplate: !v["no-chat-template"], reproduceDoubleBos: !!v["double-bos"],
         batchSize: int("batch-size", v["batch-size"]) ?? 1, resultsFile: v.out as string | undefined, traceDir: v.traces as string | undefined,
+        warn: (m) => io.err(`eval: ${m}`),
         onProgress: (p) => { if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`); },
       });
       const rows = v.out ? readResults(String(v.out)).filter((r) => r.model === m.name) : run.results;
