@@ -93,8 +93,8 @@ export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";
 export type { TraceDims } from "./trace/size.js";
 
 // --- eval: QA harness (datasets, settings, prompts, metrics, runner) ----------------------------
-export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV } from "./eval/datasets.js";
-export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress } from "./eval/datasets.js";
+export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV, newDataReport, describeDataReport, SUSPICIOUS_KINDS } from "./eval/datasets.js";
+export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress, QaDataReport, SuspiciousKind } from "./eval/datasets.js";
 export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./eval/contexts.js";
 export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
 export {
@@ -105,7 +105,7 @@ export {
   normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS,
 } from "./eval/metrics.js";
 export type { QaScores, AnswerExtraction } from "./eval/metrics.js";
-export { runEval, summarizeResults, readResults, readDoneKeys } from "./eval/runner.js";
+export { runEval, summarizeResults, readResults, readDoneKeys, ResultsFileError } from "./eval/runner.js";
 export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
