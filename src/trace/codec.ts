@@ -16,7 +16,7 @@ import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { TraceFormatError } from "../util/errors.js";
 import { TRACE_FORMAT_VERSION } from "./types.js";
-import { layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
+import { checkCoverage, layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 
 export const TRACE_MAGIC = "FSTRACE\n";
 export const PREAMBLE_BYTES = 16;
@@ -144,7 +144,9 @@ export function decodeBlob(blob: Buffer, place: RecordPlace): TraceRecord {
 
   const dataStart = 8 + hl;
   const tensors = new Map<string, RawTensor>();
-  for (const { name, dtype, shape, begin, end } of validateTensorEntries(h, blob.length - dataStart, TRACE_DTYPE_BYTES, fail)) {
+  const entries = validateTensorEntries(h, blob.length - dataStart, TRACE_DTYPE_BYTES, fail);
+  checkCoverage(entries, blob.length - dataStart, fail);
+  for (const { name, dtype, shape, begin, end } of entries) {
     // Copy into a fresh, aligned array: blob offsets need not be 4-byte aligned in memory.
     const count = (end - begin) / 4;
     const data = dtype === "F32" ? new Float32Array(count) : new Int32Array(count);

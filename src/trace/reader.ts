@@ -147,6 +147,7 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
     const c = new Check(place);
     if (end) c.fail("kind", "nothing after the end record", rec.kind);
     if (rec.kind === "meta") c.fail("kind", "step, final or end", "a second meta record");
+    if (rec.kind === "end" && !final) c.fail("kind", "the final record before the end record", "end");
     if (rec.kind === "step") {
       if (final) c.fail("kind", "final or end after the final record", "step");
       const s = readStep(c, rec, h, steps.length);
@@ -267,9 +268,17 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
     const [chars] = c.spans({ chars: [o.chars] }, "chars", 1);
     return { name: c.str(o, "name"), tokens, chars } as Region;
   });
+  // Token spans must lie inside the canvas the run was set up for (prompt + genLength, as generate
+  // checks). Character spans are not checked against the text: hand-built traces label tokens freely.
+  const text = c.str(p, "text");
+  const genLength = typeof j.settings === "object" && j.settings !== null ? (j.settings as Record<string, unknown>).genLength : undefined;
+  const maxT = Number.isSafeInteger(genLength) && (genLength as number) >= 0 ? promptLength + (genLength as number) : undefined;
+  regions.forEach((r, i) => {
+    if (maxT !== undefined && r.tokens[1] > maxT) c.fail(`prompt.regions[${i}].tokens`, `a span inside [0, ${maxT}] (prompt + genLength)`, JSON.stringify(r.tokens));
+  });
   const meta: TraceMeta = {
     formatVersion, model,
-    prompt: { text: c.str(p, "text"), ids, promptLength, regions },
+    prompt: { text, ids, promptLength, regions },
     promptTokens: c.strings(j, "promptTokens", promptLength),
     promptOffsets: c.spans(j, "promptOffsets", promptLength),
     settings: c.obj(j, "settings"),
@@ -294,6 +303,8 @@ function readStep(c: Check, rec: TraceRecord, meta: TraceMeta, expectedIndex: nu
   const transferred = c.tensor(rec.tensors, "transferred", "I32", [n]).data as Int32Array;
   // Samplers only write generated positions (an ARM appends at T); the prompt is never rewritten.
   for (const pos of transferred) if (pos < promptLength || pos > T) c.fail("transferred", `positions in [${promptLength}, ${T}]`, String(pos));
+  const producingRow = c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array;
+  for (const row of producingRow) if (row < 0 || row >= Math.max(T, 1)) c.fail("producing_row", `query rows in [0, ${T})`, String(row));
   const tokenStrings = c.strings(j, "tokenStrings");
   if (tokenStrings.length !== 0 && tokenStrings.length !== n) c.fail("tokenStrings", `0 or ${n} strings`, String(tokenStrings.length));
   const probes = readProbes(c, c.obj(j, "probes"), rec.tensors, model, T, STEP_TENSORS);
@@ -305,7 +316,7 @@ function readStep(c: Check, rec: TraceRecord, meta: TraceMeta, expectedIndex: nu
     transferred,
     tokens: c.tensor(rec.tensors, "tokens", "I32", [n]).data as Int32Array,
     confidence: c.tensor(rec.tensors, "confidence", "F32", [n]).data as Float32Array,
-    producingRow: c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array,
+    producingRow,
     probes,
   };
 }

@@ -51,8 +51,8 @@ export class Check {
 
   spans(o: Record<string, unknown>, key: string, length: number): [number, number][] {
     const v = o[key];
-    const ok = Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0));
-    if (!ok) this.fail(key, "an array of [start, end] character spans", v);
+    const ok = Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0) && s[0] <= s[1]);
+    if (!ok) this.fail(key, "an array of [start, end] spans with 0 ≤ start ≤ end", v);
     if (v.length !== length) this.fail(key, `${length} spans`, `${v.length}`);
     return v as [number, number][];
   }

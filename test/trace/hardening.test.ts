@@ -10,6 +10,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as zlib from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { generate } from "../../src/samplers/generate.js";
@@ -145,6 +146,55 @@ describe("meta cross-checked against the records", () => {
     const seq = recs[idx].tensors.get("sequence")!;
     recs[idx] = { kind: "final", json: { probes: {} }, tensors: new Map([["sequence", { dtype: "I32", shape: [seq.shape[0] + 1], data: Int32Array.from([...seq.data, 5]) }]]) };
     expect(() => decodeTrace(rebuild(recs))).toThrow(/sequence\.shape[\s\S]*9 \(the last step's canvas\)/);
+  });
+
+  // Found by the fuzz suite (test/fuzz): each was accepted before.
+  it("an end record with no final record before it is refused (it is not an interrupted run)", async () => {
+    const recs = records(fs.readFileSync(await sample("no-final.fstrace")));
+    recs.splice(recs.findIndex((r) => r.kind === "final"), 1);
+    expect(() => decodeTrace(rebuild(recs))).toThrow(/kind[\s\S]*the final record before the end record/);
+  });
+
+  it("region token spans are checked: reversed, or beyond prompt + genLength", async () => {
+    const recs = records(fs.readFileSync(await sample("regions.fstrace")));
+    const regions = (recs[0].json.prompt as { regions: { name: string; tokens: number[]; chars: number[] }[] }).regions;
+    regions.push({ name: "query", tokens: [2, 1], chars: [0, 2] });
+    expect(() => decodeTrace(rebuild(recs))).toThrow(/0 ≤ start ≤ end/);
+    regions[0].tokens = [0, 10]; // prompt 3 + genLength 6 = 9
+    expect(() => decodeTrace(rebuild(recs))).toThrow(/regions\[0\]\.tokens[\s\S]*inside \[0, 9\]/);
+  });
+
+  it("a producing row outside the canvas is refused", async () => {
+    const recs = records(fs.readFileSync(await sample("rows.fstrace")));
+    (recs[1].tensors.get("producing_row")!.data as Int32Array)[0] = 9999;
+    expect(() => decodeTrace(rebuild(recs))).toThrow(/producing_row[\s\S]*query rows in \[0, 9\)/);
+  });
+
+  it("a tensor named __proto__ is written as a key (and, unlisted, refused), not dropped by the encoder", async () => {
+    const recs = records(fs.readFileSync(await sample("proto.fstrace")));
+    recs[1].tensors.set("__proto__", { dtype: "F32", shape: [1], data: new Float32Array(1) });
+    expect(() => decodeTrace(rebuild(recs))).toThrow(/__proto__[\s\S]*unlisted/);
+  });
+
+  it("record bytes no tensor accounts for (a gap in a blob) are refused", async () => {
+    const recs = records(fs.readFileSync(await sample("gap.fstrace")));
+    const blob = encodeRecord(recs[1]);
+    // Shift the first tensor's begin by editing its header in place: rebuild via JSON to keep it valid.
+    const hl = Number(blob.readBigUInt64LE(8));
+    const header = JSON.parse(blob.toString("utf8", 16, 16 + hl));
+    const first = Object.keys(header).find((k) => k !== "__metadata__")!;
+    const data = blob.subarray(16 + hl, blob.length - 4);
+    for (const k of Object.keys(header)) if (k !== "__metadata__") header[k].data_offsets = header[k].data_offsets.map((x: number) => x + 4);
+    const text = JSON.stringify(header);
+    const head = Buffer.alloc(8);
+    head.writeBigUInt64LE(BigInt(Buffer.byteLength(text)));
+    const newBlob = Buffer.concat([head, Buffer.from(text), Buffer.alloc(4), data]);
+    const framed = Buffer.alloc(8 + newBlob.length + 4);
+    framed.writeBigUInt64LE(BigInt(newBlob.length));
+    newBlob.copy(framed, 8);
+    framed.writeUInt32LE(zlib.crc32(newBlob), 8 + newBlob.length);
+    const bytes = Buffer.concat([encodePreamble(1), encodeRecord(recs[0]), framed]);
+    expect(() => decodeTrace(bytes)).toThrow(new RegExp(`${first.replace(/\./g, "\\.")}\\.data_offsets[\\s\\S]*begin 0`));
   });
 
   it("a valid trace still reads (no false alarms from the cross-checks), for every sampler", async () => {
