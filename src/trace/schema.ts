@@ -3,7 +3,7 @@
  * failure is a `TraceFormatError` naming the file, the record and the field.
  */
 import { TraceFormatError } from "../util/errors.js";
-import { PROBE_AXES, parseProbeName, type Axis, type ProbeTensor } from "../util/probes.js";
+import { PROBE_AXES, PROBES, REQUEST_KEYS, parseProbeName, probeInfo, records, type Axis, type ProbeRequest, type ProbeTensor } from "../util/probes.js";
 import type { RawTensor, RecordPlace } from "./codec.js";
 import type { TraceModelInfo } from "./types.js";
 
@@ -90,7 +90,7 @@ export function readProbes(
     }
     const t = tensors.get(name);
     if (!t) c.fail(name, "the probe tensor listed under json.probes", "missing");
-    const dtype = parsed.kind === "argmax_key" ? "I32" : "F32";
+    const dtype = probeInfo(parsed.kind)?.dtype === "int32" ? "I32" : "F32";
     if (t.dtype !== dtype) c.fail(`${name}.dtype`, dtype, t.dtype);
     if (t.shape.length !== want.length) c.fail(`${name}.shape`, `${want.length} dims (${want.join(", ")})`, `[${t.shape.join(",")}]`);
     want.forEach((axis, i) => {
@@ -119,12 +119,6 @@ function axisSize(axis: Axis, m: TraceModelInfo, seq: number): number | undefine
   }
 }
 
-/** Probe kinds the graph records for every layer when requested (util/probes.ts `ProbeRequest`). */
-const EVERY_LAYER_KINDS = ["received", "received_heads", "self", "argmax_key", "argmax_prob", "region_sum"] as const;
-
-/** The request key that records each every-layer kind (argmax_prob is not required: argmax_key stands for the pair). */
-const KIND_OF_REQUEST: Record<string, string> = { received: "received", receivedHeads: "received_heads", self: "self", argmax: "argmax_key", regionSum: "region_sum" };
-
 function rangeText(layers: number[]): string {
   if (layers.length === 0) return "none";
   const sorted = [...layers].sort((a, b) => a - b);
@@ -133,10 +127,11 @@ function rangeText(layers: number[]): string {
 }
 
 /**
- * Cross-check a record's probes against the meta record: a kind the graph records for every layer
- * must be there for exactly layers 0…numLayers−1 (a meta claiming 99 layers over records of 2 is
- * caught here), and, with `request` (step records), every kind the meta's probe request promises
- * must be present. Chosen-layer kinds (pattern, qk) are checked for range by `readProbes`.
+ * Cross-check a record's probes against the meta record (rules from the probe table, util/probes.ts):
+ * a kind recorded for every layer must be there for exactly layers 0…numLayers−1 (a meta claiming 99
+ * layers over records of 2 is caught here), and, with `request` (step records), what the meta's probe
+ * request promises must be present: an every-layer request at least one of its kinds (argmax_key
+ * stands for the argmax pair), a chosen-layer request each kind at each of its layers.
  */
 export function checkProbeCoverage(c: Check, probes: Map<string, ProbeTensor>, model: TraceModelInfo, request?: Record<string, unknown>): void {
   const layersOf = new Map<string, number[]>();
@@ -144,28 +139,34 @@ export function checkProbeCoverage(c: Check, probes: Map<string, ProbeTensor>, m
     const p = parseProbeName(name);
     if (p) layersOf.set(p.kind, [...(layersOf.get(p.kind) ?? []), p.layer]);
   }
-  for (const kind of EVERY_LAYER_KINDS) {
-    const have = layersOf.get(kind);
+  for (const info of PROBES) {
+    if (info.layers !== "all") continue;
+    const have = layersOf.get(info.kind);
     if (!have) continue;
     if (have.length !== model.numLayers) {
-      c.fail(`blocks.*.attn.${kind}`, `layers 0…${model.numLayers - 1} (meta model.numLayers ${model.numLayers})`, rangeText(have));
+      c.fail(`blocks.*.attn.${info.kind}`, `layers 0…${model.numLayers - 1} (meta model.numLayers ${model.numLayers})`, rangeText(have));
     }
   }
   if (!request) return;
-  for (const [key, kind] of Object.entries(KIND_OF_REQUEST)) {
+  for (const key of REQUEST_KEYS) {
     const v = request[key];
     if (v === undefined || v === false || v === null) continue;
-    const name = `blocks.0.attn.${kind}`;
-    if (!probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key})`, "missing");
-  }
-  const chosen: [string, string][] = [["pattern", "pattern"], ["patternMean", "pattern_mean"]];
-  for (const [key, kind] of chosen) {
-    const layers = (request[key] as { layers?: unknown } | null | undefined)?.layers;
-    if (!Array.isArray(layers)) continue;
+    const infos = PROBES.filter((p) => p.request === key);
+    if (infos[0].layers === "all") {
+      if (!infos.some((p) => probes.has(`blocks.0.attn.${p.kind}`))) {
+        c.fail(`blocks.0.attn.${infos[0].kind}`, `the probe the meta's request promises (probes.${key})`, "missing");
+      }
+      continue;
+    }
+    // The request is the trace's own JSON: check its shape before the table's rule reads it.
+    const layers = (v as { layers?: unknown }).layers;
+    if (!Array.isArray(layers)) c.fail(`meta probes.${key}.layers`, "an array of layer indices", layers);
     for (const l of layers) {
       if (!Number.isSafeInteger(l) || l < 0 || l >= model.numLayers) c.fail(`meta probes.${key}.layers`, `layers in [0, ${model.numLayers})`, String(l));
-      const name = `blocks.${l}.attn.${kind}`;
-      if (!probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key}.layers)`, "missing");
+      for (const info of infos) {
+        const name = `blocks.${l}.attn.${info.kind}`;
+        if (records(request as ProbeRequest, info, l) && !probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key}.layers)`, "missing");
+      }
     }
   }
 }

@@ -118,7 +118,7 @@ describe("empty inputs", () => {
     const out = path.join(tmp, "skip-all.jsonl");
     const r = await cli("eval", path.join(PARITY, "llada", "model"), "--data", HELDOUT, "--skip", "100000", "--out", out);
     expect(r.code).not.toBe(0);
-    expect(r.err).toMatch(/no questions to evaluate/);
+    expect(r.err).toMatch(/No questions to evaluate/);
     expect(r.err).not.toMatch(/ENOENT/);
   });
 });
