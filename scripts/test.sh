@@ -28,4 +28,6 @@ if [[ -f .cache/setup/build-errors ]]; then
   rc=1
 fi
 echo "vitest: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
+# The fuzz suite's own line (test/fuzz/fuzz.test.ts), when it ran.
+grep -E '^fuzz: [0-9]+ cases, [0-9]+ crashes' <<<"$plain" | tail -1 || true
 exit "$rc"
