@@ -34,11 +34,17 @@ function caseAt(k: number): { target: string; index: number } {
   return { target: "?", index: k };
 }
 
+interface RunOptions {
+  limitMs: number;
+  selfTest?: boolean;
+}
+
 /** Run every case from `from`, restarting the worker after a hang; resolves with all outcomes. */
-function runFrom(from: number, outcomes: CaseOutcome[]): Promise<void> {
+function runFrom(from: number, outcomes: CaseOutcome[], o: RunOptions = { limitMs: CASE_LIMIT_MS }): Promise<void> {
+  const limit = o.limitMs;
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./boot.mjs", import.meta.url), {
-      workerData: { entry: new URL("./worker.ts", import.meta.url).href, seed: SEED, from, dir, only: ONLY },
+      workerData: { entry: new URL("./worker.ts", import.meta.url).href, seed: SEED, from, dir, only: o.selfTest ? undefined : ONLY, selfTest: o.selfTest },
     });
     let current: { k: number; at: number } | undefined;
     let settled = false;
@@ -49,12 +55,12 @@ function runFrom(from: number, outcomes: CaseOutcome[]): Promise<void> {
       f();
     };
     const watch = setInterval(() => {
-      if (!current || Date.now() - current.at < CASE_LIMIT_MS) return;
+      if (!current || Date.now() - current.at < limit) return;
       const { k } = current;
-      const { target, index } = caseAt(k);
-      outcomes.push({ target, index, verdict: "hang", what: `(killed after ${CASE_LIMIT_MS} ms)` });
+      const { target, index } = o.selfTest ? { target: "self-test", index: k } : caseAt(k);
+      outcomes.push({ target, index, verdict: "hang", what: `(killed after ${limit} ms)` });
       current = undefined;
-      finish(() => void worker.terminate().then(() => runFrom(k + 1, outcomes)).then(resolve, reject));
+      finish(() => void worker.terminate().then(() => runFrom(k + 1, outcomes, o)).then(resolve, reject));
     }, 100);
     worker.on("message", (m: { type: string; k: number; outcome?: CaseOutcome }) => {
       if (m.type === "start") current = { k: m.k, at: Date.now() };
@@ -67,6 +73,13 @@ function runFrom(from: number, outcomes: CaseOutcome[]): Promise<void> {
     worker.on("exit", (code) => finish(() => (code === 0 ? resolve() : reject(new Error(`fuzz worker exited with code ${code}`)))));
   });
 }
+
+it("the harness counts each failure kind (a hang is killed and the run goes on)", async () => {
+  const outcomes: CaseOutcome[] = [];
+  await runFrom(0, outcomes, { limitMs: 1500, selfTest: true });
+  expect(outcomes.map((o) => o.verdict)).toEqual(["accepted", "hang", "crash", "silent acceptance", "stack trace"]);
+  expect(summaryLine(summarize(outcomes))).toBe("fuzz: 5 cases, 1 crashes, 1 hangs, 1 stack traces, 1 silent acceptances");
+}, 60_000);
 
 it("fuzz: no crashes, hangs, stack traces or silent acceptances", async () => {
   const outcomes: CaseOutcome[] = [];

@@ -223,7 +223,7 @@ function traceRecordCase(rng: Rng): { what: string; bytes: Buffer; expect: Expec
 }
 
 const traceBytes: FuzzTarget = {
-  name: "trace-bytes", count: 400,
+  name: "trace-bytes", count: 600,
   setup: traceSetup,
   make(rng) {
     const c = traceByteCase(rng);
@@ -232,7 +232,7 @@ const traceBytes: FuzzTarget = {
 };
 
 const traceRecords: FuzzTarget = {
-  name: "trace-records", count: 500,
+  name: "trace-records", count: 800,
   setup: traceSetup,
   make(rng) {
     const c = traceRecordCase(rng);
@@ -243,7 +243,7 @@ const traceRecords: FuzzTarget = {
 const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types"];
 
 const traceCli: FuzzTarget = {
-  name: "trace-cli", count: 120,
+  name: "trace-cli", count: 150,
   setup: traceSetup,
   make(rng) {
     const c = rng.int(2) ? traceRecordCase(rng) : { ...traceByteCase(rng) };
@@ -337,7 +337,7 @@ function readAllTensors(f: string): Accepted {
 }
 
 const safetensors: FuzzTarget = {
-  name: "safetensors", count: 400,
+  name: "safetensors", count: 600,
   async setup() {
     if (ST_SEED.length) return;
     CKPT_DIR = file("ckpt");
@@ -358,7 +358,7 @@ const safetensors: FuzzTarget = {
 };
 
 const checkpointCli: FuzzTarget = {
-  name: "checkpoint-cli", count: 60,
+  name: "checkpoint-cli", count: 80,
   setup: safetensors.setup,
   make(rng) {
     const c = safetensorsCase(rng);
@@ -444,7 +444,7 @@ function dataCase(rng: Rng): DataCase {
 }
 
 const qaData: FuzzTarget = {
-  name: "qa-data", count: 300,
+  name: "qa-data", count: 500,
   async setup() {},
   make(rng) {
     const c = dataCase(rng);
@@ -495,7 +495,7 @@ function resultsCase(rng: Rng): { what: string; bytes: Buffer; expect: Expectati
 }
 
 const results: FuzzTarget = {
-  name: "results", count: 200,
+  name: "results", count: 300,
   async setup() {},
   make(rng) {
     const c = resultsCase(rng);
