@@ -39,6 +39,7 @@ Runtime:
   --threads <n>         intra-op threads
   --low-memory          keep weights memory-mapped (session.disable_prepacking)
   --query-chunks <n>    compute attention in n query chunks (less memory for long inputs)
+  --memory-budget <n>   refuse a forward estimated above n bytes (default 75 % of physical memory)
   --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
   --debug               print stack traces of errors
   -h, --help            this help
@@ -58,7 +59,7 @@ export const command: CliCommand = {
       probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, regions: { type: "string" },
       out: { type: "string" }, logits: { type: "boolean" }, top: { type: "string" },
       device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "query-chunks": { type: "string" },
-      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
+      "memory-budget": { type: "string" }, "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
@@ -66,6 +67,7 @@ export const command: CliCommand = {
     const top = optionalInt("forward", "top", v.top, { min: 1 }) ?? 3;
     const threads = optionalInt("forward", "threads", v.threads, { min: 1 });
     const queryChunks = optionalInt("forward", "query-chunks", v["query-chunks"], { min: 1 }) ?? 1;
+    const memoryBudgetBytes = optionalInt("forward", "memory-budget", v["memory-budget"], { min: 1 });
     // Checked before anything is computed, so a bad --out never costs a forward pass.
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
     const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
@@ -94,7 +96,7 @@ export const command: CliCommand = {
     const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
 
-    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
+    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });

@@ -117,14 +117,14 @@ export const command: CliCommand = {
     }
     const text = v.chat ? tokenizer.applyChatTemplate([{ role: "user", content: String(v.prompt) }], { addGenerationPrompt: true }) : String(v.prompt);
     // Everything that can be wrong with the settings or the prompt fails here, before the engine is built.
-    const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer);
+    const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer, io.err);
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
     const { engine } = await startEngine(model, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
-        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), // Ctrl-C: generate stops at the next step
+        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), warn: () => undefined, // prepareRun above warned already; Ctrl-C: generate stops at the next step
       });
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       io.out(r.trace.partial ? "(interrupted: partial answer)" : r.answer);

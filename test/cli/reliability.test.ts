@@ -147,6 +147,14 @@ describe("output paths: checked before any work, folders created only with --mkd
     expect(readSafetensorsHeader(target).tensors.length).toBeGreaterThan(0);
   });
 
+  it("a forward refused by the memory guard writes no --out file", async () => {
+    const file = path.join(tmp, "guard.safetensors");
+    const r = await run("forward", tinyLlama, "--ids", "1,2,3", "--memory-budget", "1000", "--out", file);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/BudgetError: Forward pass would exceed the memory budget/);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
   it("a generate refused by the memory guard leaves no trace file", async () => {
     const file = path.join(tmp, "guard.fstrace");
     const r = await run("generate", tinyLlada, "--prompt", "hi", "--gen-length", "4", "--memory-budget", "1000", "--trace", file);
