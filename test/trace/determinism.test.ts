@@ -34,7 +34,8 @@ describe("same seed → byte-identical traces, for all four families", () => {
       expect(engine.spec.family).toBe(family);
       const tokenizer = loadTokenizer(ckpt.tokenizer!, { bosTokenId: engine.spec.bosTokenId, eosTokenIds: engine.spec.eosTokenIds });
       try {
-        const text = "Passage 1 : Ada Brook was born in Lima .\nQuestion : Where was Ada Brook born ?";
+        // A held-out record of the synthetic world, in the layout the tiny models are trained on.
+        const text = "Passage 1 : Bifo Mimosis has a home in Viro . The favourite colour of Bifo Mimosis is green .\nQuestion : What is the favourite colour of Bifo Mimosis ?";
         const n = tokenizer.encode(text).ids.length;
         const causal = engine.spec.causal;
         const settings = { genLength: 8, ...(causal ? { stopAtEos: false } : { steps: 4 }), temperature: 1 };
