@@ -316,7 +316,12 @@ function issuesOf(answers: string[], raw: Record<string, unknown>[]): Suspicious
 }
 
 function preview(v: unknown): string {
-  const s = v === undefined ? "undefined (missing)" : JSON.stringify(v);
+  let s: string;
+  try {
+    s = v === undefined ? "undefined (missing)" : JSON.stringify(v);
+  } catch {
+    s = Array.isArray(v) ? "a deeply nested array" : typeof v; // stringify can overflow the stack
+  }
   return s.length > 80 ? s.slice(0, 77) + "…" : s;
 }
 

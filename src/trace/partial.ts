@@ -43,6 +43,6 @@ export function describePartial(trace: Trace): PartialReport | undefined {
     ? "its last record was cut short (loaded with allowTruncated)"
     : hadFinal
       ? `the run stopped after its final pass, before the end record`
-      : `the run stopped after ${done} of ${planned !== undefined ? `${early ? "at most " : ""}${planned}` : "its"} steps`;
+      : `the run stopped after ${done}${planned !== undefined ? ` of ${early ? "at most " : ""}${planned}` : ""} steps`;
   return { summary: `partial trace ${name}: ${how}; missing: ${missing.join(", ")}`, missing };
 }
