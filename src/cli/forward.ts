@@ -6,6 +6,7 @@
  */
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
 import { openModelFiles, startEngine } from "../eval/open.js";
+import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -70,7 +71,9 @@ export const command: CliCommand = {
     const memoryBudgetBytes = optionalInt("forward", "memory-budget", v["memory-budget"], { min: 1 });
     // Checked before anything is computed, so a bad --out never costs a forward pass.
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
-    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    // The weight scan reads every byte: it runs after the cheap checks below, so a bad flag or an
+    // input that is too long never waits for it.
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: false });
     const { checkpoint: ckpt, spec } = model;
 
     let ids: number[];
@@ -96,6 +99,7 @@ export const command: CliCommand = {
     const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
 
+    if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
     const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();

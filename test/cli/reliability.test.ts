@@ -239,6 +239,10 @@ describe("weights and config are checked at load", () => {
     expect(r.err).toMatch(/CheckpointError: Checkpoint weights contain NaN\/Inf in 1 of \d+ tensors/);
     expect(r.err).toContain(`${name} (F32: 1 NaN, 1 Inf, first at flat index 7)`);
     expect(r.err).toMatch(/--no-weight-scan/);
+    // the cheap checks come first: a usage error does not wait for the scan (and wins over it)
+    const tooLong = await run("generate", dir, "--prompt", "hi", "--gen-length", "600");
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.err).toMatch(/max_position_embeddings 512/);
     const skip = await run("forward", dir, "--ids", "1,2,3", "--no-weight-scan");
     expect(skip.code).toBe(0);
     expect(skip.out).toMatch(/NaN/);
