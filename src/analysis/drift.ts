@@ -170,7 +170,10 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
   const stepOf = trace.steps.map((st) => st.step);
   const stepCol = new Int32Array(S * T);
   const posCol = new Int32Array(S * T);
-  for (let i = 0; i < S * T; i++) (stepCol[i] = stepOf[Math.floor(i / T)]), (posCol[i] = i % T);
+  for (let i = 0; i < S * T; i++) {
+    stepCol[i] = stepOf[Math.floor(i / T)];
+    posCol[i] = i % T;
+  }
   const ruleText = describeRule(rule);
   const heatTable = longTable(
     { step: stepCol, position: posCol, value: heat, anchor: Array.from(isAnchor, Boolean), masked: Array.from(isMasked, Boolean) },

@@ -115,8 +115,15 @@ export function floatingAdvantage(p: QkParts, floating: ArrayLike<number>): Omit
     for (let j = 0; j < nk; j++) {
       const c = p.cos[row + j];
       if (Number.isNaN(c)) continue;
-      if (isF[j]) (m.cf += c), (m.nf += p.normProd[row + j]), m.kf++;
-      else (m.co += c), (m.no += p.normProd[row + j]), m.ko++;
+      if (isF[j]) {
+        m.cf += c;
+        m.nf += p.normProd[row + j];
+        m.kf++;
+      } else {
+        m.co += c;
+        m.no += p.normProd[row + j];
+        m.ko++;
+      }
     }
     for (let f = 0; f < nk; f++) {
       if (!isF[f] || Number.isNaN(p.cos[row + f])) continue;
@@ -226,7 +233,10 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     const abs = Array.from(floating, (f) => f + start);
     const isF = new Set(abs);
     const qi = new Int32Array(n * n), ki = new Int32Array(n * n);
-    for (let i = 0; i < n * n; i++) (qi[i] = start + Math.floor(i / n)), (ki[i] = start + (i % n));
+    for (let i = 0; i < n * n; i++) {
+      qi[i] = start + Math.floor(i / n);
+      ki[i] = start + (i % n);
+    }
     tables.push(longTable({ query: qi, key: ki, score: parts.score, cos: parts.cos, normProd: parts.normProd, anchor: Array.from(ki, (j) => isF.has(j)) }, { model: label, layer, heads: String(heads) }));
     summaries.push({ layer, ...sum });
     panels.push({

@@ -27,7 +27,7 @@ describe("findings from numbers", () => {
 
   it("findingsText: headline, one line per model with every number, the paper, the missing models", () => {
     const rows = [...meanFinding(base("tiny-llama", "llama"), [1, 2, 3]), ...valueFinding(base("tiny-llada", "llada"), 7, 2)];
-    const md = findingsText(rows, { headline: "H", paper: "P 1.0", missing: ["tiny-dream"] }).toMimeBundle()["text/markdown"];
+    const md = findingsText(rows, { headline: "H", paper: "P 1.0", missing: ["tiny-dream"] }).toMimeBundle()["text/markdown"] as string;
     expect(md.split("\n\n")[0]).toBe("**H.**");
     expect(md).toContain("- **tiny-llama** (ARM): absorption, % 2 [");
     expect(md).toContain("- **tiny-llada** (MDM): absorption, % 7 (n = 2)");
