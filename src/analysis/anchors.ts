@@ -1,6 +1,6 @@
 /**
  * The ONE sink / floating-anchor detector every analysis shares (paper §5 temporal, §6 absorption,
- * §7 QK; peers.md §3.7).
+ * §7 QK; docs/analyses.md "Anchor rules").
  *
  * Definition: given the head-mean attention each key receives, averaged over query rows
  * (`received`, [key]), an anchor set S is the keys a named rule selects among the eligible keys
@@ -82,7 +82,7 @@ export interface AnchorContext {
   padTokenId?: number;
 }
 
-/** The concrete rule behind `upstream` for each script (paper-analyses §5–§7). */
+/** The concrete rule behind `upstream` for each of the paper's scripts (docs/analyses.md). */
 export function upstreamRule(analysis: UpstreamAnalysis, causal: boolean): ResolvedRule {
   const base = { k: 3, topK: 1, epsilon: 3, scale: "mean" as const, exclude: [] as AnchorExclusion[], label: "upstream" };
   if (analysis === "absorption") {

@@ -1,6 +1,6 @@
 /**
  * Floating anchors across denoising steps — paper §5 / Fig. temporal (`create_temporal.py`, README §1),
- * plus anchor tracking (birth, death, drift, lifetime), which the paper lacks (peers.md §4.3).
+ * plus anchor tracking (birth, death, drift, lifetime), which the paper does not measure.
  *
  * Definition: the temporal drift matrix heat[step, key] is, per denoising step, the `received` column
  * means of the selected layers averaged over those layers; the anchors of each row come from the shared

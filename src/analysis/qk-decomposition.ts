@@ -5,7 +5,7 @@
  * the three [query, key] maps and how much of the floating columns' score advantage over the other
  * columns comes from the angle (cos θ) and how much from the norms (‖q‖‖k‖).
  *
- * Where our default differs from upstream (paper-analyses §12.13), each switchable:
+ * Where our default differs from upstream (docs/analyses.md), each switchable:
  * - GQA: query head h reads KV head ⌊h / (H/H_kv)⌋ (consecutive repetition, as the models do); upstream
  *   used h mod H_kv, wrong whenever H_kv < H (Dream 28:4).
  * - Head averaging: default "score-mean", the mean over heads of per-head score maps (scores the model
