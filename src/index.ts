@@ -46,7 +46,7 @@ export { resolveModelSpec, detectFamily, specTensorNames, ADAPTERS, LIMITS } fro
 export type { FamilyAdapter, BlockNames } from "./graph/adapters/index.js";
 export { FAMILIES } from "./graph/spec.js";
 export type { ModelSpec, Family, BlockWeights, RopeSettings } from "./graph/spec.js";
-export { scanWeights, countNonFinite } from "./graph/scan-weights.js";
+export { scanWeights, countNonFinite, assertFiniteWeights } from "./graph/scan-weights.js";
 export type { ScanResult, ScanOptions, ScanProgress, NonFiniteTensor } from "./graph/scan-weights.js";
 export { describeCheckpoint } from "./graph/describe.js";
 export type { CheckpointDescription } from "./graph/describe.js";

@@ -51,8 +51,20 @@ export interface TokenizerSpecHints {
 const UNICODE_WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\u200C\\u200D";
 const WHITESPACE_RE = new RegExp(`[${UNICODE_WORD}]+|[^${UNICODE_WORD}\\s]+`, "gu");
 
+/** Tokenizer model types of HF `tokenizers` (tokenizer.json `model.type`). */
+export const TOKENIZER_MODEL_TYPES = ["BPE", "WordPiece", "WordLevel", "Unigram"] as const;
+
 export function loadTokenizer(files: TokenizerFiles, spec: TokenizerSpecHints = {}): LoadedTokenizer {
   const model = (files.json.model ?? {}) as Record<string, unknown>;
+  // The library guesses a model for a type it does not know (from the vocab's shape), which
+  // tokenizes differently from the checkpoint's own tokenizer without a word: refuse instead.
+  // An absent type is fine: Rust `tokenizers` and the library both infer it from the fields.
+  if (model.type !== undefined && !(TOKENIZER_MODEL_TYPES as readonly unknown[]).includes(model.type)) {
+    throw new CheckpointError("tokenizer.json has an unknown tokenizer model type", {
+      file: files.path, field: "model.type", expected: TOKENIZER_MODEL_TYPES.map((t) => JSON.stringify(t)).join(", "),
+      found: typeof model.type === "string" ? JSON.stringify(model.type.slice(0, 60)) : typeof model.type,
+    });
+  }
   const unkFromModel = typeof model.unk_token === "string" ? model.unk_token : undefined;
   const libConfig: Record<string, unknown> = { ...files.config };
   if (specialTokenString(libConfig, "unk_token") === undefined && unkFromModel !== undefined) libConfig.unk_token = unkFromModel;

@@ -13,7 +13,7 @@ import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { loadTokenizer, type LoadedTokenizer } from "../checkpoint/tokenizer.js";
 import type { Checkpoint } from "../checkpoint/types.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
-import { scanWeights } from "../graph/scan-weights.js";
+import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { Family, ModelSpec } from "../graph/spec.js";
 import { createEngine, type EngineOptions, type OnnxEngine } from "../runtime/engine.js";
 import { CheckpointError } from "../util/errors.js";
@@ -60,19 +60,8 @@ export function openModelFiles(modelPath: string, options: ModelFilesOptions & {
 export function openModelFiles(modelPath: string, options: ModelFilesOptions = {}): ModelFiles<LoadedTokenizer | undefined> {
   const checkpoint = openCheckpoint(modelPath);
   const spec = resolveModelSpec(checkpoint);
-  if (options.scanWeights !== false) {
-    const bad = scanWeights(checkpoint, spec).nonFinite;
-    if (bad.length > 0) {
-      const b = bad[0];
-      throw new CheckpointError("The weights hold non-finite values", {
-        file: b.file,
-        field: b.tensor,
-        expected: "finite numbers",
-        found: `${b.nanCount} NaN and ${b.infCount} ±Inf (first at flat index ${b.firstIndex})${bad.length > 1 ? `; ${bad.length - 1} more tensor(s) too` : ""}`,
-        hint: "re-download or re-export the checkpoint; pass scanWeights: false to open it anyway",
-      });
-    }
-  }
+  // Scanned here, once, by tensor name (startEngine then tells the engine not to scan again).
+  if (options.scanWeights !== false) assertFiniteWeights(checkpoint, spec);
   if (!checkpoint.tokenizer && options.tokenizer !== "optional") {
     throw new CheckpointError("This checkpoint has no tokenizer", {
       file: path.join(checkpoint.dir, "tokenizer.json"),
@@ -95,7 +84,8 @@ export function openModelFiles(modelPath: string, options: ModelFilesOptions = {
 export async function startEngine<Tok extends LoadedTokenizer | undefined>(files: ModelFiles<Tok>, options: Omit<OpenModelOptions, keyof ModelFilesOptions> = {}): Promise<OpenModel<Tok>> {
   const { probes, ...engineOptions } = options;
   const request = typeof probes === "function" ? probes(files.spec) : (probes ?? {});
-  const engine = await createEngine({ spec: files.spec, tensors: files.checkpoint.tensors }, { ...engineOptions, probes: request });
+  // openModelFiles already scanned the weights (or the caller opted out): no second pass here.
+  const engine = await createEngine({ spec: files.spec, tensors: files.checkpoint.tensors }, { ...engineOptions, scanWeights: false, probes: request });
   return { ...files, engine, dispose: () => engine.dispose() };
 }
 

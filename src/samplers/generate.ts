@@ -91,6 +91,7 @@ export async function generate(
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
     throw new SettingsError("Invalid batchSize", { file: "settings", field: "batchSize", expected: "an integer ≥ 1", found: String(options.batchSize) });
   }
+  preflightBudget(engine, cfg, encoded, batchSize);
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
@@ -142,6 +143,20 @@ async function runBatch(
   } finally {
     for (const r of recorders.values()) r.close();
   }
+}
+
+/**
+ * The memory guard, before any trace file is opened: the largest forward of the run is a full
+ * batch (doubled by classifier-free guidance) at the longest prompt + genLength, reading at most
+ * genLength logit rows per row when the strategy selects rows (it reads only generated positions). A run the guard
+ * would stop at its first step is refused here, leaving nothing on disk.
+ */
+function preflightBudget(engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[], batchSize: number): void {
+  if (!engine.preflight) return;
+  const seq = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
+  const batch = Math.min(batchSize, encoded.length) * (cfg.cfgScale > 0 ? 2 : 1);
+  const selective = STRATEGIES[cfg.sampler](cfg, engine.spec).rowsNeeded !== undefined;
+  engine.preflight(batch, seq, selective ? Math.min(seq, cfg.genLength) : seq);
 }
 
 /** JSON with object keys sorted, so {a, b} and {b, a} compare equal. */
