@@ -1,9 +1,10 @@
 import { defineConfig } from "vitest/config";
 
 // Test tiers (README "Tests"): `vitest run` runs them all; `vitest run --project <tier>` one of them.
-// integration = needs a second process or language (a real Jupyter kernel over ZMQ, Python + torch/numpy);
+// integration = needs a second process, language or checkout (a real Jupyter kernel over ZMQ, Python + torch/numpy,
+// a fresh clone set up with npm ci);
 // notebooks = executes notebooks headless (or reads them); browser = JupyterLab in a headless browser.
-const INTEGRATION = ["test/kernel/**/*.test.ts", "test/training/**/*.test.ts", "test/trace/python-reader.test.ts"];
+const INTEGRATION = ["test/kernel/**/*.test.ts", "test/training/**/*.test.ts", "test/trace/python-reader.test.ts", "test/cli/fresh-clone.test.ts"];
 const NOTEBOOKS = ["test/notebooks/**/*.test.ts"];
 const BROWSER = ["test/widgets/browser/**/*.test.ts"];
 
