@@ -165,7 +165,7 @@ class HfTokenizer implements LoadedTokenizer {
     const replayed = this.replayedOffsets(text, rawTokens);
     const offsetsExact = replayed !== undefined && !replayed.coarse;
     const offsets = replayed?.offsets ?? this.fallbackOffsets(text, rawTokens);
-    const ids: number[] = [], tokens: string[] = [], spans: CharSpan[] = [];
+    const ids: number[] = [], tokens: string[] = [], spans: CharSpan[] = [], unknown: string[] = [];
     for (let i = 0; i < rawTokens.length; i++) {
       let id: number | undefined = r.ids[i];
       let token = rawTokens[i];
@@ -173,13 +173,21 @@ class HfTokenizer implements LoadedTokenizer {
         if (this.unkId === undefined) continue; // no unknown token: Rust drops the piece too
         id = this.unkId;
       }
-      // WordLevel's unknown words come back as the raw word; Rust reports the unk token.
-      if (id === this.unkId && this.unkToken !== undefined && this.lib.token_to_id(token) === undefined) token = this.unkToken;
+      // WordLevel's unknown words come back as the raw word; Rust reports the unk token. Either way the
+      // text it stood for is recorded, so callers can say which words the model never saw.
+      if (id === this.unkId && this.unkToken !== undefined) {
+        const wasRaw = this.lib.token_to_id(token) === undefined;
+        if (wasRaw || !text.includes(this.unkToken)) {
+          const [a, b] = offsets[i] ?? [0, 0];
+          unknown.push(b > a ? text.slice(a, b) : token);
+        }
+        if (wasRaw) token = this.unkToken;
+      }
       ids.push(id);
       tokens.push(token);
       spans.push(offsets[i]);
     }
-    return { ids, tokens, offsets: spans, offsetsExact };
+    return { ids, tokens, offsets: spans, offsetsExact, unknown };
   }
 
   /** Replayed pieces, placed inside the library's post-processed token list. */
