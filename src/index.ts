@@ -115,6 +115,8 @@ export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/op
 export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
+export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";
+export type { NotebookSettings, NotebookSettingsOptions, QaSet, QaContext, DecodeQaOptions, DecodedModel, Device } from "./eval/notebook.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
 export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
 
@@ -204,4 +206,8 @@ export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
+export { meanFinding, valueFinding, compareGroups, findingsText, markdown, formatNumber, PARADIGM_OF_FAMILY } from "./display/findings-text.js";
+export type { FindingBase, FindingsTextOptions, Measurement } from "./display/findings-text.js";
+export { mean, bootstrapCi } from "./util/stats.js";
+export type { BootstrapOptions } from "./util/stats.js";
 export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";

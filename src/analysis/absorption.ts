@@ -49,7 +49,10 @@ export function summarizeOverSamples(
     let c = 0;
     for (let i = 0; i < numSamples; i++) {
       const v = values[i * numLayers + l];
-      if (!Number.isNaN(v)) (s += v), c++;
+      if (!Number.isNaN(v)) {
+        s += v;
+        c++;
+      }
     }
     const m = c ? s / c : NaN;
     let v2 = 0;

@@ -43,7 +43,7 @@ export interface QaRecord {
   /**
    * Deterministic id: `<row>-<hash>`, the 0-based row index among the file's records and the first 10
    * hex digits of SHA-256 over the question and answers. Stable across runs and machines (upstream used
-   * Python's salted `hash()`, paper-analyses §12.8); a changed file changes the hash, so resuming
+   * Python's salted `hash()`, which changes between processes); a changed file changes the hash, so resuming
    * against a different file cannot silently reuse results.
    */
   id: string;

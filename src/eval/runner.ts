@@ -7,7 +7,7 @@
  * extract the answer (metrics.ts `AnswerExtraction`), score it against every gold answer.
  *
  * Failures are per question, never swallowed: the row carries `error`, the summary counts errors, and
- * means are over the questions that ran (upstream swallowed exceptions and counted files, §12.22).
+ * means are over the questions that ran (upstream swallowed exceptions and counted files).
  * Resuming skips (setting, id) pairs that already have a successful row in the results file; failed
  * ones run again.
  */
