@@ -26,7 +26,7 @@ import { bufferReader, decodeBlob, encodePreamble, encodeRecord, framedRecords, 
 import { decodeTrace } from "../../src/trace/reader.js";
 import { FakeEngine, FakeTokenizer } from "../support/fake-engine.js";
 import { writeTinyCheckpoint } from "../support/family-checkpoints.js";
-import type { Accepted, Expectation, FuzzCase, FuzzTarget, Rng } from "./harness.js";
+import type { Accepted, Expectation, FuzzTarget, Rng } from "./harness.js";
 
 // ---------------------------------------------------------------- shared helpers
 
