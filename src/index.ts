@@ -151,7 +151,7 @@ export { getProbe, probeLayers, resolveLayers } from "./analysis/probes-access.j
 export type { PassRef } from "./analysis/probes-access.js";
 export { longTable, tensorTable, concatTables } from "./analysis/tables.js";
 export { accuracyCurves, bootstrap, bootstrapMean, distractorDrop, positionSpread, curvesPayload, quantile } from "./analysis/robustness.js";
-export type { QaRow, Interval, AccuracyCurve, CurvePoint, RobustnessAxis, BootstrapOptions } from "./analysis/robustness.js";
+export type { QaRow, Interval, AccuracyCurve, CurvePoint, RobustnessAxis, BootstrapOptions as RobustnessBootstrapOptions } from "./analysis/robustness.js";
 export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./protocol/specs.js";
 export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec, DriftSpec, TokenTypesSpec, AnalysisSpec } from "./protocol/specs.js";
 
@@ -222,5 +222,5 @@ export type { FindingBase, FindingsTextOptions, Measurement } from "./display/fi
 export { mean, bootstrapCi } from "./util/stats.js";
 export type { BootstrapOptions } from "./util/stats.js";
 export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";
-export { buildClaims, judgeClaims, collectFindings, formatNumber, CLAIMS, PARADIGM_OF } from "./display/claims.js";
+export { buildClaims, judgeClaims, collectFindings, formatClaimNumber, CLAIMS, PARADIGM_OF } from "./display/claims.js";
 export type { ClaimResult, ClaimText, Verdict, SourcedFinding, Paradigm } from "./display/claims.js";

@@ -96,7 +96,7 @@ export interface ClaimResult {
 }
 
 /** Numbers in CLAIMS.md: 3 significant digits (at least one decimal for |x| ≥ 100), as the test re-derives them. */
-export function formatNumber(x: number): string {
+export function formatClaimNumber(x: number): string {
   if (Number.isInteger(x)) return String(x);
   const a = Math.abs(x);
   if (a >= 100) return x.toFixed(1);
@@ -195,7 +195,7 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     if (r.findings.length === 0) continue;
     out.push("| model | family | tier | quantity | ours | 95 % interval | n | notebook |", "|---|---|---|---|---|---|---|---|");
     for (const f of r.findings) {
-      out.push(`| ${cell(f.model)} | ${cell(f.family)} | ${cell(f.tier)} | ${cell(f.quantity)} | ${formatNumber(f.value)} | ${f.ci95 ? `[${formatNumber(f.ci95[0])}, ${formatNumber(f.ci95[1])}]` : "—"} | ${f.n} | ${cell(f.source)} |`);
+      out.push(`| ${cell(f.model)} | ${cell(f.family)} | ${cell(f.tier)} | ${cell(f.quantity)} | ${formatClaimNumber(f.value)} | ${f.ci95 ? `[${formatClaimNumber(f.ci95[0])}, ${formatClaimNumber(f.ci95[1])}]` : "—"} | ${f.n} | ${cell(f.source)} |`);
     }
     out.push("");
   }

@@ -3,7 +3,7 @@
  * with no finding say "not measured", verdicts follow the intervals, and every number traces back.
  */
 import { describe, expect, it } from "vitest";
-import { buildClaims, formatNumber } from "../../src/display/claims.js";
+import { buildClaims, formatClaimNumber } from "../../src/display/claims.js";
 import { CLAIM_IDS, findings, type Finding } from "../../src/display/findings.js";
 import { untracedNumbers } from "./claims-trace.js";
 
@@ -67,7 +67,7 @@ describe("CLAIMS.md", () => {
 
   it("lists ours per model and tier with the paper's number beside them", () => {
     expect(markdown).toContain("paper Table 1, average gain with RAG: Llama +7.37, Qwen +9.64, Dream +13.23, LLaDA +25.68 points");
-    expect(markdown).toContain(`| tiny-llama | llama | tiny | absorption, % (rule upstream, mean over layers) | ${formatNumber(61.25)} | [${formatNumber(55.5)}, ${formatNumber(66.125)}] | 8 | 02-absorption.ipynb |`);
+    expect(markdown).toContain(`| tiny-llama | llama | tiny | absorption, % (rule upstream, mean over layers) | ${formatClaimNumber(61.25)} | [${formatClaimNumber(55.5)}, ${formatClaimNumber(66.125)}] | 8 | 02-absorption.ipynb |`);
     expect(markdown).toContain("| llada-8b | llada | real | accuracy drop from 0 to 10 distractors (points) | 12.5 | [2.50, 22.5] | 40 | 08-robustness.ipynb |");
   });
 

@@ -20,7 +20,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFindings } from "../../src/display/findings.js";
 import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/models.js";
 import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
 import { untracedNumbers } from "../display/claims-trace.js";
@@ -71,6 +70,7 @@ const CLAIMS: Record<Name, string[]> = {
   "05-region-rollout": [],
   "06-qa-rag": ["rag-gain-mdm-vs-arm"],
   "07-floating-token-types": ["shallow-structural-deep-content"],
+  "08-robustness": ["robust-distractors", "robust-position"],
 };
 const presentIn = (n: Name) => FAMILIES[n].filter((f) => f in NAME);
 const runsOn = (n: Name) => presentIn(n).length > 0;
