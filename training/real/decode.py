@@ -10,6 +10,8 @@ the reference numbers are the engine's).
 """
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import sys
 
@@ -41,13 +43,14 @@ def prompt_ids(tok, question: str, passages: list[str] | None) -> list[int]:
 
 @torch.no_grad()
 def greedy_arm(m, ids: list[int], eos: int, max_new: int = 10) -> list[int]:
+    cache = [[] for _ in m.layers]
     x, out = list(ids), []
     for _ in range(max_new):
-        t = int(m(torch.tensor([x]), rows=torch.tensor([[False] * (len(x) - 1) + [True]]))[0].argmax())
+        t = int(m(torch.tensor([x]), rows=torch.tensor([[False] * (len(x) - 1) + [True]]), cache=cache)[0].argmax())
         if t == eos:
             break
         out.append(t)
-        x.append(t)
+        x = [t]
     return out
 
 
@@ -59,6 +62,7 @@ def dream_timesteps(steps: int, eps: float = 1e-3) -> torch.Tensor:
 def dream_decode(m, ids: list[int], mask_id: int, eos: int, gen: int = GEN, steps: int = GEN) -> list[int]:
     x = torch.tensor([list(ids) + [mask_id] * gen])
     ts = dream_timesteps(steps)
+    logits, seen = None, None
     for i in range(steps):
         masked = (x[0] == mask_id).nonzero().flatten()
         nm = len(masked)
@@ -66,7 +70,8 @@ def dream_decode(m, ids: list[int], mask_id: int, eos: int, gen: int = GEN, step
             break
         rows = torch.zeros_like(x, dtype=torch.bool)
         rows[0, masked - 1] = True  # shifted: row p−1 gives position p
-        logits = m(x, rows=rows)
+        if seen is None or not torch.equal(seen, x):  # a step that wrote nothing leaves the canvas as it was
+            logits, seen = m(x, rows=rows), x.clone()
         p = torch.softmax(logits.double(), -1)
         conf = (p * torch.log(p.clamp_min(1e-300))).sum(-1)  # negative entropy
         tok = p.argmax(-1)
@@ -113,3 +118,15 @@ def evaluate(m, kind: str, tok, records: list[dict], settings, limit: dict | Non
         if samples:
             res[s]["samples"] = shown
     return res
+
+
+def read_jsonl(path: str, limit: int | None = None) -> list[dict]:
+    opener = gzip.open if path.endswith(".gz") else open
+    out = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                out.append(json.loads(line))
+                if limit and len(out) >= limit:
+                    break
+    return out

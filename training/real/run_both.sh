@@ -12,7 +12,7 @@ mkdir -p training/runs
 : > training/runs/smol.pids
 for obj in mdm arm; do
   setsid nice -n 19 /usr/bin/python3 training/real/train.py --objective "$obj" --run "training/runs/smol-$obj" \
-    --steps "$STEPS" >> "training/runs/smol-$obj.log" 2>&1 &
+    --steps "$STEPS" --eval-every 50 --val-n 16 >> "training/runs/smol-$obj.log" 2>&1 &
   echo $! >> training/runs/smol.pids
 done
 cat training/runs/smol.pids

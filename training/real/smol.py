@@ -260,7 +260,7 @@ class Block(nn.Module):
         self.mlp_norm = nn.Parameter(sd[p + "post_attention_layernorm.weight"].clone())
         self.hp = hp
 
-    def forward(self, x, cos, sin, bias, want_attn=False):
+    def forward(self, x, cos, sin, bias, want_attn=False, cache=None):
         hp = self.hp
         B, T, _ = x.shape
         H, KV, D = hp["heads"], hp["kv_heads"], hp["hidden"] // hp["heads"]
@@ -269,6 +269,10 @@ class Block(nn.Module):
         k = self.k(h).view(B, T, KV, D).transpose(1, 2)
         v = self.v(h).view(B, T, KV, D).transpose(1, 2)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if cache is not None:  # causal decoding: keys/values of the earlier positions (list, updated here)
+            if cache:
+                k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
+            cache[:] = [k, v]
         k = k.repeat_interleave(H // KV, dim=1)
         v = v.repeat_interleave(H // KV, dim=1)
         s = (q @ k.transpose(-1, -2)) / math.sqrt(D) + bias
@@ -301,22 +305,26 @@ class SmolLM(nn.Module):
         return e
 
     def forward(self, ids: torch.Tensor, key_pad: torch.Tensor | None = None, rows: torch.Tensor | None = None,
-                want_attn: bool = False):
+                want_attn: bool = False, cache: list | None = None):
         """ids [B,T]; key_pad [B,T] True where a position is padding (never attended to); rows: if given, a
         bool [B,T] selecting which positions' logits to compute (saves the 49k-wide head elsewhere).
-        Returns logits ([B,T,V] or [N,V]) and, with want_attn, the attention probabilities per layer."""
+        cache: for causal decoding, one list per layer (start with [[] for each layer]); positions continue
+        after the cached ones. Returns logits ([B,T,V] or [N,V]) and, with want_attn, the attention
+        probabilities per layer."""
         B, T = ids.shape
         E = self.embedding()
         x = F.embedding(ids, E)
-        cos, sin = rope_tables(T, self.hp["hidden"] // self.hp["heads"], self.hp["rope_theta"])
-        bias = torch.zeros(B, 1, T, T)
+        past = cache[0][0].shape[2] if cache and cache[0] else 0
+        cos, sin = rope_tables(past + T, self.hp["hidden"] // self.hp["heads"], self.hp["rope_theta"])
+        cos, sin = cos[past:], sin[past:]
+        bias = torch.zeros(B, 1, T, past + T)
         if self.causal:
-            bias = bias + torch.full((T, T), float("-inf")).triu(1)
+            bias = bias + torch.full((T, past + T), float("-inf")).triu(past + 1)
         if key_pad is not None:
             bias = bias.masked_fill(key_pad[:, None, None, :], float("-inf"))
         attns = []
-        for blk in self.layers:
-            x, a = blk(x, cos, sin, bias, want_attn)
+        for li, blk in enumerate(self.layers):
+            x, a = blk(x, cos, sin, bias, want_attn, None if cache is None else cache[li])
             if want_attn:
                 attns.append(a)
         x = rms_norm(x, self.final_norm, self.hp["rms_norm_eps"])
