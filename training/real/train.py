@@ -152,6 +152,14 @@ def main() -> None:
         opt.load_state_dict(st["opt"])
         step, tokens, best = st["step"], st["tokens"], st["best"]
         print(f"resumed at step {step}", flush=True)
+        for name in ("metrics.csv", "eval.csv"):  # drop rows written after the checkpoint
+            path = os.path.join(a.run, name)
+            if os.path.exists(path):
+                with open(path) as f:
+                    lines = f.read().splitlines()
+                keep = [lines[0]] + [ln for ln in lines[1:] if int(ln.split(",")[0]) <= step]
+                with open(path, "w") as f:
+                    f.write("\n".join(keep) + "\n")
     with open(os.path.join(a.run, "run.json"), "w") as f:
         json.dump({**vars(a), "trainable_params": n_params, "blas_core": smol.blas_core(),
                    "mask_id": smol.MASK_ID if mdm else None}, f, indent=2)
@@ -173,7 +181,12 @@ def main() -> None:
 
     last_ck = time.time()
     kind = "dream" if mdm else "arm"
+    target = os.path.join(a.run, "target_steps")  # write a number here to change --steps of a live run
     while step < a.steps:
+        if os.path.exists(target):
+            a.steps = int(open(target).read().strip() or a.steps)
+            if step >= a.steps:
+                break
         if step % a.eval_every == 0 and not _evaluated(a.run, step):
             t0 = time.time()
             acc = decode.evaluate(m, kind, tok, val, ["oracle"])["oracle"]["accuracy"]
