@@ -96,10 +96,19 @@ def main() -> None:
     steps = [mdm_steps(mdm, p) for p in prompts]
     runs["mdm_step0"] = [s[0] for s in steps]
     runs["mdm_last_step"] = [s[-1] for s in steps]
+    canvases = {"base_causal": prompts, "causal_twin": prompts,
+                "base_bidirectional": [p + [smol.MASK_ID] * decode.GEN for p in prompts],
+                "mdm_step0": [p + [smol.MASK_ID] * decode.GEN for p in prompts], "mdm_last_step": None}
     for name, prof in runs.items():
-        res["models"][name] = {"share_pos0_per_layer": mean_layers(prof),
-                               "anchor_per_layer": [p["anchor"] for p in prof],
-                               "T": [p["T"] for p in prof]}
+        L = len(prof[0]["anchor"])
+        ent = {"share_pos0_per_layer": mean_layers(prof),
+               "anchor_per_layer": [p["anchor"] for p in prof],
+               "anchor_share_per_layer": [round(sum(p["anchor_share"][l] for p in prof) / len(prof), 3) for l in range(L)],
+               "T": [p["T"] for p in prof]}
+        if canvases.get(name):  # the anchor's token, first prompt (tokens as the tokenizer spells them)
+            ids0 = canvases[name][0]
+            ent["anchor_token_prompt0"] = [tok.tk.id_to_token(ids0[j]) for j in prof[0]["anchor"]]
+        res["models"][name] = ent
     # Anchor drift across the MDM's denoising steps: per prompt and layer, the distinct anchor positions.
     drift = []
     for s in steps:

@@ -93,6 +93,16 @@ def render() -> str:
             out.append(f"| {layer} | " + " | ".join(f"{mods[k]['share_pos0_per_layer'][layer]:.2f}" for k, _ in names) + " |")
         mean = {k: sum(mods[k]["share_pos0_per_layer"]) / L for k, _ in names}
         out.append("| mean | " + " | ".join(f"{mean[k]:.2f}" for k, _ in names) + " |")
+        out += ["", "Where the attention goes instead: per layer, the most-attended key of the first prompt and its "
+                "share (mean over heads and queries; mean share over the prompts):", "",
+                "| layer | base, causal | base, bidirectional | MDM, step 0 | causal twin |", "|---|---|---|---|---|"]
+        for layer in range(L):
+            cells = []
+            for k in ("base_causal", "base_bidirectional", "mdm_step0", "causal_twin"):
+                mk = mods[k]
+                cells.append(f"`{mk['anchor_token_prompt0'][layer]}` @{mk['anchor_per_layer'][0][layer]} "
+                             f"({mk['anchor_share_per_layer'][layer]:.2f})")
+            out.append(f"| {layer} | " + " | ".join(cells) + " |")
         moving = at["mdm_layers_with_moving_anchor"]
         out += ["", f"Layers (of {L}) whose most-attended key changes across the MDM's 8 denoising steps, per prompt: "
                 f"{', '.join(str(x) for x in moving)}."]

@@ -5,7 +5,7 @@
 # (SkylakeX for AVX-512 Xeons and Zen 4 EPYCs, Haswell for AVX2-only ones; check /proc/cpuinfo).
 set -e
 cd "$(dirname "$0")/../.."
-STEPS=${STEPS:-160}
+STEPS=${STEPS:-90}
 : "${OPENBLAS_CORETYPE:=SkylakeX}"
 export OPENBLAS_CORETYPE
 mkdir -p training/runs
