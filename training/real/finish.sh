@@ -7,8 +7,8 @@ cd "$(dirname "$0")/../.."
 : "${OPENBLAS_CORETYPE:=SkylakeX}"
 export OPENBLAS_CORETYPE
 PY="nice -n 19 /usr/bin/python3"
-MDM_N=${MDM_N:-"oracle=60 closed_book=20 gold_4=20 gold_9=10"}
-ARM_N=${ARM_N:-"oracle=150 closed_book=60 gold_4=60 gold_9=30"}
+MDM_N=${MDM_N:-"oracle=40 closed_book=10 gold_4=16"}
+ARM_N=${ARM_N:-"oracle=150 closed_book=40 gold_4=60 gold_9=30"}
 wait_run() {  # $1 = objective: until no train.py of that run is alive
   while pgrep -f "train.py --objective $1 " > /dev/null; do sleep 20; done
 }
