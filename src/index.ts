@@ -46,7 +46,7 @@ export { resolveModelSpec, detectFamily, specTensorNames, ADAPTERS, LIMITS } fro
 export type { FamilyAdapter, BlockNames } from "./graph/adapters/index.js";
 export { FAMILIES } from "./graph/spec.js";
 export type { ModelSpec, Family, BlockWeights, RopeSettings } from "./graph/spec.js";
-export { scanWeights, countNonFinite } from "./graph/scan-weights.js";
+export { scanWeights, countNonFinite, assertFiniteWeights } from "./graph/scan-weights.js";
 export type { ScanResult, ScanOptions, ScanProgress, NonFiniteTensor } from "./graph/scan-weights.js";
 export { describeCheckpoint } from "./graph/describe.js";
 export type { CheckpointDescription } from "./graph/describe.js";
@@ -55,6 +55,8 @@ export type { CheckpointDescription } from "./graph/describe.js";
 export { buildModelGraph, F32_MIN } from "./graph/model.js";
 export type { BuildOptions, BuiltGraph } from "./graph/model.js";
 export { probeOutputs, validateProbeRequest } from "./graph/probes.js";
+export { PROBES, PROBE_AXES, DEFAULT_PROBES, REQUEST_KEYS, probeInfo, probeName, parseProbeName } from "./util/probes.js";
+export type { ProbeRequest, ProbeInfo, ProbeKind, RequestKey, CostClass, Axis } from "./util/probes.js";
 export type { ProbeOutput } from "./graph/probes.js";
 export { ropeInvFreq, positionIdsFromMask } from "./graph/rope.js";
 export { GraphBuilder } from "./graph/onnx/builder.js";
@@ -84,6 +86,8 @@ export { TraceRecorder } from "./samplers/recorder.js";
 export { TRACE_FORMAT_VERSION } from "./trace/types.js";
 export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
 export { readTrace, decodeTrace, readTraceHeader, traceSteps } from "./trace/reader.js";
+export { describePartial } from "./trace/partial.js";
+export type { PartialReport } from "./trace/partial.js";
 export type { ReadTraceOptions, TraceMeta } from "./trace/reader.js";
 export { TraceWriter, writeTrace, encodeTrace } from "./trace/writer.js";
 export type { TraceHeader, TraceEnd } from "./trace/writer.js";
@@ -91,8 +95,8 @@ export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";
 export type { TraceDims } from "./trace/size.js";
 
 // --- eval: QA harness (datasets, settings, prompts, metrics, runner) ----------------------------
-export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV } from "./eval/datasets.js";
-export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress } from "./eval/datasets.js";
+export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV, newDataReport, describeDataReport, SUSPICIOUS_KINDS } from "./eval/datasets.js";
+export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress, QaDataReport, SuspiciousKind } from "./eval/datasets.js";
 export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./eval/contexts.js";
 export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
 export {
@@ -103,14 +107,16 @@ export {
   normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS,
 } from "./eval/metrics.js";
 export type { QaScores, AnswerExtraction } from "./eval/metrics.js";
-export { runEval, summarizeResults, readResults, readDoneKeys } from "./eval/runner.js";
+export { runEval, summarizeResults, readResults, readDoneKeys, ResultsFileError } from "./eval/runner.js";
 export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
-export { openEvalModel } from "./eval/open.js";
-export { findModels, modelsNote, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
+export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
+export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
-export type { EvalModel } from "./eval/open.js";
+export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
+export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";
+export type { NotebookSettings, NotebookSettingsOptions, QaSet, QaContext, DecodeQaOptions, DecodedModel, Device } from "./eval/notebook.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
 export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
 
@@ -200,4 +206,8 @@ export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
+export { meanFinding, valueFinding, compareGroups, findingsText, markdown, formatNumber, PARADIGM_OF_FAMILY } from "./display/findings-text.js";
+export type { FindingBase, FindingsTextOptions, Measurement } from "./display/findings-text.js";
+export { mean, bootstrapCi } from "./util/stats.js";
+export type { BootstrapOptions } from "./util/stats.js";
 export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";

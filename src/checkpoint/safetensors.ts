@@ -14,7 +14,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
-import { layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
+import { openRegularFile } from "../util/paths.js";
+import { checkCoverage, layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 import type { SafetensorsDType, TensorInfo } from "./types.js";
 
 /** Bytes per element for each dtype. */
@@ -43,15 +44,19 @@ export interface SafetensorsHeader {
  * @param file path (symlinks are resolved: ORT external data must name the real file)
  */
 export function readSafetensorsHeader(file: string): SafetensorsHeader {
+  // A FIFO, socket, folder, dangling link or loop named *.safetensors is refused here; the open
+  // never blocks (O_NONBLOCK) and the descriptor itself is checked.
+  const opened = openRegularFile(file, { what: "safetensors file", error: CheckpointError, field: "(file)" });
+  const fd = opened.fd;
   let real: string;
   try {
-    real = fs.realpathSync(file);
+    real = fs.realpathSync(opened.path);
   } catch {
+    fs.closeSync(fd);
     throw new CheckpointError("Safetensors file not found", { file, field: "(file)", expected: "an existing .safetensors file" });
   }
-  const fd = openOrThrow(real, file);
   try {
-    const fileSize = fs.fstatSync(fd).size;
+    const fileSize = opened.size;
     if (fileSize < 8) {
       throw new CheckpointError("Safetensors file is too short to hold a header length", {
         file, field: "header length", expected: "at least 8 bytes", found: `${fileSize} bytes`,
@@ -93,6 +98,7 @@ const ISSUE_MESSAGE: Record<SafetensorsIssue["kind"], string> = {
   header: "Safetensors header is not a JSON object",
   entry: "Safetensors header entry is invalid",
   overlap: "Safetensors tensors overlap",
+  coverage: "Safetensors data is not exactly covered by its tensors",
 };
 
 function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSize: number): SafetensorsHeader {
@@ -104,6 +110,7 @@ function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSiz
   const entries = validateTensorEntries(json, fileSize - dataStart, DTYPE_BYTES, fail, (entry) => {
     metadata = validateMetadata(file, entry);
   });
+  checkCoverage(entries, fileSize - dataStart, fail);
   const tensors: TensorInfo[] = entries.map(({ name, dtype, shape, begin, end }) => ({
     name, file, dtype: dtype as SafetensorsDType, shape, byteOffset: dataStart + begin, byteLength: end - begin,
   }));
