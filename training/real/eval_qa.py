@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--data", default="models/world/eval-heldout.jsonl.gz")
     ap.add_argument("--n", nargs="+", default=["oracle=100"], help="setting=count …, in the order run")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--append", action="store_true", help="keep the settings already in --out (same model)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     if a.delta:
@@ -49,6 +50,11 @@ def main() -> None:
                        "dream": "Dream diffusion_generate at tau 0: shifted logits, entropy order, "
                                 "8 masks, 8 steps, eps 1e-3"}[kind],
            "blas_core": smol.blas_core(), "results": {}, "seconds": {}}
+    if a.append and os.path.exists(a.out):
+        prev = json.load(open(a.out))
+        if prev["model"] != out["model"] or prev.get("delta_step") != out["delta_step"]:
+            raise SystemExit(f"{a.out} holds results of another model ({prev['model']}, step {prev.get('delta_step')})")
+        out["results"], out["seconds"] = prev["results"], prev["seconds"]
     for s, n in limits.items():
         t0 = time.time()
         r = decode.evaluate(m, kind, tok, recs, [s], limit={s: n}, samples=3)[s]
