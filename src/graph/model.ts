@@ -26,6 +26,7 @@ import { GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
 import { emitLogitHead, SUMMARY_OUTPUTS } from "./logits.js";
 import { chunkProbes, emitQkProbes, finishProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ChunkPartials, type ProbeContext, type ProbeOutput } from "./probes.js";
+import { emitInterventions, type InterventionGraph } from "./interventions.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
 
@@ -47,6 +48,11 @@ export interface BuildOptions {
    * positions) and the `logit_summary.*` outputs; `logits` becomes [batch, rows, vocab]. See logits.ts.
    */
   logitRows?: boolean;
+  /**
+   * Attention interventions (default false): adds the inputs of interventions.ts (hidden keys and
+   * an additive bias per layer and head, self-only query rows), applied before each softmax.
+   */
+  interventions?: boolean;
 }
 
 export interface BuiltGraph {
@@ -160,6 +166,11 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     allowed = g.and(allowed, g.not(future));
   }
   const maskFill = g.constF32([F32_MIN], []);
+  let iv: InterventionGraph | undefined;
+  if (options.interventions) {
+    iv = emitInterventions(g, { allowed, T, KV, G, numLayers: spec.numLayers, numHeads: H });
+    inputNames.push(...iv.inputs);
+  }
   // query rows per chunk: ceil(T / K)
   const chunkSize = g.div(g.add(T, g.constI64([K - 1])), g.constI64([K]));
 
@@ -213,17 +224,19 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const partials: ChunkPartials[] = [];
     const contexts: string[] = [];
     let after: string[] = []; // values of the previous chunk that the next one must wait for
+    const allowedL = iv ? iv.layerAllowed(l) : allowed; // with interventions it always has a query axis
     for (let c = 0; c < K; c++) {
-      let qc = q5, allowedC = allowed, start: string | undefined, end: string | undefined;
+      let qc = q5, allowedC = allowedL, start: string | undefined, end: string | undefined;
       if (K > 1) {
         // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
         const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
         start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
         end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
         qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
-        if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
+        if (spec.causal || iv) allowedC = g.node("Slice", [allowedL, start, end, g.constI64([3])]);
       }
-      const scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+      let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+      if (iv) scores = g.add(scores, iv.layerBias(l));
       const p5 = g.softmax(g.where(allowedC, scores, maskFill), -1);
       const partial = chunkProbes(g, ctx, l, { p5, start, end });
       partials.push(partial);
