@@ -14,8 +14,9 @@ import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
 import {
   bufferReader, decodeBlob, decodePreamble, fileReader, framedRecords, PREAMBLE_BYTES, type ReadAt, type RecordPlace, type TraceRecord,
 } from "./codec.js";
+import { readPassIntervention, readTraceIntervention } from "./intervention.js";
 import { Check, readProbes } from "./schema.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TracePrompt, type TraceStep } from "./types.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceIntervention, type TracePrompt, type TraceStep } from "./types.js";
 
 export interface ReadTraceOptions {
   /** Load the complete records of a file whose last record is cut short (marked partial). */
@@ -163,6 +164,8 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
       const seq = c.tensor(rec.tensors, "sequence", "I32", [rec.tensors.get("sequence")?.shape[0] ?? 0]).data as Int32Array;
       const probes = readProbes(c, c.obj(rec.json, "probes"), rec.tensors, h.model, seq.length, FINAL_TENSORS);
       final = { sequence: seq, probes };
+      const intervention = readPassIntervention(c, rec.json, h.model.numLayers, h.model.numHeads, seq.length);
+      if (intervention) final.intervention = intervention;
     } else {
       const T = final ? final.sequence.length : rec.tensors.get("unmasked_at")?.shape[0] ?? 0;
       const unmaskedAt = c.tensor(rec.tensors, "unmasked_at", "I32", [T]).data as Int32Array;
@@ -174,6 +177,7 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
   const base = {
     formatVersion: h.formatVersion, model: h.model, prompt: h.prompt, settings: h.settings, probes: h.probes,
     steps, seed: h.seed, stream: h.stream, device: h.device,
+    ...(h.intervention ? { intervention: h.intervention } : {}),
   };
   if (end && final && !truncated) {
     const c = new Check(end.place);
@@ -233,6 +237,8 @@ export interface TraceMeta {
   device: string;
   /** Token string of the mask id, used to label still-masked positions of partial traces. */
   maskToken?: string;
+  /** The attention-intervention policy of the run (absent without one). */
+  intervention?: TraceIntervention;
 }
 
 function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
@@ -271,6 +277,8 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
     seed: c.int(j, "seed"), stream: c.int(j, "stream"), device: c.str(j, "device"),
   };
   if (j.maskToken !== undefined) meta.maskToken = c.str(j, "maskToken");
+  const intervention = readTraceIntervention(c, j);
+  if (intervention) meta.intervention = intervention;
   return meta;
 }
 
@@ -286,7 +294,7 @@ function readStep(c: Check, rec: TraceRecord, model: TraceModelInfo, expectedInd
   for (const pos of transferred) if (pos < 0 || pos > T) c.fail("transferred", `positions in [0, ${T}]`, String(pos));
   const tokenStrings = c.strings(j, "tokenStrings");
   if (tokenStrings.length !== 0 && tokenStrings.length !== n) c.fail("tokenStrings", `0 or ${n} strings`, String(tokenStrings.length));
-  return {
+  const out: TraceStep = {
     step,
     block: c.int(j, "block"),
     canvas,
@@ -296,4 +304,7 @@ function readStep(c: Check, rec: TraceRecord, model: TraceModelInfo, expectedInd
     producingRow: c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array,
     probes: readProbes(c, c.obj(j, "probes"), rec.tensors, model, T, STEP_TENSORS),
   };
+  const intervention = readPassIntervention(c, j, model.numLayers, model.numHeads, T);
+  if (intervention) out.intervention = intervention;
+  return out;
 }
