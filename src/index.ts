@@ -65,7 +65,8 @@ export { estimateMemory, defaultMemoryBudget, formatBytes } from "./runtime/memo
 export type { MemoryEstimate, MemoryEstimateOptions } from "./runtime/memory.js";
 export { cudaProviderInstalled, CUDA_INSTALL_HINT } from "./runtime/session.js";
 export type { DeviceRequest } from "./runtime/session.js";
-export type { Engine, ForwardInput, ForwardOutput } from "./runtime/types.js";
+export type { Engine, ForwardInput, ForwardOutput, AttentionIntervention } from "./runtime/types.js";
+export { INTERVENTION_INPUTS } from "./graph/interventions.js";
 export { referenceForward, probesFromAttention } from "./reference/forward.js";
 export type { ReferenceInput, ReferenceOutput } from "./reference/forward.js";
 
@@ -77,12 +78,16 @@ export type { RunConfig, SamplerKind } from "./samplers/config.js";
 export { Rng } from "./samplers/rng.js";
 export { lladaTransferCounts, dreamTimesteps, dreamTransferCount, dreamOriginProbability } from "./samplers/schedule.js";
 export { runSteps, finalPass } from "./samplers/loop.js";
-export type { Strategy, RowState, Transfer, LoopOptions, LoopResult } from "./samplers/loop.js";
+export type { Strategy, RowState, Transfer, LoopOptions, LoopResult, FinalPass } from "./samplers/loop.js";
 export { TraceRecorder } from "./samplers/recorder.js";
+export {
+  parsePolicy, resolvePolicy, canonicalName, policyLabel, policyProbes, makeIntervener, batchIntervention, Intervener, POLICY_KINDS,
+} from "./samplers/interventions.js";
+export type { InterventionPolicy, CustomPolicy, PolicyInput, PolicyPass, PolicyKind, ResolvedPolicy } from "./samplers/interventions.js";
 
 // --- trace: the .fstrace file (streaming writer, validating reader) -------------------------------
 export { TRACE_FORMAT_VERSION } from "./trace/types.js";
-export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
+export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region, PassIntervention, TraceIntervention } from "./trace/types.js";
 export { readTrace, decodeTrace, readTraceHeader, traceSteps } from "./trace/reader.js";
 export type { ReadTraceOptions, TraceMeta } from "./trace/reader.js";
 export { TraceWriter, writeTrace, encodeTrace } from "./trace/writer.js";

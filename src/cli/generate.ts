@@ -44,6 +44,10 @@ Trace:
   --layers <list>       layers for pattern / pattern_mean / q_rot / k_rot (default: all)
   --heads <list>        heads for pattern (default: all)
   --max-trace-bytes <n> refuse runs whose trace would be larger (default 4 GiB)
+Intervention:
+  --intervene <policy>  change attention at every step and record it: none | anchors |
+                        anchors:first-pass | first | random | random:<k> | sink | sink:<token id>
+                        (docs/samplers.md, "Attention interventions")
 Runtime:
   --device <d>          cpu | cuda | auto (default cpu)
   --threads <n>         intra-op threads
@@ -85,7 +89,7 @@ export const command: CliCommand = {
       "block-length": { type: "string" }, temperature: { type: "string" }, "top-p": { type: "string" }, "top-k": { type: "string" },
       cfg: { type: "string" }, eps: { type: "string" }, "alg-temp": { type: "string" }, seed: { type: "string" }, config: { type: "string" },
       trace: { type: "string" }, probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, "max-trace-bytes": { type: "string" },
-      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" },
+      intervene: { type: "string" }, device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" },
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope generate` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if (v.prompt === undefined) throw new UsageError("--prompt is required", { field: "--prompt", expected: "the prompt text" });
@@ -115,20 +119,21 @@ export const command: CliCommand = {
     }
     const text = v.chat ? tokenizer.applyChatTemplate([{ role: "user", content: String(v.prompt) }], { addGenerationPrompt: true }) : String(v.prompt);
     // Everything that can be wrong with the settings or the prompt fails here, before the engine is built.
-    const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer);
+    const intervention = v.intervene !== undefined ? String(v.intervene) : undefined;
+    const { cfg, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, intervention);
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
     const threads = v.threads !== undefined ? intList("generate", "threads", String(v.threads))[0] : undefined;
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
+    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err, interventions: intervener !== undefined });
     const traceFile = v.trace !== undefined ? path.resolve(String(v.trace)) : undefined;
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
-        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), // Ctrl-C: generate stops at the next step
+        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), intervention, // Ctrl-C: generate stops at the next step
       });
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       io.out(r.trace.partial ? "(interrupted: partial answer)" : r.answer);
-      const info = `${cfg.sampler}/${cfg.alg}, ${r.trace.steps.length} steps, ${engine.device}, ${s} s`;
+      const info = `${cfg.sampler}/${cfg.alg}${intervener ? `, intervention ${intervener.record.policy}` : ""}, ${r.trace.steps.length} steps, ${engine.device}, ${s} s`;
       if (traceFile) {
         const bytes = fs.statSync(traceFile).size;
         io.out(`trace: ${traceFile} (${bytes} bytes${r.trace.partial ? ", partial" : ""}; estimated ${traceBytes}) — ${info}`);

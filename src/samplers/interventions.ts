@@ -29,7 +29,7 @@
  * Random draws come from their own RNG (seed, stream = prompt index + 2^31), so the sampler's own
  * draws are those of the plain run.
  */
-import { detectAnchors, resolveRule, type AnchorOptions, type ResolvedRule } from "../analysis/anchors.js";
+import { describeRule, detectAnchors, resolveRule, type AnchorOptions, type ResolvedRule } from "../analysis/anchors.js";
 import type { ModelSpec } from "../graph/spec.js";
 import type { AttentionIntervention } from "../runtime/types.js";
 import type { PassIntervention, TraceIntervention } from "../trace/types.js";
@@ -138,25 +138,45 @@ export function resolvePolicy(input: string | InterventionPolicy, spec: ModelSpe
       ...where(), expected: "an engine recording `received`", found: JSON.stringify(run.probes), hint: "create the engine with probes: { received: true, … }",
     });
   }
-  const r: ResolvedPolicy = { kind: p.kind, name: p.kind, detect, rule: resolveRule(p.rule ?? {}, "drift", spec.causal), k, seed, layers, heads };
-  if (p.kind === "anchors") r.name = detect === "previous" ? "anchors" : "anchors:first-pass";
-  if (p.kind === "random") r.name = (k === null ? "random" : `random:${k}`) + (detect === "previous" ? "" : ":first-pass");
+  const r: ResolvedPolicy = { kind: p.kind, name: canonicalName(p), detect, rule: resolveRule(p.rule ?? {}, "drift", spec.causal), k, seed, layers, heads };
   if (p.kind === "sink") {
     const id = p.tokenId ?? spec.bosTokenId ?? spec.padTokenId ?? spec.eosTokenIds[0];
     if (!(Number.isInteger(id) && id! >= 0 && id! < spec.vocabSize)) {
       throw new SettingsError("Invalid sink token", { ...where("intervene.tokenId"), expected: `a token id in [0, ${spec.vocabSize})`, found: JSON.stringify(id) });
     }
     r.tokenId = id;
-    r.name = p.tokenId === undefined ? "sink" : `sink:${id}`;
   }
   return r;
 }
 
-/** The name a policy input records under (without resolving it). */
+/** The probes an engine must record for a policy to run (anchor detection reads `received`). */
+export function policyProbes(p: InterventionPolicy): ProbeRequest {
+  return p.kind === "anchors" || p.kind === "random" ? { received: true } : {};
+}
+
+/**
+ * The canonical spelling of a policy: the CLI form (`anchors`, `anchors:first-pass`, `random:4`,
+ * `sink:5`…), plus `[rule]` when a detector rule was given and `@layers=…`/`@heads=…` for subsets,
+ * so that runs that differ get different names in the QA tables.
+ */
+export function canonicalName(p: InterventionPolicy): string {
+  let name: string = p.kind;
+  const firstPass = p.detect === "first-pass";
+  if (p.kind === "anchors" && firstPass) name = "anchors:first-pass";
+  if (p.kind === "random") name = (p.k === undefined ? "random" : `random:${p.k}`) + (firstPass ? ":first-pass" : "");
+  if (p.kind === "sink" && p.tokenId !== undefined) name = `sink:${p.tokenId}`;
+  if ((p.kind === "anchors" || p.kind === "random") && p.rule) name += `[${describeRule(resolveRule(p.rule, "drift"))}]`;
+  if (p.kind === "random" && p.seed !== undefined) name += `@seed=${p.seed}`;
+  if (p.layers) name += `@layers=${p.layers.join(",")}`;
+  if (p.heads) name += `@heads=${p.heads.join(",")}`;
+  return name;
+}
+
+/** The name a policy input records under (QA tables' `intervention` column); "none" without one. */
 export function policyLabel(p: PolicyInput | undefined): string {
   if (p === undefined) return "none";
   if (typeof p === "object" && p.kind === "custom") return `custom:${p.name}`;
-  return typeof p === "string" ? p.trim() : p.kind;
+  return canonicalName(typeof p === "string" ? parsePolicy(p) : p);
 }
 
 /** Row identity the intervener keys its state on (a subset of the loop's RowState). */
