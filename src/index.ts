@@ -113,6 +113,8 @@ export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runn
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
 export { openEvalModel } from "./eval/open.js";
+export { bootstrapMean, bootstrapPairedDiff } from "./eval/bootstrap.js";
+export type { BootstrapOptions, Interval } from "./eval/bootstrap.js";
 export { findModels, modelsNote, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { EvalModel } from "./eval/open.js";
