@@ -27,8 +27,11 @@ export const INTERVENTION_INPUTS = {
 export interface InterventionGraph {
   /** Names of the graph inputs added, in order. */
   inputs: string[];
-  /** Layer l's allowed mask, [B,KV,G,Q,K] (before any query-chunk slicing). */
-  layerAllowed(l: number): string;
+  /**
+   * Layer l's allowed mask for the query rows [start, end) (all rows when not given),
+   * [B,KV,G,Qc,K]: built per query chunk, so it is never larger than the chunk's scores.
+   */
+  allowed(l: number, start?: string, end?: string): string;
   /** Layer l's additive bias, [B,KV,G,1,K]. */
   layerBias(l: number): string;
 }
@@ -47,32 +50,31 @@ export function emitInterventions(
   const r = g.range(g.constI64([0], []), g.reshape(o.T, g.constI64([], [0])), g.constI64([1], []));
   const eye = g.node("Equal", [g.unsqueeze(r, [1]), g.unsqueeze(r, [0])]); // [Q,K]: q = k
   const rowOk = g.node("Or", [g.not(g.unsqueeze(selfOnly, [1, 2, 4])), eye]); // [B,1,1,Q,K]
-  const shared = g.and(o.allowed, rowOk);
+  const shared = g.and(o.allowed, rowOk); // no head axis: B·T² booleans for the whole graph
   const perLayer = (x: string, l: number) => {
     const xl = g.gather(x, g.constI64([l], []), 1); // [B,H,K]
     return g.reshape(xl, g.concat([g.constI64([-1, o.KV, o.G, 1]), o.T], 0)); // [B,KV,G,1,K]
   };
-  const allowedCache = new Map<number, string>();
+  const visible = new Map<number, string>();
   const biasCache = new Map<number, string>();
-  const layerAllowed = (l: number) => {
-    let a = allowedCache.get(l);
-    if (!a) {
-      a = g.and(shared, g.node("Or", [g.not(perLayer(hidden, l)), eye])); // [B,KV,G,Q,K]
-      allowedCache.set(l, a);
-    }
-    return a;
-  };
-  const layerBias = (l: number) => {
-    let b = biasCache.get(l);
-    if (!b) {
-      b = perLayer(bias, l);
-      biasCache.set(l, b);
-    }
-    return b;
-  };
   return {
     inputs: [hidden, bias, selfOnly],
-    layerAllowed,
-    layerBias,
+    allowed: (l, start, end) => {
+      let v = visible.get(l);
+      if (!v) {
+        v = g.not(perLayer(hidden, l)); // [B,KV,G,1,K]
+        visible.set(l, v);
+      }
+      const rows = (x: string, axis: number) => (start && end ? g.node("Slice", [x, start, end, g.constI64([axis])]) : x);
+      return g.and(rows(shared, 3), g.node("Or", [v, rows(eye, 0)]));
+    },
+    layerBias: (l) => {
+      let b = biasCache.get(l);
+      if (!b) {
+        b = perLayer(bias, l);
+        biasCache.set(l, b);
+      }
+      return b;
+    },
   };
 }

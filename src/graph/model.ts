@@ -224,17 +224,17 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const partials: ChunkPartials[] = [];
     const contexts: string[] = [];
     let after: string[] = []; // values of the previous chunk that the next one must wait for
-    const allowedL = iv ? iv.layerAllowed(l) : allowed; // with interventions it always has a query axis
     for (let c = 0; c < K; c++) {
-      let qc = q5, allowedC = allowedL, start: string | undefined, end: string | undefined;
+      let qc = q5, allowedC = allowed, start: string | undefined, end: string | undefined;
       if (K > 1) {
         // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
         const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
         start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
         end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
         qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
-        if (spec.causal || iv) allowedC = g.node("Slice", [allowedL, start, end, g.constI64([3])]);
+        if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
       }
+      if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
       let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
       if (iv) scores = g.add(scores, iv.layerBias(l));
       const p5 = g.softmax(g.where(allowedC, scores, maskFill), -1);

@@ -126,7 +126,7 @@ class OrtEngine implements OnnxEngine {
 
   /** @param logitRows rows of logits per batch row (default: seq) */
   estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate {
-    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows });
+    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows, interventions: this.interventions });
   }
 
   async forward(input: ForwardInput): Promise<ForwardOutput> {

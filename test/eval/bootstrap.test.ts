@@ -14,7 +14,7 @@ describe("bootstrap intervals", () => {
   });
   it("0/1 scores: close to the normal-approximation interval", () => {
     const r = seeded(5);
-    const xs = Array.from({ length: 400 }, () => (r() < 0.3 ? 1 : 0));
+    const xs: number[] = Array.from({ length: 400 }, () => (r() < 0.3 ? 1 : 0));
     const p = xs.reduce((a, b) => a + b, 0) / xs.length;
     const half = 1.96 * Math.sqrt((p * (1 - p)) / xs.length);
     const ci = bootstrapMean(xs, { resamples: 4000, seed: 1 });
@@ -24,7 +24,7 @@ describe("bootstrap intervals", () => {
   });
   it("paired differences: identical runs give exactly 0; pairing is tighter than the unpaired spread", () => {
     const r = seeded(6);
-    const base = Array.from({ length: 200 }, () => (r() < 0.5 ? 1 : 0));
+    const base: number[] = Array.from({ length: 200 }, () => (r() < 0.5 ? 1 : 0));
     expect(bootstrapPairedDiff(base, base)).toMatchObject({ value: 0, lo: 0, hi: 0 });
     const worse = base.map((x, i) => (i % 10 === 0 ? 0 : x)); // drops ~5 % of the correct answers
     const d = bootstrapPairedDiff(worse, base, { seed: 2 });

@@ -9,6 +9,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createEngine, type OnnxEngine } from "../../src/runtime/engine.js";
+import { estimateMemory } from "../../src/runtime/memory.js";
 import type { AttentionIntervention } from "../../src/runtime/types.js";
 import { probeName, type ProbeRequest } from "../../src/util/probes.js";
 import { expectClose } from "../support/close.js";
@@ -207,6 +208,19 @@ describe("a causal model's mask is never loosened", () => {
           expect(Math.abs(total - 1)).toBeLessThan(1e-5);
         }
       }
+    }
+  });
+});
+
+describe("memory estimate", () => {
+  it("counts the masks: B·T² booleans once, and two B·H·rows·T booleans per query chunk", () => {
+    const { spec } = makeTinyEngineCheckpoint({ seed: 41 });
+    const B = 2, T = 1000, H = spec.numHeads;
+    for (const chunks of [1, 8]) {
+      const rows = Math.ceil(T / chunks);
+      const a = estimateMemory(spec, { batch: B, seq: T, queryChunks: chunks });
+      const b = estimateMemory(spec, { batch: B, seq: T, queryChunks: chunks, interventions: true });
+      expect(b.attention - a.attention).toBe(B * T * T + 2 * B * H * rows * T);
     }
   });
 });
