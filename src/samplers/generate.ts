@@ -122,7 +122,7 @@ export async function generate(
   try {
     for (let start = 0; start < encoded.length && !signal.aborted; start += batchSize) {
       const indices = encoded.slice(start, start + batchSize).map((_, j) => start + j);
-      results.push(...(await runBatch(engine, cfg, encoded, indices, options, signal, intervener && (() => makeIntervener(options.intervention, spec, cfg)!))));
+      results.push(...(await runBatch(engine, cfg, encoded, indices, options, signal, intervener?.fork())));
     }
     return results;
   } finally {
@@ -136,10 +136,9 @@ export async function generate(
  */
 async function runBatch(
   engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[], indices: number[], options: GenerateOptions, signal: AbortSignal,
-  newIntervener?: () => Intervener,
+  intervener?: Intervener,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
-  const intervener = newIntervener?.(); // fresh state per batch
   const strategy = STRATEGIES[cfg.sampler](cfg, spec);
   const rows: RowState[] = indices.map((index) => {
     const canvas = strategy.initCanvas(Int32Array.from(encoded[index].ids));

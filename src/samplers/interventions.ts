@@ -197,6 +197,11 @@ export class Intervener {
 
   constructor(readonly spec: ModelSpec, readonly policy: ResolvedPolicy | CustomPolicy) {}
 
+  /** The same policy with fresh state (one per batch of prompts). */
+  fork(): Intervener {
+    return new Intervener(this.spec, this.policy);
+  }
+
   /** The meta record's `intervention`. */
   get record(): TraceIntervention {
     const p = this.policy;

@@ -216,6 +216,19 @@ describe("masking policies", () => {
   });
 });
 
+describe("batching", () => {
+  it("a prompt's plans do not depend on the batching (the control's RNG is per prompt)", async () => {
+    const e = engines.get("llada")!;
+    const opts = { tokenizer: e.tokenizer, stopOnInterrupt: false, intervention: "random:2" };
+    const together = await generate(e.iv, prompts, SETTINGS.llada, opts);
+    const apart = await generate(e.iv, prompts, SETTINGS.llada, { ...opts, batchSize: 1 });
+    together.forEach((r, i) => {
+      expect(apart[i].trace.steps.map((s) => s.intervention!.hidden)).toEqual(r.trace.steps.map((s) => s.intervention!.hidden));
+      expect(apart[i].answer).toBe(r.answer);
+    });
+  });
+});
+
 describe("dedicated sink", () => {
   it.each(["llada", "llama"])("%s: one extra position that attends only to itself and is seen by every query", async (family) => {
     const e = engines.get(family)!;
