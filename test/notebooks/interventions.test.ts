@@ -85,7 +85,7 @@ describe.skipIf(missing !== null || ALL.length === 0)("npm run reproduce: notebo
 
   it("shows the Δ-accuracy heatmap over the models present, drift views per MDM variant, and the scrubber", () => {
     const [h] = figures(nb, V("heatmap")).map((o) => o.data![V("heatmap")] as { yLabels: string[]; xLabels: string[]; values: (number | null)[][] });
-    expect(h.yLabels.sort()).toEqual([...ALL].sort());
+    expect([...h.yLabels].sort()).toEqual([...ALL].sort());
     expect(h.xLabels).toEqual(["anchors", "random", "first", "sink"]);
     h.values.forEach((row, i) => {
       for (const v of row.slice(0, 3)) expect(v !== null && v >= -100 && v <= 100).toBe(true);
