@@ -137,7 +137,10 @@ describe("masking policies", () => {
     const spec = e.iv.spec;
     const rule = resolveRule(ruleOpts, "drift", spec.causal);
     const anchorsOf = (v: Float64Array, ids: Int32Array) => Array.from(detectAnchors(v, rule, { ids, causal: spec.causal }));
-    const hiddenAt = (iv: PassIntervention, l: number) => iv.hidden.filter(([hl]) => hl === l).map(([, h, k]) => (expect(h).toBe(-1), k));
+    const hiddenAt = (iv: PassIntervention, l: number) => iv.hidden.filter(([hl]) => hl === l).map(([, h, k]) => {
+      expect(h).toBe(-1);
+      return k;
+    });
     let hiddenSomething = 0;
     for (const t of readTraceBack(family, "anchors")) {
       expect(t.intervention!.params.detect).toBe("previous");
@@ -173,7 +176,11 @@ describe("masking policies", () => {
     const e = engines.get("llada")!;
     let calls = 0;
     const counting = { ...e.iv, spec: e.iv.spec, probes: e.iv.probes, device: e.iv.device, logitRows: true, interventions: true,
-      forward: (input: Parameters<OnnxEngine["forward"]>[0]) => (calls++, e.iv.forward(input)), dispose: async () => {} };
+      forward: (input: Parameters<OnnxEngine["forward"]>[0]) => {
+        calls++;
+        return e.iv.forward(input);
+      },
+      dispose: async () => {} };
     const [r] = await generate(counting, [prompts[0]], SETTINGS.llada, { tokenizer: e.tokenizer, stopOnInterrupt: false, intervention: "anchors:first-pass" });
     expect(calls).toBe(2 * (r.trace.steps.length + 1)); // every step and the final pass
     for (const s of r.trace.steps) expect(s.intervention!.firstPass).toBe(true);
