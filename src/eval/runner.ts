@@ -179,11 +179,16 @@ export function readDoneKeys(file: string, model?: string): Set<string> {
   const done = new Set<string>();
   for (const r of scanResults(file).rows) {
     if (model !== undefined && r.model !== model) continue;
-    const key = `${r.setting}|${r.intervention ?? "none"}|${r.id}`;
+    const key = resumeKey(r.setting, r.intervention, r.id);
     if (r.error === undefined) done.add(key);
     else done.delete(key);
   }
   return done;
+}
+
+/** The resume key of a row: "setting|id", or "setting@policy|id" for an intervened run (older files have no policy). */
+function resumeKey(setting: string, intervention: string | undefined, id: string): string {
+  return intervention === undefined || intervention === "none" ? `${setting}|${id}` : `${setting}@${intervention}|${id}`;
 }
 
 /** Read every row of a results jsonl (last row wins per (model, setting, id)); [] when the file does not exist. */
@@ -245,7 +250,7 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
   const intervention = policyLabel(o.intervention);
   // Validated before anything runs: a corrupt file is refused, a torn last line dropped before appending.
   const done = o.resultsFile ? readDoneKeys(o.resultsFile, model) : new Set<string>();
-  const todo = o.records.filter((r) => !done.has(`${label}|${intervention}|${r.id}`));
+  const todo = o.records.filter((r) => !done.has(resumeKey(label, intervention, r.id)));
   const progress: EvalProgress = { done: 0, total: todo.length, errors: 0, resumed: o.records.length - todo.length };
   const results: EvalResult[] = [];
   if (o.resultsFile) {
