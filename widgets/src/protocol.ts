@@ -7,3 +7,4 @@ export * from "../../src/protocol/payloads.js";
 export * from "../../src/protocol/specs.js";
 export * from "../../src/protocol/heatmap.js";
 
+export * from "../../src/protocol/scales.js";

@@ -111,8 +111,8 @@ describe("paper-figure charts", () => {
     expect(d).toHaveLength(6);
     expect(d[1].fill).toBe("tonexty");
     expect(d[1].y).toEqual([9, 18, 14]);
-    expect(d[2].line).toMatchObject({ color: "rgb(253,207,158)" });
-    expect(d[5].line).toMatchObject({ color: "rgb(78,101,155)" });
+    expect(d[2].line).toMatchObject({ color: "#fdcf9e" });
+    expect(d[5].line).toMatchObject({ color: "#4e659b" });
   });
 
   it("retrieval: one layers × heads heatmap per model on [0, 1]", async () => {
