@@ -4,31 +4,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeArray, MIME_QK, type QkPayload } from "../../../src/protocol/payloads.js";
 import { FLOATSCOPE_MIME } from "../../../src/display/mime.js";
 import { MIME_DRIFT } from "../../../src/protocol/specs.js";
-import { setPlotlyForTests, type PlotlyLike } from "../../../widgets/src/figures/plotly.js";
+import { setPlotlyForTests } from "../../../widgets/src/figures/plotly.js";
+import { fakePlotly } from "./fake-plotly.js";
 import { QkView } from "../../../widgets/src/figures/qk.js";
 import { ChartView } from "../../../widgets/src/figures/charts.js";
 import { MIME_HEATMAP } from "../../../widgets/src/protocol.js";
 import extensions from "../../../widgets/src/index.js";
 
-interface Call {
-  div: HTMLElement;
-  data: Record<string, unknown>[];
-  layout: Record<string, unknown>;
-}
-let calls: Call[] = [];
-const fake: PlotlyLike = {
-  async react(div, data, layout) {
-    calls.push({ div, data: data as Record<string, unknown>[], layout: layout as Record<string, unknown> });
-  },
-  purge() {},
-  async toImage() {
-    return "data:image/svg+xml,%3Csvg%2F%3E";
-  },
-  Plots: { resize() {} },
-};
+const { calls, plotly: fake } = fakePlotly();
 
 beforeEach(() => {
-  calls = [];
+  calls.length = 0;
   setPlotlyForTests(fake);
 });
 afterEach(() => {
@@ -81,7 +67,7 @@ describe("QK view", () => {
     const summary = calls.find((c) => c.div === v.summaryDiv)!;
     expect(summary.data).toHaveLength(4);
     // choosing the second panel redraws all three
-    calls = [];
+    calls.length = 0;
     const select = host.querySelector("select") as HTMLSelectElement;
     select.value = "1";
     select.dispatchEvent(new Event("change"));

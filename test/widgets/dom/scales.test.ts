@@ -10,24 +10,16 @@ import { encodeArray, MIME_QK, type AbsorptionPayload, type QkPayload } from "..
 import { colourScaleFor, niceTicks, qkColourScale } from "../../../src/protocol/scales.js";
 import { payloadBundle } from "../../../src/figures/bundles.js";
 import { colorAt } from "../../../src/figures/colormap.js";
-import { setPlotlyForTests, type PlotlyLike } from "../../../widgets/src/figures/plotly.js";
+import { setPlotlyForTests } from "../../../widgets/src/figures/plotly.js";
+import { fakePlotly } from "./fake-plotly.js";
 import { QkView } from "../../../widgets/src/figures/qk.js";
 import { ChartView } from "../../../widgets/src/figures/charts.js";
 import { plotlyScale } from "../../../widgets/src/colormap.js";
 
-let calls: { data: Record<string, any>[]; layout: Record<string, any> }[] = [];
-const fake: PlotlyLike = {
-  async react(_div, data, layout) {
-    calls.push({ data: data as Record<string, any>[], layout: layout as Record<string, any> });
-  },
-  purge() {},
-  async toImage() {
-    return "data:image/svg+xml,%3Csvg%2F%3E";
-  },
-  Plots: { resize() {} },
-};
+const { calls, plotly: fake } = fakePlotly();
+
 beforeEach(() => {
-  calls = [];
+  calls.length = 0;
   setPlotlyForTests(fake);
 });
 afterEach(() => {
