@@ -1,5 +1,6 @@
 /** A stand-in for plotly that records every `react` call, for the widget view tests. */
-import type { PlotlyLike } from "../../../widgets/src/figures/plotly.js";
+import { afterEach, beforeEach } from "vitest";
+import { setPlotlyForTests, type PlotlyLike } from "../../../widgets/src/figures/plotly.js";
 
 export interface PlotlyCall {
   div: HTMLElement;
@@ -21,4 +22,18 @@ export function fakePlotly(): { calls: PlotlyCall[]; plotly: PlotlyLike } {
     Plots: { resize() {} },
   };
   return { calls, plotly };
+}
+
+/** Use the stand-in for every test of the calling file (cleared before each; the DOM emptied after). */
+export function useFakePlotly(): PlotlyCall[] {
+  const { calls, plotly } = fakePlotly();
+  beforeEach(() => {
+    calls.length = 0;
+    setPlotlyForTests(plotly);
+  });
+  afterEach(() => {
+    setPlotlyForTests(null);
+    document.body.textContent = "";
+  });
+  return calls;
 }

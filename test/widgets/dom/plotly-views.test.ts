@@ -1,26 +1,16 @@
 // @vitest-environment jsdom
 import "./dom-setup.js";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeArray, MIME_QK, type QkPayload } from "../../../src/protocol/payloads.js";
 import { FLOATSCOPE_MIME } from "../../../src/display/mime.js";
 import { MIME_DRIFT } from "../../../src/protocol/specs.js";
-import { setPlotlyForTests } from "../../../widgets/src/figures/plotly.js";
-import { fakePlotly } from "./fake-plotly.js";
+import { useFakePlotly } from "./fake-plotly.js";
 import { QkView } from "../../../widgets/src/figures/qk.js";
 import { ChartView } from "../../../widgets/src/figures/charts.js";
 import { MIME_HEATMAP } from "../../../widgets/src/protocol.js";
 import extensions from "../../../widgets/src/index.js";
 
-const { calls, plotly: fake } = fakePlotly();
-
-beforeEach(() => {
-  calls.length = 0;
-  setPlotlyForTests(fake);
-});
-afterEach(() => {
-  setPlotlyForTests(null);
-  document.body.textContent = "";
-});
+const calls = useFakePlotly();
 
 function qkPayload(): QkPayload {
   const n = 4;

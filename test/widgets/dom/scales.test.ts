@@ -5,27 +5,17 @@
  * that one rule; the absorption figure's paradigm line styles, round ticks and title/subtitle.
  */
 import "./dom-setup.js";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeArray, MIME_QK, type AbsorptionPayload, type QkPayload } from "../../../src/protocol/payloads.js";
 import { colourScaleFor, niceTicks, qkColourScale } from "../../../src/protocol/scales.js";
 import { payloadBundle } from "../../../src/figures/bundles.js";
 import { colorAt } from "../../../src/figures/colormap.js";
-import { setPlotlyForTests } from "../../../widgets/src/figures/plotly.js";
-import { fakePlotly } from "./fake-plotly.js";
+import { useFakePlotly } from "./fake-plotly.js";
 import { QkView } from "../../../widgets/src/figures/qk.js";
 import { ChartView } from "../../../widgets/src/figures/charts.js";
 import { plotlyScale } from "../../../widgets/src/colormap.js";
 
-const { calls, plotly: fake } = fakePlotly();
-
-beforeEach(() => {
-  calls.length = 0;
-  setPlotlyForTests(fake);
-});
-afterEach(() => {
-  setPlotlyForTests(null);
-  document.body.textContent = "";
-});
+const calls = useFakePlotly();
 
 describe("colour scale rule", () => {
   it("signed quantities: diverging map over ±max|v| (zero in the middle); others: sequential over [min, max]", () => {
