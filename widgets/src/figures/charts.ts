@@ -12,7 +12,9 @@ import {
   absorptionTitles,
   decodeArray,
   describeSubsampling,
+  exportStem,
   modelColour,
+  modelsOf,
   PARADIGM_DASH,
   paradigmOf,
   PayloadError,
@@ -313,7 +315,9 @@ export class ChartView {
   ) {
     const base = payload as { title?: string; subsampled?: never[]; warnings?: string[] };
     const { root, bar } = frame(base.title ?? "", describeSubsampling(base.subsampled ?? []), base.warnings);
-    bar.append(exportButtons(() => this.divs, () => `floatscope_${payload.kind}`, plotly));
+    const layers = (payload as { layers?: unknown }).layers;
+    const stem = exportStem({ figure: payload.kind, models: modelsOf(payload), layer: Array.isArray(layers) ? (layers as number[]) : undefined });
+    bar.append(exportButtons(() => this.divs, () => stem, plotly));
     const box = el("div", { className: "fs-chart-row" });
     for (let i = 0; i < figure.length; i++) {
       const d = el("div", { className: `fs-plot fs-${payload.kind}` });

@@ -5,7 +5,7 @@
  * floating columns vs other columns) that answers "angle or norm?".
  */
 import { el } from "../dom.js";
-import { decodeArray, describeSubsampling, PayloadError, qkColourScale, type QkPanel, type QkPayload } from "../protocol.js";
+import { decodeArray, describeSubsampling, exportStem, PayloadError, qkColourScale, type QkPanel, type QkPayload } from "../protocol.js";
 import { plotlyScale } from "../colormap.js";
 import { BASE_LAYOUT, exportButtons, frame, loadPlotly, PLOT_CONFIG, plotlyText, rows, type PlotlyLike } from "./plotly.js";
 
@@ -47,7 +47,10 @@ export class QkView {
     this.summaryDiv = el("div", { className: "fs-plot fs-qk-summary" });
     bar.append(
       el("label", { className: "fs-slider" }, [el("span", { text: "panel" }), this.select]),
-      exportButtons(() => [...this.heatmapDivs, this.summaryDiv], () => `qk_${payload.model}_${panelLabel(payload.panels[this.panelIndex]).replace(/[^a-z0-9]+/gi, "-")}`, plotly),
+      exportButtons(() => [...this.heatmapDivs, this.summaryDiv], () => {
+        const p = payload.panels[this.panelIndex];
+        return exportStem({ figure: "qk", models: [payload.model], layer: p.layer, head: p.head });
+      }, plotly),
     );
     root.append(el("div", { className: "fs-qk-row" }, this.heatmapDivs), this.summaryDiv);
     this.root = root;
