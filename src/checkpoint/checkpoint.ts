@@ -14,6 +14,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
 import { MAX_TOKENIZER_BYTES, describeValue, readJsonObject, type JsonObject } from "./config.js";
+import { openGgufCheckpoint } from "./gguf/open.js";
 import { readSafetensorsHeader, type SafetensorsHeader } from "./safetensors.js";
 import type { Checkpoint, TensorInfo, TokenizerFiles } from "./types.js";
 
@@ -22,17 +23,21 @@ export const INDEX_FILE = "model.safetensors.index.json";
 /** More shards than this is not a checkpoint, it is a corrupt index. */
 const MAX_SHARDS = 10_000;
 
-/** Open a checkpoint folder. Throws `CheckpointError` naming the file and field on any problem. */
+/**
+ * Open a checkpoint folder, or a `.gguf` file (gguf/open.ts: same shape, config and tokenizer from
+ * its metadata). Throws `CheckpointError` naming the file and field on any problem.
+ */
 export function openCheckpoint(dir: string): Checkpoint {
   const abs = path.resolve(dir);
   let st: fs.Stats;
   try {
     st = fs.statSync(abs);
   } catch {
-    throw new CheckpointError("Checkpoint folder not found", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors" });
+    throw new CheckpointError("Checkpoint folder not found", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors, or a .gguf file" });
   }
+  if (st.isFile() && abs.toLowerCase().endsWith(".gguf")) return openGgufCheckpoint(abs);
   if (!st.isDirectory()) {
-    throw new CheckpointError("Checkpoint path is not a folder", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors" });
+    throw new CheckpointError("Checkpoint path is not a folder", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors, or a .gguf file" });
   }
   const configPath = path.join(abs, "config.json");
   if (!fs.existsSync(configPath)) {
@@ -43,7 +48,7 @@ export function openCheckpoint(dir: string): Checkpoint {
   const generationConfig = fs.existsSync(genPath) ? readJsonObject(genPath) : undefined;
   const tensors = readWeights(abs);
   const tokenizer = readTokenizerFiles(abs);
-  return { dir: abs, config, generationConfig, tensors, tokenizer };
+  return { dir: abs, format: "safetensors", config, generationConfig, tensors, tokenizer };
 }
 
 /** Same precedence as transformers' `from_pretrained`: model.safetensors first, then the index. */

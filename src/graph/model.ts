@@ -19,6 +19,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { readTensorBytes } from "../checkpoint/safetensors.js";
 import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError, SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
@@ -54,6 +55,11 @@ export interface BuiltGraph {
   bytes: Uint8Array;
   /** Real (symlink-resolved) paths of the safetensors files referenced as external data; locations are their basenames. */
   externalFiles: string[];
+  /**
+   * Weights decoded in memory (GGUF quantised or permuted tensors), handed to onnxruntime as
+   * in-memory external data under these virtual locations.
+   */
+  externalBuffers: { path: string; data: Uint8Array }[];
   inputNames: string[];
   probes: ProbeOutput[];
   nodeCount: number;
@@ -96,6 +102,8 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   const files = new Map<string, string>(); // real path → location
   const weightCache = new Map<string, string>();
   const realFiles = new Map<string, string>();
+  const buffers: { path: string; data: Uint8Array }[] = [];
+  const inMemory = [...tensors.values()].some((t) => t.encoding !== undefined);
 
   /** External initializer for a checkpoint tensor, shape-checked, cast to the compute type. */
   const weight = (name: string, shape: number[]): string => {
@@ -108,6 +116,21 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     }
     const dt = ONNX_DTYPE[info.dtype];
     if (dt === undefined) throw new CheckpointError("Unsupported weight dtype", { file: info.file, field: `${name}.dtype`, expected: "F32, F16 or BF16", found: info.dtype });
+    if (inMemory) {
+      // Stored bytes are not the values (quantised blocks, permuted rows): decode once, pass in
+      // memory. onnxruntime then wants every external weight in its in-memory table, so the
+      // tensors usable in place (norms, mostly) are read too.
+      const data = readTensorBytes(info);
+      const location = `floatscope-decoded-${buffers.length}.bin`;
+      buffers.push({ path: location, data });
+      const init = g.initializer({
+        name, dataType: dt, dims: shape,
+        externalData: [{ key: "location", value: location }, { key: "offset", value: "0" }, { key: "length", value: String(data.byteLength) }],
+      });
+      const v = dt === CT ? init : g.cast(init, CT);
+      weightCache.set(name, v);
+      return v;
+    }
     // ORT refuses symlinks that leave the model folder: name the real file (TensorInfo.file
     // normally is already real; a hand-made tensor map may not be).
     const real = realFiles.get(info.file) ?? realpathOrThrow(info.file, name);
@@ -263,7 +286,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   if (emitted.length !== probes.length || emitted.some((n) => !probes.some((p) => p.name === n))) {
     throw new Error(`internal: probe outputs disagree: ${emitted.join(",")} vs ${probes.map((p) => p.name).join(",")}`);
   }
-  return { bytes, externalFiles: [...files.keys()], inputNames, probes, nodeCount: g.nodes.length, graph: g.toGraph(name) };
+  return { bytes, externalFiles: [...files.keys()], externalBuffers: buffers, inputNames, probes, nodeCount: g.nodes.length, graph: g.toGraph(name) };
 }
 
 /** Parameter count of the tensors a spec uses (tied heads counted once). */

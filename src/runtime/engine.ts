@@ -76,7 +76,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const queryChunks = options.queryChunks ?? 1;
   const logitRows = options.logitRows ?? true;
   let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows });
-  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn });
+  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
     // CPU has no half kernels (ORT would insert casts around every op): rebuild in f32.
@@ -84,7 +84,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
     built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows });
-    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn });
+    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn, externalBuffers: built.externalBuffers });
     dtype = "f32";
   }
   return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, logitRows, created.tempDir);
