@@ -46,7 +46,7 @@ export class GgufMetadata {
     if (e === undefined) return undefined;
     const want = `a number${opts.min !== undefined ? ` >= ${opts.min}` : ""}${opts.max !== undefined ? ` <= ${opts.max}` : ""}`;
     if (!(FLOAT_TYPES.has(e.type) || INT_TYPES.has(e.type)) || typeof e.value !== "number" || !Number.isFinite(e.value)) this.fail(key, want, e);
-    const v = e.value as number;
+    const v = e.type === GgufValueType.FLOAT32 ? shortestF32(e.value as number) : (e.value as number);
     if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) this.fail(key, want, e);
     return v;
   }
@@ -78,6 +78,19 @@ export class GgufMetadata {
     if (e.type !== GgufValueType.ARRAY || e.itemType === undefined || !INT_TYPES.has(e.itemType)) this.fail(key, "an array of integers", e);
     return e.value as number[];
   }
+}
+
+/**
+ * The shortest decimal that rounds to this float32: GGUF stores ε = 1e-5 as 9.99999975e-6, and
+ * the spec (and `inspect`) should say 1e-5, as config.json does. The graph stores it as float32
+ * again, so the computation is unchanged.
+ */
+function shortestF32(v: number): number {
+  for (let p = 1; p <= 9; p++) {
+    const d = Number(v.toPrecision(p));
+    if (Math.fround(d) === v) return d;
+  }
+  return v;
 }
 
 function describe(e: GgufEntry): string {
