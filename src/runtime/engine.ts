@@ -37,6 +37,10 @@ export interface EngineOptions extends SessionOptions {
    * samplers then read full rows, which tests use to check that both give the same traces.
    */
   logitRows?: boolean;
+  /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */
+  quantizedWeights?: "dequantize" | "matmulnbits";
+  /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
+  nbitsAccuracyLevel?: 0 | 4;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -75,7 +79,8 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const warn = options.warn ?? ((m: string) => console.warn(m));
   const queryChunks = options.queryChunks ?? 1;
   const logitRows = options.logitRows ?? true;
-  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows });
+  const { quantizedWeights, nbitsAccuracyLevel } = options;
+  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel });
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
@@ -83,7 +88,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows });
+    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel });
     created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn, externalBuffers: built.externalBuffers });
     dtype = "f32";
   }
