@@ -240,3 +240,28 @@ describe("malformed GGUF headers give typed errors naming the field", () => {
     expect(() => openCheckpoint(file)).toThrowError(/Unsupported GGUF architecture[\s\S]*general\.architecture[\s\S]*llama, qwen2, llada, dream/);
   });
 });
+
+describe("quantised layers as MatMulNBits (quantizedWeights: \"matmulnbits\")", () => {
+  const inp = JSON.parse(fs.readFileSync(path.join(PARITY, "llama", "inputs.json"), "utf8")) as Inputs;
+  const run = async (file: string, quantizedWeights: "dequantize" | "matmulnbits") => {
+    const engine = await createEngine(openCheckpoint(file), { threads: 1, probes: {}, quantizedWeights });
+    try {
+      const out = await engine.forward({ ids: Int32Array.from(inp.input_ids.flat()), batch: inp.batch, seq: inp.seq, attentionMask: Uint8Array.from(inp.attention_mask.flat()) });
+      return { logits: out.logits as Float32Array, nodes: engine.nodeCount };
+    } finally {
+      await engine.dispose();
+    }
+  };
+
+  it.each([["Q4_1 attention, Q4_0 MLP, Q8_0 head", "parity-llama-q4.gguf"], ["Q8_0", "parity-llama-q8.gguf"]])("%s: logits within 1e-3 of the dequantised graph", async (_label, file) => {
+    const f = path.join(FIX, file);
+    const ck = openCheckpoint(f);
+    const spec = resolveModelSpec(ck);
+    const { buildModelGraph } = await import("../../src/graph/model.js");
+    const graph = buildModelGraph(spec, ck.tensors, { probes: {}, quantizedWeights: "matmulnbits" }).graph;
+    // 2 layers × 6 matrices + the untied head (down_proj has 80 inputs, not whole 32-blocks: kept F32)
+    expect(graph.node.filter((n) => n.opType === "MatMulNBits" && n.domain === "com.microsoft").length).toBe(13);
+    const a = await run(f, "dequantize"), b = await run(f, "matmulnbits");
+    expect(maxAbsDiff(a.logits, b.logits)).toBeLessThanOrEqual(1e-3);
+  });
+});
