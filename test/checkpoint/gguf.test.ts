@@ -265,3 +265,29 @@ describe("quantised layers as MatMulNBits (quantizedWeights: \"matmulnbits\")", 
     expect(maxAbsDiff(a.logits, b.logits)).toBeLessThanOrEqual(1e-3);
   });
 });
+
+describe("commands take a .gguf where they take a folder", () => {
+  const run = async (...argv: string[]) => {
+    const { main } = await import("../../src/cli/main.js");
+    let out = "", err = "";
+    const code = await main(argv, { out: (t: string) => (out += t + "\n"), err: (t: string) => (err += t + "\n") });
+    return { code, out, err };
+  };
+  it("inspect names the family and the stored ggml types", async () => {
+    const r = await run("inspect", path.join(FIX, "parity-llama-q4.gguf"));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/llama \(LlamaForCausalLM\)/);
+    expect(r.out).toMatch(/Q4_1/);
+    expect(r.out).toMatch(/Q4_0/);
+  });
+  it("forward on a .gguf prints the top ids the safetensors folder gives", async () => {
+    const ids = [100, 5, 103, 103];
+    const r = await run("forward", path.join(FIX, "parity-dream.gguf"), "--ids", ids.join(","));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^dream DreamModel, 4 tokens/);
+    const top = Number(/top ids for the last position: (\d+)/.exec(r.out)?.[1]);
+    const logits = await logitsOf(path.join(PARITY, "dream", "model"), { batch: 1, seq: 4, input_ids: [ids], attention_mask: [[1, 1, 1, 1]] });
+    const last = logits.subarray(3 * 128, 4 * 128);
+    expect(top).toBe(last.indexOf(Math.max(...last)));
+  });
+});
