@@ -24,7 +24,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadQaJsonl } from "../src/eval/datasets.js";
 import type { EvalSetting } from "../src/eval/contexts.js";
-import { openEvalModel } from "../src/eval/open.js";
+import { openModel } from "../src/eval/open.js";
 import { tinyPreset } from "../src/eval/presets.js";
 import { readResults, runEval, type EvalResult } from "../src/eval/runner.js";
 
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
 
   for (const name of ready) {
     const t0 = Date.now();
-    const m = await openEvalModel(path.join(modelsDir, name), { threads });
+    const m = await openModel(path.join(modelsDir, name), { threads });
     const preset = tinyPreset(m.spec);
     // Per-question rows are resumable, so they must belong to these weights: a retrained model under the
     // same name gets a fresh results file instead of silently reusing the old model's answers.

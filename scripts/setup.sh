@@ -5,6 +5,7 @@
 #   1. node >= 20.19
 #   2. node_modules  — `npm ci` only when missing or not matching package-lock.json
 #   3. src/dist      — `npm run build` when src/ changed since the last build
+#   3a. node_modules/.bin/floatscope — the `npx floatscope` link (and exec bits)
 #   4. .venv/        — python3 (>= 3.10) venv with the pinned JupyterLab + nbclient/nbconvert,
 #                      reinstalled only when kernel-extensions/{requirements,constraints}.txt change
 #   3b. widgets/labextension — built with Node when widgets/ sources changed
@@ -17,7 +18,9 @@
 # Steps 6 and 7 need a reachable package registry the first time; without one they say so in one
 # line and the set-up goes on (tests and notebooks then skip the real tier with a note).
 # Nothing is installed globally or into $HOME. Env knobs: FLOATSCOPE_PYTHON=/path/to/python3,
-# FLOATSCOPE_SETUP_QUIET=1 (only print what changed), FLOATSCOPE_NO_REAL=1 (skip steps 6 and 7).
+# FLOATSCOPE_SETUP_QUIET=1 (only print what changed), FLOATSCOPE_SETUP_NODE_ONLY=1 (steps 1–3a only:
+# enough for the `floatscope` CLI and the library; used by the fresh-clone test), FLOATSCOPE_NO_REAL=1
+# (skip steps 6 and 7).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -75,6 +78,23 @@ else
   else
     die "the library build failed and produced no src/dist/index.js"
   fi
+fi
+
+# --- 3a. the `floatscope` command ----------------------------------------------------------------
+# npm links workspace bins at install time; a checkout whose node_modules predates the committed
+# bin (src/bin/floatscope.js) lacks the link, and git or an archive may drop exec bits. Make sure
+# `npx floatscope` works after every set-up.
+chmod +x src/bin/floatscope.js
+[[ -f src/dist/cli/main.js ]] && chmod +x src/dist/cli/main.js
+if [[ "$(readlink node_modules/.bin/floatscope 2>/dev/null)" != "../floatscope/bin/floatscope.js" ]]; then
+  mkdir -p node_modules/.bin
+  ln -sfn ../floatscope/bin/floatscope.js node_modules/.bin/floatscope
+  say "linked node_modules/.bin/floatscope (npx floatscope)"
+fi
+
+if [[ "${FLOATSCOPE_SETUP_NODE_ONLY:-0}" == 1 ]]; then
+  note "ready in $((SECONDS - t0)) s (node only: library and the floatscope command; no widgets, .venv or kernelspec)"
+  exit 0
 fi
 
 # --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)

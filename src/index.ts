@@ -46,7 +46,7 @@ export { resolveModelSpec, detectFamily, specTensorNames, ADAPTERS, LIMITS } fro
 export type { FamilyAdapter, BlockNames } from "./graph/adapters/index.js";
 export { FAMILIES } from "./graph/spec.js";
 export type { ModelSpec, Family, BlockWeights, RopeSettings } from "./graph/spec.js";
-export { scanWeights, countNonFinite } from "./graph/scan-weights.js";
+export { scanWeights, countNonFinite, assertFiniteWeights } from "./graph/scan-weights.js";
 export type { ScanResult, ScanOptions, ScanProgress, NonFiniteTensor } from "./graph/scan-weights.js";
 export { describeCheckpoint } from "./graph/describe.js";
 export type { CheckpointDescription } from "./graph/describe.js";
@@ -55,6 +55,8 @@ export type { CheckpointDescription } from "./graph/describe.js";
 export { buildModelGraph, F32_MIN } from "./graph/model.js";
 export type { BuildOptions, BuiltGraph } from "./graph/model.js";
 export { probeOutputs, validateProbeRequest } from "./graph/probes.js";
+export { PROBES, PROBE_AXES, DEFAULT_PROBES, REQUEST_KEYS, probeInfo, probeName, parseProbeName } from "./util/probes.js";
+export type { ProbeRequest, ProbeInfo, ProbeKind, RequestKey, CostClass, Axis } from "./util/probes.js";
 export type { ProbeOutput } from "./graph/probes.js";
 export { ropeInvFreq, positionIdsFromMask } from "./graph/rope.js";
 export { GraphBuilder } from "./graph/onnx/builder.js";
@@ -107,10 +109,10 @@ export { runEval, summarizeResults, readResults, readDoneKeys } from "./eval/run
 export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
-export { openEvalModel } from "./eval/open.js";
-export { findModels, modelsNote, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
+export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
+export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
-export type { EvalModel } from "./eval/open.js";
+export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
 export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
 

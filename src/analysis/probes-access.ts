@@ -10,38 +10,14 @@
  */
 import type { ProbeTensor, Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError } from "../util/errors.js";
-import { PROBE_AXES, parseProbeName } from "../util/probes.js";
+import { PROBE_AXES, parseProbeName, probeInfo } from "../util/probes.js";
 
 /** Which forward pass to read: the final-sequence pass, or a step index into `trace.steps`. */
 export type PassRef = "final" | number;
 
-/** How to record each probe kind (the text after "record it with"). */
+/** How to record a probe kind (the text after "record it with"), from the probe table. */
 function recordHint(kind: string, layer: number): string {
-  switch (kind) {
-    case "received":
-      return "probes: { received: true }";
-    case "received_heads":
-      return "probes: { receivedHeads: true }";
-    case "self":
-      return "probes: { self: true }";
-    case "argmax_key":
-    case "argmax_prob":
-      return "probes: { argmax: true }";
-    case "region_sum":
-      return "probes: { regionSum: { regions: <number of prompt regions> } }";
-    case "pattern":
-      return `probes: { pattern: { layers: [${layer}] } }`;
-    case "pattern_mean":
-      return `probes: { patternMean: { layers: [${layer}] } }`;
-    case "q_rot":
-    case "k_rot":
-      return `probes: { qk: { layers: [${layer}] } }`;
-    case "q":
-    case "k":
-      return `probes: { qk: { layers: [${layer}], preRope: true } }`;
-    default:
-      return "a probe request that includes it";
-  }
+  return probeInfo(kind)?.hint(layer) ?? "a probe request that includes it";
 }
 
 /** Human label of a pass, for messages. */

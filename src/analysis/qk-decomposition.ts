@@ -158,7 +158,7 @@ export interface QkOptions extends AnchorOptions {
 }
 
 export interface QkResult {
-  /** One row per (layer, query, key): score, cos, normProd, floating; NaN where masked. */
+  /** One row per (layer, query, key): score, cos, normProd, anchor (the key is an anchor); NaN where masked. */
   table: ColumnTable;
   /** One row per layer: floating vs other means, the angle/norm split of the advantage, and angleShare = angleTerm / advantage. */
   summary: ColumnTable;
@@ -227,7 +227,7 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     const isF = new Set(abs);
     const qi = new Int32Array(n * n), ki = new Int32Array(n * n);
     for (let i = 0; i < n * n; i++) (qi[i] = start + Math.floor(i / n)), (ki[i] = start + (i % n));
-    tables.push(longTable({ query: qi, key: ki, score: parts.score, cos: parts.cos, normProd: parts.normProd, floating: Array.from(ki, (j) => isF.has(j)) }, { model: label, layer, heads: String(heads) }));
+    tables.push(longTable({ query: qi, key: ki, score: parts.score, cos: parts.cos, normProd: parts.normProd, anchor: Array.from(ki, (j) => isF.has(j)) }, { model: label, layer, heads: String(heads) }));
     summaries.push({ layer, ...sum });
     panels.push({
       layer,
@@ -236,7 +236,7 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
       score: encodeArray(parts.score, [n, n], { dtype: "float16" }),
       cos: encodeArray(parts.cos, [n, n], { dtype: "float16" }),
       normProduct: encodeArray(parts.normProd, [n, n], { dtype: "float16" }),
-      floating: abs,
+      anchors: abs,
     });
   }
   const s = summaries;

@@ -13,6 +13,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
+import { inspectPath, optionalFile, readFileBounded, requireDirectory, requireFile } from "../util/paths.js";
 import { MAX_TOKENIZER_BYTES, describeValue, readJsonObject, type JsonObject } from "./config.js";
 import { openGgufCheckpoint } from "./gguf/open.js";
 import { readSafetensorsHeader, type SafetensorsHeader } from "./safetensors.js";
@@ -29,23 +30,20 @@ const MAX_SHARDS = 10_000;
  */
 export function openCheckpoint(dir: string): Checkpoint {
   const abs = path.resolve(dir);
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(abs);
-  } catch {
-    throw new CheckpointError("Checkpoint folder not found", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors, or a .gguf file" });
+  if (abs.toLowerCase().endsWith(".gguf")) {
+    requireFile(abs, { what: "GGUF file", error: CheckpointError, field: "(file)", hint: "give a .gguf file or a folder with config.json and *.safetensors" });
+    return openGgufCheckpoint(abs);
   }
-  if (st.isFile() && abs.toLowerCase().endsWith(".gguf")) return openGgufCheckpoint(abs);
-  if (!st.isDirectory()) {
-    throw new CheckpointError("Checkpoint path is not a folder", { file: abs, field: "(folder)", expected: "a folder with config.json and *.safetensors, or a .gguf file" });
-  }
+  // Kind, readability, loops and dangling links first: "has no config.json" must not be what a
+  // symlink loop or an unreadable folder says.
+  requireDirectory(abs, { what: "checkpoint folder", error: CheckpointError, field: "(folder)", hint: "give a folder with config.json and *.safetensors, or a .gguf file" });
   const configPath = path.join(abs, "config.json");
-  if (!fs.existsSync(configPath)) {
+  if (inspectPath(configPath).kind === "missing") {
     throw new CheckpointError("Checkpoint has no config.json", { file: configPath, field: "(file)", expected: "config.json from the Hugging Face checkpoint" });
   }
   const config = readJsonObject(configPath);
   const genPath = path.join(abs, "generation_config.json");
-  const generationConfig = fs.existsSync(genPath) ? readJsonObject(genPath) : undefined;
+  const generationConfig = checkedOptional(genPath, "generation_config.json") ? readJsonObject(genPath) : undefined;
   const tensors = readWeights(abs);
   const tokenizer = readTokenizerFiles(abs);
   return { dir: abs, format: "safetensors", config, generationConfig, tensors, tokenizer };
@@ -54,12 +52,12 @@ export function openCheckpoint(dir: string): Checkpoint {
 /** Same precedence as transformers' `from_pretrained`: model.safetensors first, then the index. */
 function readWeights(dir: string): Map<string, TensorInfo> {
   const single = path.join(dir, SINGLE_WEIGHTS_FILE);
-  if (fs.existsSync(single)) {
+  if (checkedOptional(single, "weights file")) {
     const header = readSafetensorsHeader(single);
     return new Map(header.tensors.map((t) => [t.name, t]));
   }
   const indexPath = path.join(dir, INDEX_FILE);
-  if (fs.existsSync(indexPath)) return readSharded(dir, indexPath);
+  if (checkedOptional(indexPath, "shard index")) return readSharded(dir, indexPath);
   const hasBin = fs.readdirSync(dir).some((f) => f.endsWith(".bin") || f.endsWith(".pt"));
   throw new CheckpointError("Checkpoint has no safetensors weights", {
     file: dir, field: "weights", expected: `${SINGLE_WEIGHTS_FILE} or ${INDEX_FILE} with its shards`,
@@ -102,7 +100,7 @@ function readSharded(dir: string, indexPath: string): Map<string, TensorInfo> {
   const headers = new Map<string, SafetensorsHeader>();
   for (const shard of shardNames) {
     const shardPath = path.join(dir, shard);
-    if (!fs.existsSync(shardPath)) {
+    if (!checkedOptional(shardPath, "weight shard")) {
       const example = [...wanted].find(([, s]) => s === shard)?.[0];
       throw new CheckpointError("Shard named in the index is missing", {
         file: indexPath, field: `weight_map.${example}`, expected: `an existing file ${shard}`, found: "no such file",
@@ -179,24 +177,29 @@ function checkTotalSize(indexPath: string, index: JsonObject, dataBytes: number)
  */
 export function readTokenizerFiles(dir: string): TokenizerFiles | undefined {
   const tokPath = path.join(dir, "tokenizer.json");
-  if (!fs.existsSync(tokPath)) return undefined;
+  if (!checkedOptional(tokPath, "tokenizer.json")) return undefined;
   const json = readJsonObject(tokPath, { maxBytes: MAX_TOKENIZER_BYTES });
   const cfgPath = path.join(dir, "tokenizer_config.json");
-  const config = fs.existsSync(cfgPath) ? readJsonObject(cfgPath, { maxBytes: MAX_TOKENIZER_BYTES }) : {};
+  const config = checkedOptional(cfgPath, "tokenizer_config.json") ? readJsonObject(cfgPath, { maxBytes: MAX_TOKENIZER_BYTES }) : {};
   let chatTemplate = templateFromConfig(config, cfgPath);
   const jsonTplPath = path.join(dir, "chat_template.json");
-  if (fs.existsSync(jsonTplPath)) {
+  if (checkedOptional(jsonTplPath, "chat_template.json")) {
     chatTemplate = templateFromConfig(readJsonObject(jsonTplPath), jsonTplPath) ?? chatTemplate;
   }
   const jinjaPath = path.join(dir, "chat_template.jinja");
-  if (fs.existsSync(jinjaPath)) {
-    const size = fs.statSync(jinjaPath).size;
-    if (size > 16 * 1024 * 1024) {
-      throw new CheckpointError("chat_template.jinja is too large", { file: jinjaPath, field: "(file size)", expected: "at most 16 MiB", found: `${size} bytes` });
-    }
-    chatTemplate = fs.readFileSync(jinjaPath, "utf8");
+  if (checkedOptional(jinjaPath, "chat_template.jinja")) {
+    chatTemplate = readFileBounded(jinjaPath, { what: "chat_template.jinja", error: CheckpointError, maxBytes: 16 * 1024 * 1024 }).toString("utf8");
   }
   return { path: fs.realpathSync(tokPath), json, config, chatTemplate };
+}
+
+/**
+ * Whether an optional checkpoint file is there. Nothing at all: false. A readable regular file
+ * (through any symlinks): true. Anything else — a folder, a FIFO, a dangling link, a loop, an
+ * unreadable file — is a CheckpointError naming the path and what it is.
+ */
+function checkedOptional(file: string, what: string): boolean {
+  return optionalFile(file, { what, error: CheckpointError, field: "(file)" }) !== undefined;
 }
 
 function templateFromConfig(config: JsonObject, file: string): string | undefined {

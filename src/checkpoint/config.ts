@@ -6,9 +6,9 @@
  * and what was found, e.g. `requireInt(config, "num_hidden_layers", {min: 1, max: 4096})`.
  * Bounds matter: a config that claims 1e9 layers must fail here, before anything loops over it.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
+import { readFileBounded } from "../util/paths.js";
 
 /** A parsed JSON object plus the file it came from (for error messages). */
 export type JsonObject = Record<string, unknown>;
@@ -20,6 +20,8 @@ export interface AccessorOptions {
   min?: number;
   /** Inclusive upper bound for numbers. */
   max?: number;
+  /** Exclusive lower bound (e.g. 0 for an epsilon that must be positive). */
+  above?: number;
 }
 
 /** Default cap for a JSON file: real config files are a few KB, tokenizer.json tens of MB. */
@@ -33,24 +35,10 @@ export const MAX_TOKENIZER_BYTES = 128 * 1024 * 1024;
 export function readJsonObject(file: string, options: { maxBytes?: number; label?: string } = {}): JsonObject {
   const label = options.label ?? path.basename(file);
   const maxBytes = options.maxBytes ?? MAX_CONFIG_BYTES;
-  let size: number;
-  try {
-    const st = fs.statSync(file);
-    if (!st.isFile()) throw new Error("not a regular file");
-    size = st.size;
-  } catch (e) {
-    throw new CheckpointError(`Cannot read ${label}`, { file, field: "(file)", expected: "an existing JSON file", found: (e as Error).message });
-  }
-  if (size > maxBytes) {
-    throw new CheckpointError(`${label} is too large`, { file, field: "(file size)", expected: `at most ${maxBytes} bytes`, found: `${size} bytes` });
-  }
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    throw new CheckpointError(`Cannot read ${label}`, { file, field: "(file)", found: (e as Error).message });
-  }
-  return parseJsonObject(text, file);
+  // Checked for kind on the open descriptor and read with a bound: a FIFO, a folder or a huge
+  // file with this name is one CheckpointError, never a hang or a giant allocation.
+  const bytes = readFileBounded(file, { what: label, error: CheckpointError, field: "(file)", maxBytes });
+  return parseJsonObject(bytes.toString("utf8"), file);
 }
 
 /** Parse JSON text that must hold an object; `file` names the source in errors. */
@@ -93,6 +81,8 @@ function fail(o: AccessorOptions, key: string, expected: string, found: unknown)
 }
 
 function boundsText(o: AccessorOptions, kind: string): string {
+  if (o.above !== undefined && o.max !== undefined) return `${kind} in (${o.above}, ${o.max}]`;
+  if (o.above !== undefined) return `${kind} > ${o.above}`;
   if (o.min !== undefined && o.max !== undefined) return `${kind} in [${o.min}, ${o.max}]`;
   if (o.min !== undefined) return `${kind} >= ${o.min}`;
   if (o.max !== undefined) return `${kind} <= ${o.max}`;
@@ -102,7 +92,7 @@ function boundsText(o: AccessorOptions, kind: string): string {
 function checkNumber(v: unknown, key: string, o: AccessorOptions, integer: boolean): number {
   const kind = integer ? "an integer" : "a finite number";
   const ok = typeof v === "number" && Number.isFinite(v) && (!integer || Number.isSafeInteger(v));
-  if (!ok || (o.min !== undefined && v < o.min) || (o.max !== undefined && v > o.max)) {
+  if (!ok || (o.min !== undefined && v < o.min) || (o.max !== undefined && v > o.max) || (o.above !== undefined && v <= o.above)) {
     fail(o, key, boundsText(o, kind), v);
   }
   return v as number;

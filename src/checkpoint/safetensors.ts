@@ -14,6 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
+import { openRegularFile } from "../util/paths.js";
 import { decodeTensor } from "./gguf/tensor.js";
 import { layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 import type { SafetensorsDType, TensorInfo } from "./types.js";
@@ -44,15 +45,19 @@ export interface SafetensorsHeader {
  * @param file path (symlinks are resolved: ORT external data must name the real file)
  */
 export function readSafetensorsHeader(file: string): SafetensorsHeader {
+  // A FIFO, socket, folder, dangling link or loop named *.safetensors is refused here; the open
+  // never blocks (O_NONBLOCK) and the descriptor itself is checked.
+  const opened = openRegularFile(file, { what: "safetensors file", error: CheckpointError, field: "(file)" });
+  const fd = opened.fd;
   let real: string;
   try {
-    real = fs.realpathSync(file);
+    real = fs.realpathSync(opened.path);
   } catch {
+    fs.closeSync(fd);
     throw new CheckpointError("Safetensors file not found", { file, field: "(file)", expected: "an existing .safetensors file" });
   }
-  const fd = openOrThrow(real, file);
   try {
-    const fileSize = fs.fstatSync(fd).size;
+    const fileSize = opened.size;
     if (fileSize < 8) {
       throw new CheckpointError("Safetensors file is too short to hold a header length", {
         file, field: "header length", expected: "at least 8 bytes", found: `${fileSize} bytes`,

@@ -11,6 +11,12 @@ export interface Encoding {
   ids: number[];
   tokens: string[];
   offsets: CharSpan[];
+  /**
+   * The pieces of the text that are not in the vocabulary and became the unknown token, in order
+   * (absent or empty when every piece was known). A word-level vocabulary turns any new word into
+   * `<unk>`, so a prompt can silently lose its content words: callers warn with these.
+   */
+  unknown?: string[];
 }
 
 export interface ChatMessage {

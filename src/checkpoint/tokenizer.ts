@@ -51,8 +51,20 @@ export interface TokenizerSpecHints {
 const UNICODE_WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\u200C\\u200D";
 const WHITESPACE_RE = new RegExp(`[${UNICODE_WORD}]+|[^${UNICODE_WORD}\\s]+`, "gu");
 
+/** Tokenizer model types of HF `tokenizers` (tokenizer.json `model.type`). */
+export const TOKENIZER_MODEL_TYPES = ["BPE", "WordPiece", "WordLevel", "Unigram"] as const;
+
 export function loadTokenizer(files: TokenizerFiles, spec: TokenizerSpecHints = {}): LoadedTokenizer {
   const model = (files.json.model ?? {}) as Record<string, unknown>;
+  // The library guesses a model for a type it does not know (from the vocab's shape), which
+  // tokenizes differently from the checkpoint's own tokenizer without a word: refuse instead.
+  // An absent type is fine: Rust `tokenizers` and the library both infer it from the fields.
+  if (model.type !== undefined && !(TOKENIZER_MODEL_TYPES as readonly unknown[]).includes(model.type)) {
+    throw new CheckpointError("tokenizer.json has an unknown tokenizer model type", {
+      file: files.path, field: "model.type", expected: TOKENIZER_MODEL_TYPES.map((t) => JSON.stringify(t)).join(", "),
+      found: typeof model.type === "string" ? JSON.stringify(model.type.slice(0, 60)) : typeof model.type,
+    });
+  }
   const unkFromModel = typeof model.unk_token === "string" ? model.unk_token : undefined;
   const libConfig: Record<string, unknown> = { ...files.config };
   if (specialTokenString(libConfig, "unk_token") === undefined && unkFromModel !== undefined) libConfig.unk_token = unkFromModel;
@@ -153,7 +165,7 @@ class HfTokenizer implements LoadedTokenizer {
     const replayed = this.replayedOffsets(text, rawTokens);
     const offsetsExact = replayed !== undefined && !replayed.coarse;
     const offsets = replayed?.offsets ?? this.fallbackOffsets(text, rawTokens);
-    const ids: number[] = [], tokens: string[] = [], spans: CharSpan[] = [];
+    const ids: number[] = [], tokens: string[] = [], spans: CharSpan[] = [], unknown: string[] = [];
     for (let i = 0; i < rawTokens.length; i++) {
       let id: number | undefined = r.ids[i];
       let token = rawTokens[i];
@@ -161,13 +173,21 @@ class HfTokenizer implements LoadedTokenizer {
         if (this.unkId === undefined) continue; // no unknown token: Rust drops the piece too
         id = this.unkId;
       }
-      // WordLevel's unknown words come back as the raw word; Rust reports the unk token.
-      if (id === this.unkId && this.unkToken !== undefined && this.lib.token_to_id(token) === undefined) token = this.unkToken;
+      // WordLevel's unknown words come back as the raw word; Rust reports the unk token. Either way the
+      // text it stood for is recorded, so callers can say which words the model never saw.
+      if (id === this.unkId && this.unkToken !== undefined) {
+        const wasRaw = this.lib.token_to_id(token) === undefined;
+        if (wasRaw || !text.includes(this.unkToken)) {
+          const [a, b] = offsets[i] ?? [0, 0];
+          unknown.push(b > a ? text.slice(a, b) : token);
+        }
+        if (wasRaw) token = this.unkToken;
+      }
       ids.push(id);
       tokens.push(token);
       spans.push(offsets[i]);
     }
-    return { ids, tokens, offsets: spans, offsetsExact };
+    return { ids, tokens, offsets: spans, offsetsExact, unknown };
   }
 
   /** Replayed pieces, placed inside the library's post-processed token list. */

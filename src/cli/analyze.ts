@@ -12,8 +12,9 @@ import { regionRollout } from "../analysis/rollout.js";
 import { tokenTypes } from "../analysis/token-types.js";
 import { readTrace } from "../trace/reader.js";
 import type { Trace } from "../trace/types.js";
-import { keyword } from "../util/errors.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { keyword, TraceFormatError } from "../util/errors.js";
+import { requireFile } from "../util/paths.js";
+import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
 
 export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types"] as const;
@@ -45,7 +46,10 @@ Other options:
   --layout <l>      rollout: offsets (default) | upstream
   --max-jump <n>    drift: largest position jump of one anchor track (default 0)
   --json            print one JSON object
-  -h, --help        this help`;
+  --debug           print stack traces of errors
+  -h, --help        this help
+
+Exit codes: 0 ok, 1 failure (unreadable or invalid trace, missing probe), 2 usage.`;
 
 const FLAGS = {
   rule: { type: "string" },
@@ -64,28 +68,27 @@ const FLAGS = {
   json: { type: "boolean" },
 } as const;
 
-function num(flag: string, v: string | boolean | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n)) throw new UsageError(`Bad value for --${flag} of \`floatscope analyze\``, { field: `--${flag}`, expected: "a number", found: JSON.stringify(v) });
-  return n;
-}
-
 /** Plain rows of a table (NaN → null happens in JSON.stringify). */
 function rows(t: ColumnTable): Record<string, unknown>[] {
   return t.objects() as Record<string, unknown>[];
 }
 
-/** Run one analysis on loaded traces; returns the JSON-able result with its tables named. */
-export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values: Record<string, string | boolean | undefined>): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
+/** The numeric and list options, parsed strictly (usage errors before any trace is read). */
+function parseOptions(values: Record<string, string | boolean | undefined>): { anchor: AnchorOptions; layers?: number[]; maxJump?: number } {
   const anchor: AnchorOptions = {
     rule: values.rule as AnchorOptions["rule"],
-    k: num("k", values.k),
-    topK: num("top-k", values["top-k"]),
-    epsilon: num("epsilon", values.epsilon),
+    k: optionalNumber("analyze", "k", values.k),
+    topK: optionalInt("analyze", "top-k", values["top-k"], { min: 1 }),
+    epsilon: optionalNumber("analyze", "epsilon", values.epsilon),
     exclude: typeof values.exclude === "string" ? (values.exclude.split(",").map((s) => s.trim()).filter(Boolean) as AnchorExclusion[]) : undefined,
   };
-  const layers = typeof values.layers === "string" ? intList("analyze", "layers", values.layers) : undefined;
+  const layers = typeof values.layers === "string" ? intList("analyze", "layers", values.layers, { min: 0 }) : undefined;
+  return { anchor, layers, maxJump: optionalInt("analyze", "max-jump", values["max-jump"], { min: 0 }) };
+}
+
+/** Run one analysis on loaded traces; returns the JSON-able result with its tables named. */
+export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values: Record<string, string | boolean | undefined>): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
+  const { anchor, layers, maxJump } = parseOptions(values);
   switch (name) {
     case "absorption": {
       const r = absorptionRate(traces, { ...anchor, layers });
@@ -93,13 +96,13 @@ export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values
     }
     case "drift": {
       if (traces.length !== 1) throw new UsageError("`floatscope analyze drift` takes one trace", { field: "<trace>", expected: "one path", found: `${traces.length}` });
-      const r = temporalDrift(traces[0], { ...anchor, layers, maxJump: num("max-jump", values["max-jump"]) });
+      const r = temporalDrift(traces[0], { ...anchor, layers, maxJump });
       return { tables: { tracks: r.tracks, anchors: r.anchors }, extra: { rule: r.spec.rule, layers: r.spec.layers, steps: r.spec.steps }, warnings: r.spec.warnings ?? [] };
     }
     case "qk": {
       const heads = values.heads === undefined ? undefined : /^\d+$/.test(String(values.heads)) ? Number(values.heads) : keyword(values.heads, ["score-mean", "vector-mean"] as const, { field: "--heads" });
       const all = traces.map((t) => qkDecomposition(t, { ...anchor, rule: anchor.rule, layers, heads, upstream: !!values.upstream }));
-      return { tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])), extra: { floating: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, floating: p.floating }))) }, warnings: all.flatMap((r) => r.spec.warnings ?? []) };
+      return { tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])), extra: { anchors: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, anchors: p.anchors }))) }, warnings: all.flatMap((r) => r.spec.warnings ?? []) };
     }
     case "retrieval": {
       const evidence: Evidence | undefined = typeof values.evidence === "string" ? { text: values.evidence } : undefined;
@@ -126,6 +129,10 @@ export const command: CliCommand = {
     if (!(ANALYSES as readonly string[]).includes(name)) throw new UsageError(`unknown analysis "${name}"`, { field: "<analysis>", expected: ANALYSES.join(", "), found: name });
     const analysis = name as (typeof ANALYSES)[number];
     if (files.length === 0) throw new UsageError("`floatscope analyze` needs at least one trace", { field: "<trace>", expected: "one or more .fstrace files", found: "nothing" });
+    parseOptions(values);
+    // A folder (a checkpoint given by mistake), a FIFO or a dangling link is one clear error
+    // before the trace reader opens anything.
+    for (const f of files) requireFile(f, { what: "trace file", error: TraceFormatError, field: "<trace>", hint: "give .fstrace files written by `floatscope generate --trace`" });
     const traces = files.map((f) => readTrace(f));
     const { tables, extra, warnings } = analyze(analysis, traces, values);
     if (values.json) {

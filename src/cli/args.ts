@@ -1,6 +1,9 @@
 /**
  * Flag parsing for CLI commands: node's `parseArgs` in strict mode, with errors that name the
- * command, the flag and where to look (`floatscope <command> --help`).
+ * command, the flag and where to look (`floatscope <command> --help`), and strict number parsing:
+ * a flag that takes a number takes it in plain decimal (`16`, `0.95`, `1e-3`) and in range, or
+ * the command stops with a usage error (exit 2). `0x10`, `1_000`, `Infinity`, `""` and `12abc`
+ * are refused, never read as something else.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { SettingsError } from "../util/errors.js";
@@ -15,13 +18,27 @@ export interface Parsed {
   positionals: string[];
 }
 
+const NEGATIVE_NUMBER = /^-(\d|\.\d)/;
+
 export function parseFlags(command: string, argv: string[], flags: FlagSpec): Parsed {
+  // `--steps -3`: parseArgs reads "-3" as a flag and calls the option ambiguous. Join a value that
+  // looks like a negative number to its flag, so the number check says what is wrong with it.
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const name = a.startsWith("--") && !a.includes("=") ? a.slice(2) : undefined;
+    if (name !== undefined && flags[name]?.type === "string" && i + 1 < argv.length && NEGATIVE_NUMBER.test(argv[i + 1])) {
+      args.push(`${a}=${argv[++i]}`);
+    } else {
+      args.push(a);
+    }
+  }
   try {
-    const r = parseArgs({ args: argv, options: { ...flags, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
+    const r = parseArgs({ args, options: { ...flags, help: { type: "boolean", short: "h" } }, allowPositionals: true, strict: true });
     return { values: r.values as Parsed["values"], positionals: r.positionals };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    const flag = /'(-[^']+)'/.exec(msg)?.[1];
+    const flag = /'(-[^' ]+)/.exec(msg)?.[1];
     throw new UsageError(`Bad arguments for \`floatscope ${command}\``, {
       field: flag ?? "arguments",
       expected: `one of: ${Object.keys(flags).map((f) => `--${f}`).join(", ")}, --help`,
@@ -31,12 +48,71 @@ export function parseFlags(command: string, argv: string[], flags: FlagSpec): Pa
   }
 }
 
-/** "1,2,3" → [1, 2, 3] (integers only). */
-export function intList(command: string, flag: string, value: string): number[] {
-  const parts = value.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  const out = parts.map(Number);
-  if (parts.length === 0 || out.some((n) => !Number.isInteger(n))) {
-    throw new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, { field: `--${flag}`, expected: "comma-separated integers, e.g. 0,3,7", found: JSON.stringify(value) });
+export interface NumberRange {
+  /** Inclusive lower bound. */
+  min?: number;
+  /** Inclusive upper bound. */
+  max?: number;
+  /** Exclusive lower bound (e.g. 0 for "positive"). */
+  above?: number;
+}
+
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+function rangeWords(kind: string, r: NumberRange): string {
+  const parts: string[] = [];
+  if (r.above !== undefined) parts.push(`> ${r.above}`);
+  if (r.min !== undefined) parts.push(`≥ ${r.min}`);
+  if (r.max !== undefined) parts.push(`≤ ${r.max}`);
+  return parts.length ? `${kind} ${parts.join(" and ")}` : kind;
+}
+
+function inRange(n: number, r: NumberRange): boolean {
+  return (r.min === undefined || n >= r.min) && (r.max === undefined || n <= r.max) && (r.above === undefined || n > r.above);
+}
+
+function badValue(command: string, flag: string, expected: string, value: string): UsageError {
+  return new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, { field: `--${flag}`, expected, found: JSON.stringify(value), hint: `run \`floatscope ${command} --help\`` });
+}
+
+/** A decimal integer in range ("16", "-2"; never "0x10", "1e3", "16.0" or "16 "). */
+export function intFlag(command: string, flag: string, value: string | boolean, range: NumberRange = {}): number {
+  const s = String(value);
+  const n = INTEGER.test(s) ? Number(s) : NaN;
+  const expected = rangeWords("a decimal integer", range);
+  if (!Number.isSafeInteger(n) || !inRange(n, range)) throw badValue(command, flag, expected, s);
+  return n;
+}
+
+/** A finite decimal number in range ("0.95", "1e-3", ".5"; never "0x10", "Infinity" or ""). */
+export function numberFlag(command: string, flag: string, value: string | boolean, range: NumberRange = {}): number {
+  const s = String(value);
+  const n = DECIMAL.test(s) ? Number(s) : NaN;
+  if (!Number.isFinite(n) || !inRange(n, range)) throw badValue(command, flag, rangeWords("a decimal number", range), s);
+  return n;
+}
+
+/** The flag's integer when given, else undefined. */
+export function optionalInt(command: string, flag: string, value: string | boolean | undefined, range: NumberRange = {}): number | undefined {
+  return value === undefined ? undefined : intFlag(command, flag, value, range);
+}
+
+/** The flag's number when given, else undefined. */
+export function optionalNumber(command: string, flag: string, value: string | boolean | undefined, range: NumberRange = {}): number | undefined {
+  return value === undefined ? undefined : numberFlag(command, flag, value, range);
+}
+
+/** "1,2,3" → [1, 2, 3] (decimal integers only, each in range; spaces around items allowed). */
+export function intList(command: string, flag: string, value: string, range: NumberRange = {}): number[] {
+  const parts = value.split(",").map((s) => s.trim());
+  const out = parts.map((s) => (INTEGER.test(s) ? Number(s) : NaN));
+  const bad = out.findIndex((n) => !Number.isSafeInteger(n) || !inRange(n, range));
+  if (value.trim() === "" || bad >= 0) {
+    const shown = bad >= 0 ? `${JSON.stringify(parts[bad])} (item ${bad + 1} of ${parts.length})` : JSON.stringify(value);
+    throw new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, {
+      field: `--${flag}`, expected: `comma-separated ${rangeWords("decimal integers", range)}, e.g. 2,3,7`, found: shown,
+    });
   }
   return out;
 }

@@ -5,16 +5,18 @@
  * skips the questions already done.
  */
 import { DistractorPool, type EvalSetting, type GoldPosition } from "../eval/contexts.js";
-import { loadQaJsonl, NQ_ENV } from "../eval/datasets.js";
+import { DatasetError, loadQaJsonl, NQ_ENV } from "../eval/datasets.js";
 import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "../eval/metrics.js";
-import { openEvalModel } from "../eval/open.js";
+import { openModel } from "../eval/open.js";
 import { defaultPreset } from "../eval/presets.js";
 import { PROMPT_FORMATS, type PromptFormat } from "../eval/prompts.js";
 import { readResults, runEval, summarizeResults } from "../eval/runner.js";
 import type { RunConfig } from "../samplers/config.js";
 import { keyword } from "../util/errors.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { inspectPath, requireFile } from "../util/paths.js";
+import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { MKDIR_FLAG, MKDIR_HELP, outputDirectory, outputFile } from "./outputs.js";
 
 const HELP = `Usage: floatscope eval <model-dir> --data <file.jsonl[.gz]> [options]
 
@@ -47,10 +49,16 @@ Run:
   --traces <dir>         save one .fstrace per question
   --device <d>           cpu | cuda | auto (default cpu)
   --threads <n>          intra-op threads
-  -h, --help             this help`;
+${MKDIR_HELP}
+  --no-weight-scan       skip the NaN/Inf scan of the weights (on by default)
+  --debug                print stack traces of errors
+  -h, --help             this help
 
-function int(flag: string, value: string | boolean | undefined): number | undefined {
-  return value === undefined ? undefined : intList("eval", flag, String(value))[0];
+Every prompt is checked against max_position_embeddings (a question that does not fit is an error
+row). Exit codes: 0 ok, 1 failure (data, checkpoint, every question failed), 2 usage.`;
+
+function int(flag: string, value: string | boolean | undefined, min = 0): number | undefined {
+  return optionalInt("eval", flag, value, { min });
 }
 
 export const command: CliCommand = {
@@ -62,35 +70,46 @@ export const command: CliCommand = {
       format: { type: "string" }, "no-chat-template": { type: "boolean" }, "double-bos": { type: "boolean" },
       "gen-length": { type: "string" }, steps: { type: "string" }, "block-length": { type: "string" }, temperature: { type: "string" },
       extraction: { type: "string" }, "batch-size": { type: "string" }, out: { type: "string" }, traces: { type: "string" },
-      device: { type: "string" }, threads: { type: "string" },
+      device: { type: "string" }, threads: { type: "string" }, "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope eval` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     const data = (v.data as string | undefined) ?? process.env[NQ_ENV];
     if (!data) throw new UsageError("No data file", { field: "--data", expected: `a jsonl(.gz) path, or the ${NQ_ENV} environment variable`, hint: "the NQ-open oracle file comes from nelson-liu/lost-in-the-middle (qa_data/nq-open-oracle.jsonl.gz)" });
     const kind = keyword(v.setting ?? "oracle", ["closed-book", "oracle", "distractors"] as const, { field: "--setting" });
-    const k = int("k", v.k) ?? 4;
+    const k = int("k", v.k, 1) ?? 4;
     const seed = int("seed", v.seed) ?? 0;
     const gp = String(v["gold-position"] ?? "0");
-    const goldPosition: GoldPosition = gp === "cycle" || gp === "random" ? gp : intList("eval", "gold-position", gp)[0];
-    const temperature = v.temperature === undefined ? undefined : Number(v.temperature);
-    if (temperature !== undefined && !Number.isFinite(temperature)) throw new UsageError("Bad --temperature", { field: "--temperature", expected: "a number", found: String(v.temperature) });
+    const goldPosition: GoldPosition = gp === "cycle" || gp === "random" ? gp : intList("eval", "gold-position", gp, { min: 0, max: k })[0];
+    const temperature = optionalNumber("eval", "temperature", v.temperature, { min: 0 });
+    const skip = int("skip", v.skip) ?? 0;
+    const limit = int("limit", v.limit, 1);
+    const gen = int("gen-length", v["gen-length"], 1);
+    const steps = int("steps", v.steps, 1);
+    const blockLength = int("block-length", v["block-length"], 1);
+    const batchSize = int("batch-size", v["batch-size"], 1) ?? 1;
+    const threads = int("threads", v.threads, 1);
+    // Output paths before any work: a folder given as --out, or a missing folder without --mkdir, is a usage error.
+    const resultsFile = v.out !== undefined ? outputFile("eval", "out", String(v.out), !!v.mkdir, io) : undefined;
+    const traceDir = v.traces !== undefined ? outputDirectory("eval", "traces", String(v.traces), !!v.mkdir, io) : undefined;
+    requireFile(data, { what: "QA data file", error: DatasetError, field: v.data !== undefined ? "--data" : NQ_ENV });
 
     const all = await loadQaJsonl(data);
-    const skip = int("skip", v.skip) ?? 0;
-    const records = all.slice(skip, v.limit !== undefined ? skip + int("limit", v.limit)! : undefined);
+    const records = all.slice(skip, limit !== undefined ? skip + limit : undefined);
+    if (records.length === 0) {
+      throw new DatasetError("No questions to evaluate", { file: data, field: "--data / --skip / --limit", expected: "at least one record", found: `${all.length} records in the file, ${skip} skipped` });
+    }
     const source = v.source !== undefined
       ? keyword(v.source, ["record", "pool"] as const, { field: "--source" })
       : all.every((r) => r.ctxs.filter((c) => c.isgold !== true).length >= k) ? "record" : "pool";
     const setting: EvalSetting = kind === "distractors" ? { kind, k, goldPosition, source, seed } : { kind };
 
-    const m = await openEvalModel(positionals[0], { device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads: int("threads", v.threads), warn: io.err });
+    const m = await openModel(positionals[0], { device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads, scanWeights: !v["no-weight-scan"], warn: io.err });
     try {
       const preset = defaultPreset(m.spec, m.tokenizer);
       const sampler: Partial<RunConfig> = { ...preset.sampler, seed };
-      const gen = int("gen-length", v["gen-length"]);
       if (gen !== undefined) { sampler.genLength = gen; delete sampler.steps; delete sampler.blockLength; }
-      if (int("steps", v.steps) !== undefined) sampler.steps = int("steps", v.steps);
-      if (int("block-length", v["block-length"]) !== undefined) sampler.blockLength = int("block-length", v["block-length"]);
+      if (steps !== undefined) sampler.steps = steps;
+      if (blockLength !== undefined) sampler.blockLength = blockLength;
       if (temperature !== undefined) sampler.temperature = temperature;
       const format = v.format !== undefined ? keyword<PromptFormat>(v.format, PROMPT_FORMATS, { field: "--format" }) : preset.promptFormat;
       const extraction = v.extraction !== undefined ? keyword<AnswerExtraction>(v.extraction, ANSWER_EXTRACTIONS, { field: "--extraction" }) : preset.extraction;
@@ -99,10 +118,10 @@ export const command: CliCommand = {
         engine: m.engine, tokenizer: m.tokenizer, records, setting, promptFormat: format, sampler, extraction,
         pool: setting.kind === "distractors" && setting.source === "pool" ? new DistractorPool(all) : undefined,
         modelName: m.name, dataFile: data, chatTemplate: !v["no-chat-template"], reproduceDoubleBos: !!v["double-bos"],
-        batchSize: int("batch-size", v["batch-size"]) ?? 1, resultsFile: v.out as string | undefined, traceDir: v.traces as string | undefined,
+        batchSize, resultsFile, traceDir,
         onProgress: (p) => { if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`); },
       });
-      const rows = v.out ? readResults(String(v.out)).filter((r) => r.model === m.name) : run.results;
+      const rows = resultsFile && inspectPath(resultsFile).kind === "file" ? readResults(resultsFile).filter((r) => r.model === m.name) : run.results;
       const table = summarizeResults(rows).objects() as Record<string, number | string>[];
       const fmt = (x: unknown) => (typeof x === "number" ? (Number.isFinite(x) ? x.toFixed(2) : "–") : String(x));
       io.out([`${m.name} (${m.spec.family}) on ${data}: format ${format}, extraction ${extraction}, ${((Date.now() - t0) / 1000).toFixed(1)} s`,

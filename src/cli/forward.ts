@@ -4,15 +4,12 @@
  * per layer) and optionally writes every probe (and the logits) to a safetensors file whose
  * `__metadata__.floatscope` holds the ids, axes and model facts as JSON. Written atomically.
  */
-import * as path from "node:path";
-import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
-import { loadTokenizer } from "../checkpoint/tokenizer.js";
-import { resolveModelSpec } from "../graph/adapters/index.js";
-import { createEngine } from "../runtime/engine.js";
+import { openModelFiles, startEngine } from "../eval/open.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
 import { PROBE_WORDS, probeRequestFromFlags, regionOneHot } from "./probe-flags.js";
 
 export const FORWARD_FORMAT = "floatscope-forward";
@@ -36,12 +33,18 @@ Output:
   --out <file>          write probes to this .safetensors file (atomic) with JSON metadata
   --logits              also write the logits [batch, seq, vocab] to --out
   --top <n>             keys listed per layer in the summary (default 3)
+${MKDIR_HELP}
 Runtime:
   --device <d>          cpu | cuda | auto (default cpu)
   --threads <n>         intra-op threads
   --low-memory          keep weights memory-mapped (session.disable_prepacking)
   --query-chunks <n>    compute attention in n query chunks (less memory for long inputs)
-  -h, --help            this help`;
+  --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
+  --debug               print stack traces of errors
+  -h, --help            this help
+
+The input may hold at most max_position_embeddings tokens (floatscope inspect shows it).
+Exit codes: 0 ok, 1 failure (checkpoint, budget, runtime), 2 usage (flags, input too long).`;
 
 function topK(values: ArrayLike<number>, k: number): number[] {
   return Array.from({ length: values.length }, (_, i) => i).sort((a, b) => Number(values[b]) - Number(values[a])).slice(0, k);
@@ -55,34 +58,43 @@ export const command: CliCommand = {
       probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, regions: { type: "string" },
       out: { type: "string" }, logits: { type: "boolean" }, top: { type: "string" },
       device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "query-chunks": { type: "string" },
+      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
     if (v.logits && !v.out) throw new UsageError("--logits needs --out", { field: "--logits", expected: "--out <file.safetensors>" });
-    const ckpt = openCheckpoint(positionals[0]);
-    const spec = resolveModelSpec(ckpt);
+    const top = optionalInt("forward", "top", v.top, { min: 1 }) ?? 3;
+    const threads = optionalInt("forward", "threads", v.threads, { min: 1 });
+    const queryChunks = optionalInt("forward", "query-chunks", v["query-chunks"], { min: 1 }) ?? 1;
+    // Checked before anything is computed, so a bad --out never costs a forward pass.
+    const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    const { checkpoint: ckpt, spec } = model;
 
     let ids: number[];
     let tokens: string[] | undefined;
     if (v.ids !== undefined) {
-      ids = intList("forward", "ids", String(v.ids));
+      ids = intList("forward", "ids", String(v.ids), { min: 0, max: spec.vocabSize - 1 });
     } else {
-      if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
-      const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
+      const tok = model.tokenizer;
+      if (!tok) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
       const enc = tok.encode(String(v.text), { addSpecialTokens: !v["no-special"] });
       ids = enc.ids;
       tokens = enc.tokens;
     }
     if (ids.length === 0) throw new UsageError("The input has no tokens", { field: v.ids !== undefined ? "--ids" : "--text", expected: "at least one token" });
     const T = ids.length;
+    if (T > spec.maxPositionEmbeddings) {
+      throw new UsageError("The input is longer than the model's maximum positions", {
+        file: ckpt.dir, field: v.ids !== undefined ? "--ids" : "--text",
+        expected: `at most ${spec.maxPositionEmbeddings} tokens (max_position_embeddings in config.json)`, found: `${T} tokens`,
+      });
+    }
     const regions = v.regions !== undefined ? regionOneHot("forward", String(v.regions), 1, T) : undefined;
     const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
-    const threads = v.threads !== undefined ? intList("forward", "threads", String(v.threads))[0] : undefined;
-    const top = v.top !== undefined ? intList("forward", "top", String(v.top))[0] : 3;
-    const queryChunks = v["query-chunks"] !== undefined ? intList("forward", "query-chunks", String(v["query-chunks"]))[0] : 1;
 
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
+    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });
@@ -98,8 +110,7 @@ export const command: CliCommand = {
       }
       const others = [...out.probes.values()].filter((p) => parseProbeName(p.name)?.kind !== "received");
       if (others.length) lines.push(`other probes: ${others.length} tensors (${[...new Set(others.map((p) => parseProbeName(p.name)!.kind))].join(", ")})`);
-      if (v.out) {
-        const file = path.resolve(String(v.out));
+      if (file) {
         const tensors: Record<string, TensorToWrite> = {};
         const axes: Record<string, string[]> = {};
         for (const [name, p] of out.probes as Map<string, ProbeTensor>) {

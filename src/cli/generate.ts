@@ -7,14 +7,14 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { openCheckpoint } from "../checkpoint/checkpoint.js";
-import { loadTokenizer } from "../checkpoint/tokenizer.js";
-import { resolveModelSpec } from "../graph/adapters/index.js";
-import { createEngine } from "../runtime/engine.js";
+import { openModelFiles, startEngine } from "../eval/open.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { EXIT } from "./exit.js";
+import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
+import { readFileBounded } from "../util/paths.js";
 import { PROBE_WORDS, probeRequestFromFlags } from "./probe-flags.js";
 
 const HELP = `Usage: floatscope generate <model-dir> --prompt "…" [options]
@@ -44,28 +44,23 @@ Trace:
   --layers <list>       layers for pattern / pattern_mean / q_rot / k_rot (default: all)
   --heads <list>        heads for pattern (default: all)
   --max-trace-bytes <n> refuse runs whose trace would be larger (default 4 GiB)
+${MKDIR_HELP}
 Runtime:
   --device <d>          cpu | cuda | auto (default cpu)
   --threads <n>         intra-op threads
   --low-memory          keep weights memory-mapped
-  -h, --help            this help`;
+  --memory-budget <n>   refuse forwards estimated above n bytes (default 75 % of physical memory)
+  --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
+  --debug               print stack traces of errors
+  -h, --help            this help
 
-function number(flag: string, v: unknown): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (String(v).trim() === "" || !Number.isFinite(n)) {
-    throw new UsageError(`Bad value for --${flag} of \`floatscope generate\``, { field: `--${flag}`, expected: "a number", found: JSON.stringify(v) });
-  }
-  return n;
-}
+Numbers are plain decimals (16, 0.95, 1e-3). Settings, the prompt length (prompt + gen-length ≤
+max_position_embeddings) and the memory estimate are all checked before a trace file is opened.
+Exit codes: 0 ok, 1 failure (checkpoint, budget, runtime), 2 usage (flags, settings), 130 Ctrl-C
+(the partial trace is kept).`;
 
 function readConfigFile(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch (e) {
-    throw new UsageError("Cannot read --config", { file, field: "--config", found: (e as Error).message });
-  }
+  const text = readFileBounded(file, { what: "--config file", field: "--config", error: UsageError, maxBytes: 1 << 20 }).toString("utf8");
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -85,46 +80,51 @@ export const command: CliCommand = {
       "block-length": { type: "string" }, temperature: { type: "string" }, "top-p": { type: "string" }, "top-k": { type: "string" },
       cfg: { type: "string" }, eps: { type: "string" }, "alg-temp": { type: "string" }, seed: { type: "string" }, config: { type: "string" },
       trace: { type: "string" }, probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, "max-trace-bytes": { type: "string" },
-      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" },
+      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "memory-budget": { type: "string" },
+      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope generate` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if (v.prompt === undefined) throw new UsageError("--prompt is required", { field: "--prompt", expected: "the prompt text" });
-    const ckpt = openCheckpoint(positionals[0]);
-    const spec = resolveModelSpec(ckpt);
-    if (!ckpt.tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
-    const tokenizer = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
-
+    const G = "generate";
+    const threads = optionalInt(G, "threads", v.threads, { min: 1 });
+    const memoryBudgetBytes = optionalInt(G, "memory-budget", v["memory-budget"], { min: 1 });
+    const numbers = {
+      genLength: optionalInt(G, "gen-length", v["gen-length"], { min: 1 }),
+      steps: optionalInt(G, "steps", v.steps, { min: 1 }),
+      blockLength: optionalInt(G, "block-length", v["block-length"], { min: 1 }),
+      temperature: optionalNumber(G, "temperature", v.temperature, { min: 0 }),
+      topP: optionalNumber(G, "top-p", v["top-p"], { above: 0, max: 1 }),
+      topK: optionalInt(G, "top-k", v["top-k"], { min: 1 }),
+      cfgScale: optionalNumber(G, "cfg", v.cfg, { min: 0 }),
+      eps: optionalNumber(G, "eps", v.eps, { above: 0, max: 1 }),
+      algTemp: optionalNumber(G, "alg-temp", v["alg-temp"], { min: 0 }),
+      seed: optionalInt(G, "seed", v.seed, { min: 0 }),
+      maxTraceBytes: optionalInt(G, "max-trace-bytes", v["max-trace-bytes"], { min: 1 }),
+    };
     const settings: Record<string, unknown> = v.config !== undefined ? readConfigFile(String(v.config)) : {};
+    const traceFile = v.trace !== undefined ? outputFile(G, "trace", String(v.trace), !!v.mkdir, io) : undefined;
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    const { checkpoint: ckpt, spec, tokenizer } = model;
+    if (!tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
+
     const set = (key: keyof RunConfig, value: unknown) => { if (value !== undefined) settings[key] = value; };
     set("sampler", v.sampler);
     set("alg", v.alg);
-    set("genLength", number("gen-length", v["gen-length"]));
-    set("steps", number("steps", v.steps));
-    set("blockLength", number("block-length", v["block-length"]));
-    set("temperature", number("temperature", v.temperature));
-    set("topP", number("top-p", v["top-p"]));
-    set("topK", number("top-k", v["top-k"]));
-    set("cfgScale", number("cfg", v.cfg));
-    set("eps", number("eps", v.eps));
-    set("algTemp", number("alg-temp", v["alg-temp"]));
-    set("seed", number("seed", v.seed));
-    set("maxTraceBytes", number("max-trace-bytes", v["max-trace-bytes"]));
+    for (const [key, value] of Object.entries(numbers)) set(key as keyof RunConfig, value);
     if (v["no-special"]) settings.addSpecialTokens = false;
     if (v.probes !== undefined || v.layers !== undefined || v.heads !== undefined || settings.probes === undefined) {
       settings.probes = probeRequestFromFlags("generate", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined }, spec.numLayers);
     }
     const text = v.chat ? tokenizer.applyChatTemplate([{ role: "user", content: String(v.prompt) }], { addGenerationPrompt: true }) : String(v.prompt);
     // Everything that can be wrong with the settings or the prompt fails here, before the engine is built.
-    const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer);
+    const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer, io.err);
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
-    const threads = v.threads !== undefined ? intList("generate", "threads", String(v.threads))[0] : undefined;
-    const engine = await createEngine({ spec, tensors: ckpt.tensors }, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], warn: io.err });
-    const traceFile = v.trace !== undefined ? path.resolve(String(v.trace)) : undefined;
+    const { engine } = await startEngine(model, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
-        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), // Ctrl-C: generate stops at the next step
+        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), warn: () => undefined, // prepareRun above warned already; Ctrl-C: generate stops at the next step
       });
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       io.out(r.trace.partial ? "(interrupted: partial answer)" : r.answer);
@@ -135,7 +135,7 @@ export const command: CliCommand = {
       } else {
         io.out(`no trace written (pass --trace out.fstrace) — ${info}`);
       }
-      return r.trace.partial ? 130 : 0;
+      return r.trace.partial ? EXIT.interrupted : EXIT.ok;
     } finally {
       await engine.dispose();
     }

@@ -8,20 +8,26 @@ import { resolveModelSpec } from "../graph/adapters/index.js";
 import { describeCheckpoint, type CheckpointDescription } from "../graph/describe.js";
 import { estimateMemory, formatBytes } from "../runtime/memory.js";
 import { DEFAULT_PROBES } from "../util/probes.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { assertFiniteWeights } from "../graph/scan-weights.js";
+import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
 
-const HELP = `Usage: floatscope inspect <model-dir> [--seq 256,1024,4096] [--batch 1] [--json]
+const HELP = `Usage: floatscope inspect <model-dir> [--seq 256,1024,4096] [--batch 1] [--scan-weights] [--json]
 
 Describe a checkpoint folder (config.json + *.safetensors [+ tokenizer]) without loading weights:
 family, architecture, layer sizes, attention layout, RoPE, special token ids, weight dtypes, and
 the estimated memory of one forward pass (weights as f32 on CPU) at the given sequence lengths.
 
 Options:
-  --seq <list>    sequence lengths for the memory table (default 256,1024,4096)
+  --seq <list>    sequence lengths for the memory table, each 1 … max_position_embeddings
+                  (default 256,1024,4096, those the model has, and at least its maximum)
   --batch <n>     batch size for the memory table (default 1)
+  --scan-weights  also read every weight and report NaN/Inf by tensor (exit 1 if any)
   --json          print one JSON object instead of text
-  -h, --help      this help`;
+  --debug         print stack traces of errors
+  -h, --help      this help
+
+Exit codes: 0 ok, 1 failure (checkpoint), 2 usage.`;
 
 /** Human-readable lines for a checkpoint description (describeCheckpoint's JSON, as text). */
 export function describeLines(d: CheckpointDescription): string[] {
@@ -47,12 +53,17 @@ export function describeLines(d: CheckpointDescription): string[] {
 export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values, positionals } = parseFlags("inspect", argv, { seq: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" } });
+    const { values, positionals } = parseFlags("inspect", argv, { seq: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, "scan-weights": { type: "boolean" } });
     if (positionals.length !== 1) throw new UsageError("`floatscope inspect` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
-    const seqs = values.seq ? intList("inspect", "seq", String(values.seq)) : [256, 1024, 4096];
-    const batch = values.batch ? intList("inspect", "batch", String(values.batch))[0] : 1;
+    const requested = values.seq !== undefined ? intList("inspect", "seq", String(values.seq), { min: 1 }) : undefined;
+    const batch = optionalInt("inspect", "batch", values.batch, { min: 1 }) ?? 1;
     const ckpt = openCheckpoint(positionals[0]);
     const spec = resolveModelSpec(ckpt);
+    const maxPos = spec.maxPositionEmbeddings;
+    if (requested) intList("inspect", "seq", String(values.seq), { min: 1, max: maxPos });
+    const defaults = [256, 1024, 4096].filter((t) => t < maxPos);
+    const seqs = requested ?? (defaults.length === 3 ? defaults : [...defaults, maxPos]);
+    const scan = values["scan-weights"] ? assertFiniteWeights(ckpt, spec) : undefined;
     const description = describeCheckpoint(ckpt, spec);
     const allLayers = Array.from({ length: spec.numLayers }, (_, l) => l);
     const memory = seqs.map((seq) => ({
@@ -63,11 +74,13 @@ export const command: CliCommand = {
     if (values.json) {
       io.out(JSON.stringify({
         ...description,
+        ...(scan ? { weightScan: { tensors: scan.tensorsScanned, bytes: scan.bytesScanned, nonFinite: 0 } } : {}),
         memory: memory.map((m) => ({ seq: m.seq, batch, defaultProbes: m.defaultProbes.total, fullMaps: m.fullMaps.total, dominant: m.defaultProbes.dominant })),
       }, null, 2));
       return 0;
     }
     const lines = describeLines(description);
+    if (scan) lines.push(`weights         ${scan.tensorsScanned} tensors scanned (${formatBytes(scan.bytesScanned)}): no NaN/Inf`);
     lines.push("", `Estimated memory of one forward pass, batch ${batch} (CPU, f32):`);
     lines.push("  seq      default probes   full maps, all layers   largest term (default probes)");
     for (const m of memory) {

@@ -3,10 +3,11 @@
  * ProbeRequest. Words are the probe kinds of util/probes.ts (the part after `blocks.{l}.attn.`),
  * so the CLI, the ONNX output names and the trace keys share one vocabulary.
  */
-import type { ProbeRequest } from "../util/probes.js";
+import { PROBES, type ProbeRequest, type RequestKey } from "../util/probes.js";
 import { intList, UsageError } from "./args.js";
 
-export const PROBE_WORDS = ["received", "received_heads", "self", "argmax", "region_sum", "pattern", "pattern_mean", "q_rot", "k_rot", "q", "k", "none"] as const;
+/** The `--probes` words: the probe table's CLI column, plus `none`. */
+export const PROBE_WORDS: readonly string[] = [...new Set(PROBES.map((p) => p.cli)), "none"];
 
 /** Token ranges "0-4,4-10" ([start, end)) → one-hot [batch, seq, region] (tokens outside every range: all zero). */
 export function regionOneHot(command: string, spec: string, batch: number, seq: number): { regions: number; oneHot: Float32Array } {
@@ -33,20 +34,28 @@ export function probeRequestFromFlags(command: string, o: { probes?: string; lay
       throw new UsageError(`Unknown probe for \`floatscope ${command}\``, { field: "--probes", expected: `comma-separated words from: ${PROBE_WORDS.join(", ")}`, found: JSON.stringify(w) });
     }
   }
-  const has = (w: string) => words.includes(w);
   const layers = o.layers ? intList(command, "layers", o.layers) : Array.from({ length: numLayers }, (_, l) => l);
-  const req: ProbeRequest = {};
-  if (has("received")) req.received = true;
-  if (has("received_heads")) req.receivedHeads = true;
-  if (has("self")) req.self = true;
-  if (has("argmax")) req.argmax = true;
-  if (has("region_sum")) {
-    if (!o.regions) throw new UsageError("The region_sum probe needs --regions", { field: "--regions", expected: "token ranges such as 0-4,4-10" });
-    req.regionSum = { regions: o.regions };
+  const kinds = PROBES.filter((p) => words.includes(p.cli)).map((p) => p.kind);
+  const has = (...ks: string[]) => ks.some((k) => (kinds as string[]).includes(k));
+  // One entry per request field (the compiler checks every field of the table has one).
+  const build: Record<RequestKey, () => ProbeRequest[RequestKey] | undefined> = {
+    received: () => has("received") || undefined,
+    receivedHeads: () => has("received_heads") || undefined,
+    self: () => has("self") || undefined,
+    argmax: () => has("argmax_key", "argmax_prob") || undefined,
+    regionSum: () => {
+      if (!has("region_sum")) return undefined;
+      if (!o.regions) throw new UsageError("The region_sum probe needs --regions", { field: "--regions", expected: "token ranges such as 0-4,4-10" });
+      return { regions: o.regions };
+    },
+    pattern: () => (has("pattern") ? { layers, ...(o.heads ? { heads: intList(command, "heads", o.heads) } : {}) } : undefined),
+    patternMean: () => (has("pattern_mean") ? { layers } : undefined),
+    qk: () => (has("q_rot", "k_rot", "q", "k") ? { layers, postRope: has("q_rot", "k_rot"), preRope: has("q", "k") } : undefined),
+  };
+  const req: Record<string, unknown> = {};
+  for (const key of Object.keys(build) as RequestKey[]) {
+    const v = build[key]();
+    if (v !== undefined) req[key] = v;
   }
-  if (has("pattern")) req.pattern = { layers, ...(o.heads ? { heads: intList(command, "heads", o.heads) } : {}) };
-  if (has("pattern_mean")) req.patternMean = { layers };
-  const post = has("q_rot") || has("k_rot"), pre = has("q") || has("k");
-  if (post || pre) req.qk = { layers, postRope: post, preRope: pre };
-  return req;
+  return req as ProbeRequest;
 }

@@ -13,10 +13,21 @@ import * as path from "node:path";
 /** Folder names of the embedded tiny models, per family (the notebooks' defaults). */
 export const TINY_MODEL_NAMES: Readonly<Record<string, string>> = {
   llama: "tiny-llama",
-  qwen: "tiny-qwen",
+  qwen2: "tiny-qwen",
   llada: "tiny-llada",
   dream: "tiny-dream",
 };
+
+/**
+ * Other words users write for a family (in `FLOATSCOPE_MODEL_NAMES` or a notebook's family list): `qwen` for
+ * `qwen2`, the family word of specs and traces. Accepted here, at the edge; everything after speaks `qwen2`.
+ */
+export const FAMILY_ALIASES: Readonly<Record<string, string>> = { qwen: "qwen2" };
+
+/** The family word for `word` (an alias resolved; other words unchanged). */
+export function canonicalFamily(word: string): string {
+  return FAMILY_ALIASES[word] ?? word;
+}
 
 /** Text every missing-model line starts with, and the line shown when none is usable (tools grep for these). */
 export const MODEL_MISSING_MARK = "Model missing:";
@@ -57,7 +68,8 @@ export const HOW_TO_GET_MODELS =
 
 /**
  * Look for each family's folder `<modelsDir>/<names[family] ?? TINY_MODEL_NAMES[family]>` and split them into
- * present (a folder with config.json) and missing (with the reason). Nothing is loaded.
+ * present (a folder with config.json) and missing (with the reason). Nothing is loaded. Family words in
+ * `families` and in the keys of `names` may be aliases (FAMILY_ALIASES); the result speaks the family words.
  *
  * @example
  *   const found = findModels("../models", ["llada", "dream"], JSON.parse(process.env.FLOATSCOPE_MODEL_NAMES ?? "{}"));
@@ -67,8 +79,11 @@ export const HOW_TO_GET_MODELS =
 export function findModels(modelsDir: string, families: readonly string[], names: Record<string, string> = {}): FoundModels {
   const present: ModelFolder[] = [];
   const missing: MissingModel[] = [];
-  for (const family of families) {
-    const name = names[family] ?? TINY_MODEL_NAMES[family] ?? `tiny-${family}`;
+  // Aliases in the override map count as their family (an explicit canonical key wins).
+  const byFamily: Record<string, string> = {};
+  for (const [k, v] of Object.entries(names)) if (k === canonicalFamily(k) || !(canonicalFamily(k) in names)) byFamily[canonicalFamily(k)] = v;
+  for (const family of [...new Set(families.map(canonicalFamily))]) {
+    const name = byFamily[family] ?? TINY_MODEL_NAMES[family] ?? `tiny-${family}`;
     const dir = path.join(modelsDir, name);
     const reason = absentBecause(dir);
     if (reason === null) present.push({ family, name, dir });

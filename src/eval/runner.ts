@@ -84,6 +84,11 @@ export interface EvalOptions {
   /** Save one `.fstrace` per question under this folder (`<dir>/<setting>/<id>.fstrace`). */
   traceDir?: string;
   onProgress?: (p: EvalProgress) => void;
+  /**
+   * Warnings about the run, once at the end (today: how many prompts had pieces outside the model's
+   * vocabulary, with the first such prompt's words). Default `console.warn`.
+   */
+  warn?: (message: string) => void;
   signal?: AbortSignal;
 }
 
@@ -154,6 +159,7 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
     if (o.resultsFile) fs.appendFileSync(o.resultsFile, JSON.stringify(r) + "\n");
   };
   o.onProgress?.({ ...progress });
+  const unknown: string[] = [];
 
   for (let start = 0; start < todo.length; start += batchSize) {
     if (o.signal?.aborted) break;
@@ -163,9 +169,15 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
     // One sampler config per generate call: group by how the text must be encoded.
     for (const flag of [true, false]) {
       const group = ready.filter((p) => p.prompt!.addSpecialTokens === flag);
-      if (group.length) for (const r of await runGroup(group, flag, o, label, extraction)) emit(r);
+      if (group.length) for (const r of await runGroup(group, flag, o, label, extraction, unknown)) emit(r);
     }
     o.onProgress?.({ ...progress });
+  }
+  if (unknown.length > 0) {
+    // Prompt indices inside generate() are per batch; the count and one example are what a reader needs.
+    (o.warn ?? ((m: string) => console.warn(m)))(
+      `${model}, ${label}: ${unknown.length} of ${todo.length} prompts had text outside the model's vocabulary (it became the unknown token); first: ${unknown[0].replace(/^prompt \d+: /, "")}`,
+    );
   }
   return { results, progress };
 }
@@ -187,7 +199,7 @@ function prepare(record: QaRecord, o: EvalOptions, label: string, model: string)
   }
 }
 
-async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOptions, label: string, extraction: AnswerExtraction): Promise<EvalResult[]> {
+async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOptions, label: string, extraction: AnswerExtraction, unknown: string[]): Promise<EvalResult[]> {
   const traceFiles = o.traceDir ? group.map((p) => path.join(o.traceDir!, safe(label), `${p.record.id}.fstrace`)) : undefined;
   if (traceFiles) fs.mkdirSync(path.dirname(traceFiles[0]), { recursive: true });
   const settings = { ...(o.sampler ?? {}), addSpecialTokens };
@@ -202,6 +214,7 @@ async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOpt
       : p.prompt!.text);
     out = await generate(o.engine, prompts, settings, {
       tokenizer: o.tokenizer, traceFiles, modelName: o.modelName, keepSteps: false, signal: o.signal,
+      warn: (m) => unknown.push(m),
     });
   } catch (e) {
     // Settings errors concern every question alike; otherwise find the culprit by running one at a time.
@@ -209,7 +222,7 @@ async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOpt
       return group.map((p) => ({ ...p.base, error: describe(e) }));
     }
     const each: EvalResult[] = [];
-    for (const p of group) each.push(...(await runGroup([p], addSpecialTokens, o, label, extraction)));
+    for (const p of group) each.push(...(await runGroup([p], addSpecialTokens, o, label, extraction, unknown)));
     return each;
   }
   const ms = (performance.now() - t0) / group.length;

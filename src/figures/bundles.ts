@@ -34,7 +34,7 @@ import {
 } from "../protocol/payloads.js";
 import { MIME_DRIFT, MIME_TOKEN_TYPES, type DriftSpec, type TokenTypesSpec } from "../protocol/specs.js";
 import { describeScrubber } from "./scrubber.js";
-import { temporalSvg } from "./scrubber-png.js";
+import { scrubberSvg } from "./scrubber-svg.js";
 
 export interface FigureBundle {
   "text/plain": string;
@@ -86,7 +86,7 @@ function qkBundle(p: QkPayload): FigureBundle {
       title: titles[k],
       xLabels: words(first.start, cols),
       yLabels: k === "score" ? words(first.start, rows) : undefined,
-      marks: first.floating.map((f) => f - first.start),
+      marks: first.anchors.map((f) => f - first.start),
     };
   });
   const layers = p.panels.map((x) => x.layer).join(", ");
@@ -106,7 +106,7 @@ function qkBundle(p: QkPayload): FigureBundle {
     "image/svg+xml": svg,
     "text/plain":
       `QK decomposition — ${p.model}: ${p.panels.length} panel(s), layers ${layers}; static image: score, cos θ, norm product of layer ${first.layer}, ` +
-      `floating positions ${first.floating.join(", ") || "none"} marked in red${suffix(p)}`,
+      `floating positions ${first.anchors.join(", ") || "none"} marked in red${suffix(p)}`,
   };
 }
 
@@ -223,7 +223,7 @@ function tokenTypesBundle(p: TokenTypesSpec): FigureBundle {
 
 function scrubberBundle(p: ScrubberPayload): FigureBundle {
   decodeInt32(p.runs[0].anchors, "anchors"); // validate before drawing
-  return { [MIME_SCRUBBER]: p, "image/svg+xml": temporalSvg(p), "text/plain": describeScrubber(p) };
+  return { [MIME_SCRUBBER]: p, "image/svg+xml": scrubberSvg(p), "text/plain": describeScrubber(p) };
 }
 
 /**

@@ -33,7 +33,7 @@ import {
   type ScrubberRun,
   type SubsampleNote,
 } from "../protocol/payloads.js";
-import { temporalSvg } from "./scrubber-png.js";
+import { scrubberSvg } from "./scrubber-svg.js";
 
 export interface ScrubberOptions {
   title?: string;
@@ -287,7 +287,7 @@ export class ScrubberFigure {
   toMimeBundle(): { "text/plain": string; [mime: string]: unknown } {
     return {
       [MIME_SCRUBBER]: this.payload,
-      "image/svg+xml": temporalSvg(this.payload),
+      "image/svg+xml": scrubberSvg(this.payload),
       "text/plain": describeScrubber(this.payload) + " — static image: last layer, mean over heads; open in JupyterLab to scrub",
     };
   }

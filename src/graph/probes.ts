@@ -8,7 +8,7 @@
  * mapping), and reduces one axis at a time (multi-axis ReduceMean is ~18× slower on ORT CPU).
  */
 import { SettingsError } from "../util/errors.js";
-import { PROBE_AXES, probeName, type Axis, type ProbeRequest } from "../util/probes.js";
+import { PROBES, REQUEST_KEYS, probeName, probeNameOf, records, type Axis, type ProbeKind, type ProbeRequest } from "../util/probes.js";
 import type { GraphBuilder } from "./onnx/builder.js";
 import { DataType } from "./onnx/proto.js";
 import type { ModelSpec } from "./spec.js";
@@ -17,8 +17,8 @@ import type { ModelSpec } from "./spec.js";
 export interface ProbeOutput {
   name: string;
   layer: number;
-  /** The part after `blocks.{l}.attn.` (a key of PROBE_AXES). */
-  kind: string;
+  /** The part after `blocks.{l}.attn.` (a row of util/probes.ts's PROBES). */
+  kind: ProbeKind;
   axes: Axis[];
   dtype: "float32" | "int32";
 }
@@ -36,7 +36,7 @@ function checkLayers(spec: ModelSpec, layers: number[], field: string): void {
 
 /** Validate a probe request against a model; throws SettingsError naming the field. */
 export function validateProbeRequest(spec: ModelSpec, req: ProbeRequest): void {
-  const known = new Set(["received", "receivedHeads", "self", "argmax", "regionSum", "pattern", "patternMean", "qk"]);
+  const known = new Set<string>(REQUEST_KEYS);
   for (const k of Object.keys(req)) {
     if (!known.has(k)) throw new SettingsError("Unknown probe", { field: `probes.${k}`, expected: `one of ${[...known].join(", ")}` });
   }
@@ -55,32 +55,11 @@ export function validateProbeRequest(spec: ModelSpec, req: ProbeRequest): void {
   }
 }
 
-/** Every output a request produces, in graph output order. Derived from the same rules the builder uses. */
+/** Every output a request produces, in graph output order (layer by layer, the table's order within a layer). */
 export function probeOutputs(spec: ModelSpec, req: ProbeRequest): ProbeOutput[] {
   const out: ProbeOutput[] = [];
-  const push = (layer: number, kind: string, name: string, dtype: ProbeOutput["dtype"] = "float32") =>
-    out.push({ name, layer, kind, axes: PROBE_AXES[kind], dtype });
   for (let l = 0; l < spec.numLayers; l++) {
-    if (req.received) push(l, "received", probeName.received(l));
-    if (req.receivedHeads) push(l, "received_heads", probeName.receivedHeads(l));
-    if (req.self) push(l, "self", probeName.self(l));
-    if (req.argmax) {
-      push(l, "argmax_key", probeName.argmaxKey(l), "int32");
-      push(l, "argmax_prob", probeName.argmaxProb(l));
-    }
-    if (req.regionSum) push(l, "region_sum", probeName.regionSum(l));
-    if (req.pattern?.layers.includes(l)) push(l, "pattern", probeName.pattern(l));
-    if (req.patternMean?.layers.includes(l)) push(l, "pattern_mean", probeName.patternMean(l));
-    if (req.qk?.layers.includes(l)) {
-      if (req.qk.postRope !== false) {
-        push(l, "q_rot", probeName.qRot(l));
-        push(l, "k_rot", probeName.kRot(l));
-      }
-      if (req.qk.preRope) {
-        push(l, "q", probeName.q(l));
-        push(l, "k", probeName.k(l));
-      }
-    }
+    for (const p of PROBES) if (records(req, p, l)) out.push({ name: probeNameOf(p.kind, l), layer: l, kind: p.kind, axes: p.axes, dtype: p.dtype });
   }
   return out;
 }

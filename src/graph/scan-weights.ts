@@ -6,6 +6,7 @@
  */
 import { DTYPE_BYTES, streamTensorBytes } from "../checkpoint/safetensors.js";
 import type { Checkpoint, TensorInfo } from "../checkpoint/types.js";
+import { CheckpointError } from "../util/errors.js";
 import { specTensorNames } from "./adapters/index.js";
 import type { ModelSpec } from "./spec.js";
 
@@ -48,7 +49,7 @@ export interface ScanOptions {
  * @example
  *   const { nonFinite } = scanWeights(ckpt, spec, { onProgress: (p) => bar.update(p.bytesDone / p.bytesTotal) });
  */
-export function scanWeights(checkpoint: Checkpoint, spec?: ModelSpec, options: ScanOptions = {}): ScanResult {
+export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: ModelSpec, options: ScanOptions = {}): ScanResult {
   const names = spec ? specTensorNames(spec) : [...checkpoint.tensors.keys()];
   const tensors = names
     .map((n) => checkpoint.tensors.get(n))
@@ -103,4 +104,25 @@ export function countNonFinite(bytes: Buffer, dtype: string): { nan: number; inf
     for (let i = 0; i < n; i++) if (!Number.isFinite(f[i])) note(i, Number.isNaN(f[i]));
   }
   return { nan, inf, first };
+}
+
+/** How many non-finite tensors an error lists by name before "and N more". */
+const LISTED = 5;
+
+/**
+ * Refuse weights with NaN/Inf: a `CheckpointError` naming each affected tensor (up to five,
+ * then a count), its file, and the first bad index. Used by `createEngine` unless
+ * `scanWeights: false` (CLI: `--no-weight-scan`).
+ */
+export function assertFiniteWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: ModelSpec, options: ScanOptions = {}): ScanResult {
+  const r = scanWeights(checkpoint, spec, options);
+  if (r.nonFinite.length === 0) return r;
+  const first = r.nonFinite[0];
+  const listed = r.nonFinite.slice(0, LISTED).map((t) => `${t.tensor} (${t.dtype}: ${t.nanCount} NaN, ${t.infCount} Inf, first at flat index ${t.firstIndex})`);
+  const more = r.nonFinite.length > LISTED ? `; and ${r.nonFinite.length - LISTED} more tensors` : "";
+  throw new CheckpointError(`Checkpoint weights contain NaN/Inf in ${r.nonFinite.length} of ${r.tensorsScanned} tensors`, {
+    file: first.file, field: first.tensor, expected: "finite values in every weight",
+    found: listed.join("; ") + more,
+    hint: "the download is corrupt or the fine-tune diverged; to load it anyway pass --no-weight-scan (library: scanWeights: false)",
+  });
 }

@@ -156,8 +156,8 @@ export interface QkPanel {
   cos: EncodedArray;
   /** ‖q_i‖·‖k_j‖, [query, key]. */
   normProduct: EncodedArray;
-  /** Floating key positions (absolute). */
-  floating: number[];
+  /** Anchor key positions (absolute): the floating tokens of the window. */
+  anchors: number[];
 }
 
 /** Per layer: mean cos and mean norm product at floating columns vs all other columns. */

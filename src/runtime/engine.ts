@@ -7,11 +7,14 @@
  * graph, and returns logits plus probes keyed by their canonical names.
  */
 import * as fs from "node:fs";
+// Must come before onnxruntime-node: see ort-env.ts (a long command line crashed ORT).
+import "./ort-env.js";
 import * as ort from "onnxruntime-node";
 import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import type { Checkpoint, TensorInfo } from "../checkpoint/types.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
 import { buildModelGraph, type BuiltGraph } from "../graph/model.js";
+import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { LOGIT_ROWS_INPUT, SUMMARY_OUTPUTS } from "../graph/logits.js";
 import { PROBE_INPUTS, type ProbeOutput } from "../graph/probes.js";
 import { positionIdsFromMask } from "../graph/rope.js";
@@ -41,6 +44,12 @@ export interface EngineOptions extends SessionOptions {
   quantizedWeights?: "dequantize" | "matmulnbits";
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
   nbitsAccuracyLevel?: 0 | 4;
+  /**
+   * Scan the weights for NaN/Inf before building the session (default true): a checkpoint with
+   * non-finite weights is refused with a CheckpointError naming each tensor. false skips the
+   * scan (it reads every weight byte once; see BENCHMARKS.md "Weight scan" for its cost).
+   */
+  scanWeights?: boolean;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -68,6 +77,7 @@ function resolveSource(source: EngineSource): { spec: ModelSpec; tensors: Map<st
 
 export async function createEngine(source: EngineSource, options: EngineOptions = {}): Promise<OnnxEngine> {
   const { spec, tensors } = resolveSource(source);
+  if (options.scanWeights ?? true) assertFiniteWeights({ tensors }, spec);
   const device = keyword<DeviceRequest>(options.device ?? "cpu", ["cpu", "cuda", "auto"], { field: "device" });
   const computeDType = keyword<"f32" | "f16">(options.computeDType ?? "f32", ["f32", "f16"], { field: "computeDType" });
   if (computeDType === "f16" && device === "cpu") {
@@ -124,6 +134,10 @@ class OrtEngine implements OnnxEngine {
     return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows });
   }
 
+  preflight(batch: number, seq: number, logitRows?: number): void {
+    checkBudget(this.estimateMemory(batch, seq, this.logitRows ? logitRows : undefined), this.memoryBudgetBytes, { batch, seq });
+  }
+
   async forward(input: ForwardInput): Promise<ForwardOutput> {
     const { batch: B, seq: T, ids } = input;
     if (!Number.isInteger(B) || B < 1 || !Number.isInteger(T) || T < 1) throw bad("batch/seq", "positive integers", `${B} × ${T}`);
@@ -139,6 +153,15 @@ class OrtEngine implements OnnxEngine {
     checkBudget(this.estimateMemory(B, T, sel?.rows), this.memoryBudgetBytes, { batch: B, seq: T });
 
     const pos = positionIdsFromMask(mask, B, T);
+    // RoPE is computed for any position, so nothing in the graph would stop a sequence longer than
+    // the model was trained for: refuse it here, for every caller (CLI, samplers, notebooks).
+    let maxPos = -1;
+    for (let i = 0; i < N; i++) if (pos[i] > maxPos) maxPos = pos[i];
+    if (maxPos + 1 > this.spec.maxPositionEmbeddings) {
+      throw new SettingsError("Input is longer than the model's maximum positions", {
+        field: "ids", expected: `at most ${this.spec.maxPositionEmbeddings} positions per row (max_position_embeddings)`, found: `${maxPos + 1} positions`,
+      });
+    }
     const feeds: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, (v) => BigInt(v)), [B, T]),
       position_ids: new ort.Tensor("int64", BigInt64Array.from(pos, (v) => BigInt(v)), [B, T]),

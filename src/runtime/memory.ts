@@ -22,7 +22,7 @@ import * as os from "node:os";
 import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { BudgetError } from "../util/errors.js";
-import type { ProbeRequest } from "../util/probes.js";
+import { probeElementsOf, probeInfo, type ProbeRequest } from "../util/probes.js";
 
 export interface MemoryEstimateOptions {
   batch: number;
@@ -67,19 +67,10 @@ export function specParameterCount(s: ModelSpec): number {
   return s.vocabSize * s.hiddenSize * (tied ? 1 : 2) + s.hiddenSize + s.numLayers * (attn + mlp + 2 * s.hiddenSize);
 }
 
-/** Elements of one probe output for a [batch, seq] run. */
+/** Elements of one probe output for a [batch, seq] run (the probe table's axes, sized for this model). */
 export function probeElements(spec: ModelSpec, p: ProbeOutput, req: ProbeRequest, batch: number, seq: number): number {
-  const H = spec.numHeads, KV = spec.numKvHeads, d = spec.headDim;
-  switch (p.kind) {
-    case "received": case "self": return batch * seq;
-    case "received_heads": case "argmax_key": case "argmax_prob": return batch * H * seq;
-    case "region_sum": return batch * (req.regionSum?.regions ?? 0) ** 2;
-    case "pattern": return batch * (req.pattern?.heads?.length ?? H) * seq * seq;
-    case "pattern_mean": return batch * seq * seq;
-    case "q_rot": case "q": return batch * H * seq * d;
-    case "k_rot": case "k": return batch * KV * seq * d;
-    default: return 0;
-  }
+  const info = probeInfo(p.kind);
+  return info ? probeElementsOf(info, req, { batch, seq, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim }) : 0;
 }
 
 export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): MemoryEstimate {

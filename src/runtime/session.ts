@@ -17,6 +17,8 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
+// Must come before onnxruntime-node: see ort-env.ts (a long command line crashed ORT).
+import "./ort-env.js";
 import * as ort from "onnxruntime-node";
 import { RuntimeError } from "../util/errors.js";
 

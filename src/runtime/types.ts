@@ -77,6 +77,11 @@ export interface Engine {
   /** True when `forward` honours `ForwardInput.logitRows` / `summaries` (optional; default false). */
   readonly logitRows?: boolean;
   forward(input: ForwardInput): Promise<ForwardOutput>;
+  /**
+   * Throw (BudgetError) when a forward of this size would be refused, without running anything
+   * (optional). `generate` calls it before it opens any trace file.
+   */
+  preflight?(batch: number, seq: number, logitRows?: number): void;
   dispose(): Promise<void>;
 }
 

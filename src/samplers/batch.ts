@@ -36,8 +36,12 @@ export function padBatch(canvases: Int32Array[], padId: number, regionRows?: [nu
   const input: ForwardInput = { ids, batch, seq, attentionMask };
   if (regionRows && regions !== undefined) {
     const oneHot = new Float32Array(batch * seq * regions);
+    // Spans are clipped to the row's own canvas: an ARM's "answer" span reaches past the canvas until the
+    // answer is written, and unclipped it would mark the next batch row's first tokens (its BOS, the sink)
+    // as this row's answer.
     regionRows.forEach((spans, b) => spans.forEach(([s, e], r) => {
-      for (let i = s; i < e; i++) oneHot[(b * seq + pads[b] + i) * regions + r] = 1;
+      const end = Math.min(e, canvases[b].length);
+      for (let i = Math.max(0, s); i < end; i++) oneHot[(b * seq + pads[b] + i) * regions + r] = 1;
     }));
     input.regionOneHot = oneHot;
   }

@@ -155,6 +155,13 @@ export function resolveRunConfig(input: Partial<RunConfig> & Record<string, unkn
       ...where("sampler"), expected: `"arm" for ${spec.architecture} (no mask token)`, found: JSON.stringify(sampler),
     });
   }
+  // ARM decoding reads the next token at the last position: on a bidirectional (masked-diffusion)
+  // model that row predicts nothing in particular, and the answer came back empty.
+  if (sampler === "arm" && !spec.causal) {
+    throw new SettingsError("The arm sampler needs a causal model", {
+      ...where("sampler"), expected: `${JSON.stringify(DEFAULT_SAMPLER[spec.family])} for ${spec.architecture} (a masked-diffusion model)`, found: JSON.stringify(sampler),
+    });
+  }
   if (cfg.cfgScale > 0 && sampler === "arm") {
     throw new SettingsError("Classifier-free guidance needs a masked-diffusion sampler", { ...where("cfgScale"), expected: "0 for arm", found: String(cfg.cfgScale) });
   }

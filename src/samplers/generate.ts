@@ -57,6 +57,11 @@ export interface GenerateOptions {
    * After an interrupt, results cover the prompts started so far.
    */
   batchSize?: number;
+  /**
+   * Where warnings about the prompts go (today: pieces of a prompt that became the unknown token).
+   * Default `console.warn`, which a notebook shows under the cell.
+   */
+  warn?: (message: string) => void;
 }
 
 export interface GenerateResult {
@@ -76,7 +81,7 @@ export async function generate(
   engine: Engine, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, options: GenerateOptions,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
-  const { cfg, encoded } = prepareRun(spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer);
+  const { cfg, encoded } = prepareRun(spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer, options.warn);
   if (canonicalJson(cfg.probes) !== canonicalJson(engine.probes)) {
     throw new SettingsError("The engine computes a different probe set", {
       file: "settings", field: "probes", expected: JSON.stringify(engine.probes), found: JSON.stringify(cfg.probes),
@@ -91,6 +96,7 @@ export async function generate(
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
     throw new SettingsError("Invalid batchSize", { file: "settings", field: "batchSize", expected: "an integer ≥ 1", found: String(options.batchSize) });
   }
+  preflightBudget(engine, cfg, encoded, batchSize);
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
@@ -144,6 +150,20 @@ async function runBatch(
   }
 }
 
+/**
+ * The memory guard, before any trace file is opened: the largest forward of the run is a full
+ * batch (doubled by classifier-free guidance) at the longest prompt + genLength, reading at most
+ * genLength logit rows per row when the strategy selects rows (it reads only generated positions). A run the guard
+ * would stop at its first step is refused here, leaving nothing on disk.
+ */
+function preflightBudget(engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[], batchSize: number): void {
+  if (!engine.preflight) return;
+  const seq = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
+  const batch = Math.min(batchSize, encoded.length) * (cfg.cfgScale > 0 ? 2 : 1);
+  const selective = STRATEGIES[cfg.sampler](cfg, engine.spec).rowsNeeded !== undefined;
+  engine.preflight(batch, seq, selective ? Math.min(seq, cfg.genLength) : seq);
+}
+
 /** JSON with object keys sorted, so {a, b} and {b, a} compare equal. */
 function canonicalJson(v: unknown): string {
   return JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
@@ -165,10 +185,11 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
  */
 export function prepareRun(
   spec: ModelSpec, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, tokenizer: TextTokenizer,
+  warn: (message: string) => void = (m) => console.warn(m),
 ): { cfg: RunConfig; encoded: EncodedPrompt[]; traceBytes: number } {
   const cfg = resolveRunConfig(settings, spec);
   if (prompts.length === 0) throw new SettingsError("No prompts", { file: "settings", field: "prompts", expected: "at least one prompt" });
-  const encoded = prompts.map((p, i) => encodePrompt(p, i, cfg, spec, tokenizer));
+  const encoded = prompts.map((p, i) => encodePrompt(p, i, cfg, spec, tokenizer, warn));
   checkRegions(encoded, cfg);
   const longest = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
   const traceBytes = estimateTraceBytes(cfg.probes, {
@@ -191,6 +212,15 @@ function result(trace: Trace, file?: string): GenerateResult {
   return r;
 }
 
+/** "prompt 0: 3 of its words are not in the vocabulary and became the unknown token: "Zanzibar" ×2, "qux"". */
+export function unknownWordsWarning(promptIndex: number, unknown: string[]): string {
+  const counts = new Map<string, number>();
+  for (const w of unknown) counts.set(w, (counts.get(w) ?? 0) + 1);
+  const listed = [...counts].slice(0, 12).map(([w, n]) => JSON.stringify(w) + (n > 1 ? ` ×${n}` : ""));
+  const more = counts.size > 12 ? `, and ${counts.size - 12} more` : "";
+  return `prompt ${promptIndex}: ${unknown.length} piece(s) of the text are not in the model's vocabulary and became the unknown token: ${listed.join(", ")}${more}`;
+}
+
 interface EncodedPrompt {
   text: string;
   ids: number[];
@@ -199,10 +229,11 @@ interface EncodedPrompt {
   regions: Region[];
 }
 
-function encodePrompt(p: PromptInput, i: number, cfg: RunConfig, spec: ModelSpec, tokenizer: TextTokenizer): EncodedPrompt {
+function encodePrompt(p: PromptInput, i: number, cfg: RunConfig, spec: ModelSpec, tokenizer: TextTokenizer, warn: (message: string) => void): EncodedPrompt {
   const text = typeof p === "string" ? p : p.text;
   if (typeof text !== "string") throw new SettingsError("Prompt is not text", { file: "settings", field: `prompts[${i}]`, expected: "a string or {text, regions}" });
   const enc = tokenizer.encode(text, { addSpecialTokens: cfg.addSpecialTokens });
+  if (enc.unknown && enc.unknown.length > 0) warn(unknownWordsWarning(i, enc.unknown));
   if (enc.ids.length === 0) throw new SettingsError("Prompt is empty", { file: "settings", field: `prompts[${i}]`, expected: "at least one token" });
   const total = enc.ids.length + cfg.genLength;
   if (total > spec.maxPositionEmbeddings) {

@@ -3,7 +3,7 @@
  * failure is a `TraceFormatError` naming the file, the record and the field.
  */
 import { TraceFormatError } from "../util/errors.js";
-import { PROBE_AXES, parseProbeName, type Axis, type ProbeTensor } from "../util/probes.js";
+import { PROBE_AXES, parseProbeName, probeInfo, type Axis, type ProbeTensor } from "../util/probes.js";
 import type { RawTensor, RecordPlace } from "./codec.js";
 import type { TraceModelInfo } from "./types.js";
 
@@ -89,7 +89,7 @@ export function readProbes(
     }
     const t = tensors.get(name);
     if (!t) c.fail(name, "the probe tensor listed under json.probes", "missing");
-    const dtype = parsed.kind === "argmax_key" ? "I32" : "F32";
+    const dtype = probeInfo(parsed.kind)?.dtype === "int32" ? "I32" : "F32";
     if (t.dtype !== dtype) c.fail(`${name}.dtype`, dtype, t.dtype);
     if (t.shape.length !== want.length) c.fail(`${name}.shape`, `${want.length} dims (${want.join(", ")})`, `[${t.shape.join(",")}]`);
     want.forEach((axis, i) => {

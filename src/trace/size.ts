@@ -4,7 +4,7 @@
  * docs/trace-format.md quotes these numbers. Tensor bytes are exact; JSON headers are estimated
  * from their typical length per tensor.
  */
-import type { ProbeRequest } from "../util/probes.js";
+import { PROBES, probeElementsOf, records, type ProbeRequest } from "../util/probes.js";
 import { PREAMBLE_BYTES, RECORD_OVERHEAD } from "./codec.js";
 
 export interface TraceDims {
@@ -20,36 +20,29 @@ export interface TraceDims {
   transfersPerStep?: number;
 }
 
-/** Bytes of probe tensors for one forward pass over `seq` tokens. */
-export function probeBytesPerPass(p: ProbeRequest, d: Omit<TraceDims, "steps">): number {
-  const { numLayers: L, numHeads: H, numKvHeads: Hkv, headDim: dh, seq: T } = d;
-  let b = 0;
-  if (p.received) b += L * T * 4;
-  if (p.receivedHeads) b += L * H * T * 4;
-  if (p.self) b += L * T * 4;
-  if (p.argmax) b += L * 2 * H * T * 4;
-  if (p.regionSum) b += L * p.regionSum.regions ** 2 * 4;
-  if (p.pattern) b += p.pattern.layers.length * (p.pattern.heads?.length ?? H) * T * T * 4;
-  if (p.patternMean) b += p.patternMean.layers.length * T * T * 4;
-  if (p.qk) {
-    const both = (p.qk.postRope !== false ? 1 : 0) + (p.qk.preRope ? 1 : 0);
-    b += p.qk.layers.length * both * (H + Hkv) * T * dh * 4;
+/** The probe tensors of one pass: [elements, count] summed over the probe table's rows and layers. */
+function probeTotals(p: ProbeRequest, d: Omit<TraceDims, "steps">): { elements: number; count: number } {
+  const sizes = { batch: 1, seq: d.seq, numHeads: d.numHeads, numKvHeads: d.numKvHeads, headDim: d.headDim };
+  let elements = 0;
+  let count = 0;
+  for (let l = 0; l < d.numLayers; l++) {
+    for (const info of PROBES) {
+      if (!records(p, info, l)) continue;
+      elements += probeElementsOf(info, p, sizes);
+      count += 1;
+    }
   }
-  return b;
+  return { elements, count };
+}
+
+/** Bytes of probe tensors for one forward pass over `seq` tokens (every probe is 4 bytes an element). */
+export function probeBytesPerPass(p: ProbeRequest, d: Omit<TraceDims, "steps">): number {
+  return probeTotals(p, d).elements * 4;
 }
 
 /** Number of probe tensors per forward pass (for the header estimate). */
 function probeTensorCount(p: ProbeRequest, L: number): number {
-  let n = 0;
-  if (p.received) n += L;
-  if (p.receivedHeads) n += L;
-  if (p.self) n += L;
-  if (p.argmax) n += 2 * L;
-  if (p.regionSum) n += L;
-  if (p.pattern) n += p.pattern.layers.length;
-  if (p.patternMean) n += p.patternMean.layers.length;
-  if (p.qk) n += p.qk.layers.length * 2 * ((p.qk.postRope !== false ? 1 : 0) + (p.qk.preRope ? 1 : 0));
-  return n;
+  return probeTotals(p, { numLayers: L, numHeads: 1, numKvHeads: 1, headDim: 1, seq: 1 }).count;
 }
 
 /** A probe's header entry plus its axes in the record JSON: about this many bytes. */

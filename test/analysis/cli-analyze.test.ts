@@ -47,7 +47,7 @@ describe("floatscope analyze", () => {
     expect(r.out).toContain("|model|rule|layer|mean|std|n|anchors|");
     expect((await run("analyze", "absorb", a)).code).toBe(2);
     const bad = await run("analyze", "absorption", a, "--rule", "top1");
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/mean\+ksigma/);
     expect((await run("analyze", "absorption")).code).toBe(2);
   });

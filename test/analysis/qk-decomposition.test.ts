@@ -66,7 +66,7 @@ describe("qkDecomposition over a trace", () => {
   });
   it("floating set: μ+3σ cannot fire on 2 keys → argmax fallback (key 0); summary advantage = 1", () => {
     const { summary, spec } = qkDecomposition(twoHeads(), { scaled: false });
-    expect(spec.panels[0].floating).toEqual([0]);
+    expect(spec.panels[0].anchors).toEqual([0]);
     expect(summary.get("advantage", 0)).toBeCloseTo(1, 12);
     expect(summary.get("angleTerm", 0) + summary.get("normTerm", 0)).toBeCloseTo(1, 12);
     expect(summary.get("angleShare", 0)).toBeCloseTo(summary.get("angleTerm", 0), 12); // advantage = 1

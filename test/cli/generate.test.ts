@@ -30,16 +30,16 @@ describe("floatscope generate", () => {
     expect(t.model.name).toBe("model");
   });
 
-  it("bad settings fail with the field named and exit code 1; unknown flags are usage errors (2)", async () => {
+  it("bad settings, unknown flags and a prompt too long for the model are usage errors (2) naming the field", async () => {
     const a = await cli(llada, "--prompt", "hi", "--gen-length", "10", "--block-length", "4");
-    expect(a.code).toBe(1);
+    expect(a.code).toBe(2);
     expect(a.err).toMatch(/SettingsError[\s\S]*field: blockLength/);
     const b = await cli(llada, "--prompt", "hi", "--alg", "entropy");
     expect(b.err).toMatch(/field: alg[\s\S]*"low_confidence", "random"/);
     const c = await cli(llada, "--prompt", "hi", "--stepz", "4");
     expect(c.code).toBe(2);
     const d = await cli(llada, "--prompt", "hi ".repeat(3000), "--gen-length", "1200");
-    expect(d.code).toBe(1);
+    expect(d.code).toBe(2);
     expect(d.err).toMatch(/max_position_embeddings 4096/);
   });
 });

@@ -19,14 +19,14 @@ fs.writeFileSync(path.join(tmp, "tiny-dream"), "not a folder");
 
 describe("findModels", () => {
   it("splits the requested families into present (folder with config.json) and missing, with the reason", () => {
-    const f = findModels(tmp, ["llama", "qwen", "llada", "dream"]);
+    const f = findModels(tmp, ["llama", "qwen2", "llada", "dream"]);
     expect(f.present).toEqual([{ family: "llada", name: "tiny-llada", dir: path.join(tmp, "tiny-llada") }]);
     expect(f.names).toEqual({ llada: "tiny-llada" });
     expect(f.none).toBe(false);
     const why = Object.fromEntries(f.missing.map((m) => [m.family, m.reason]));
-    expect(Object.keys(why)).toEqual(["llama", "qwen", "dream"]);   // requested order
+    expect(Object.keys(why)).toEqual(["llama", "qwen2", "dream"]);   // requested order
     expect(why.llama).toMatch(/no such folder/);
-    expect(why.qwen).toMatch(/no config\.json/);
+    expect(why.qwen2).toMatch(/no config\.json/);
     expect(why.dream).toMatch(/not a folder/);
     // one line per missing model: where it looked and how to get it
     expect(f.notes).toHaveLength(3);
@@ -49,8 +49,17 @@ describe("findModels", () => {
     expect(f.missing.map((m) => m.name)).toEqual(["Dream-v0-Instruct-7B"]);
   });
 
+  it("accepts the alias `qwen` for the family `qwen2`, in the family list and in the name overrides", () => {
+    const viaList = findModels(tmp, ["qwen", "llada"]);
+    expect(viaList.missing.map((m) => [m.family, m.name])).toEqual([["qwen2", "tiny-qwen"]]);
+    const viaNames = findModels(tmp, ["qwen2", "llada"], { qwen: "LLaDA-8B-Instruct" });
+    expect(viaNames.names).toEqual({ qwen2: "LLaDA-8B-Instruct", llada: "tiny-llada" });
+    // the canonical key wins over its alias
+    expect(findModels(tmp, ["qwen2"], { qwen: "nowhere", qwen2: "LLaDA-8B-Instruct" }).names).toEqual({ qwen2: "LLaDA-8B-Instruct" });
+  });
+
   it("says so when none is usable, and when all are there", () => {
-    const none = findModels(path.join(tmp, "nowhere"), ["llama", "qwen"]);
+    const none = findModels(path.join(tmp, "nowhere"), ["llama", "qwen2"]);
     expect(none.none).toBe(true);
     expect(none.present).toEqual([]);
     expect(none.names).toEqual({});

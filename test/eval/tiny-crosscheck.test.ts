@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openEvalModel } from "../../src/eval/open.js";
+import { openModel } from "../../src/eval/open.js";
 import { isTinyWorldTokenizer, tinyPreset } from "../../src/eval/presets.js";
 import { runEval } from "../../src/eval/runner.js";
 import type { EvalSetting } from "../../src/eval/contexts.js";
@@ -29,7 +29,7 @@ describe("tiny models: engine + samplers = training/evaluate.py", () => {
   for (const name of ["tiny-qwen", "tiny-llama", "tiny-llada", "tiny-dream"]) {
     it(name, async () => {
       const records = await loadQaJsonl(HELDOUT, { limit: 12 });
-      const m = await openEvalModel(path.join(DIR, name));
+      const m = await openModel(path.join(DIR, name));
       try {
         expect(isTinyWorldTokenizer(m.tokenizer)).toBe(true);
         const preset = tinyPreset(m.spec);

@@ -40,20 +40,20 @@ const V = (kind: string) => `application/vnd.floatscope.${kind}.v1+json`;
 
 // Which models are there, exactly as the notebooks decide it (they resolve FLOATSCOPE_MODELS from notebooks/).
 const MODELS = resolve(ROOT, "notebooks", process.env.FLOATSCOPE_MODELS ?? "../models");
-const FOUND = findModels(MODELS, ["llama", "qwen", "llada", "dream"], JSON.parse(process.env.FLOATSCOPE_MODEL_NAMES ?? "{}") as Record<string, string>);
+const FOUND = findModels(MODELS, ["llama", "qwen2", "llada", "dream"], JSON.parse(process.env.FLOATSCOPE_MODEL_NAMES ?? "{}") as Record<string, string>);
 const NAME = FOUND.names;                                          // family → folder, present only
-const ARMS = ["llama", "qwen"].filter((f) => f in NAME).map((f) => NAME[f]);
+const ARMS = ["llama", "qwen2"].filter((f) => f in NAME).map((f) => NAME[f]);
 const MDMS = ["llada", "dream"].filter((f) => f in NAME).map((f) => NAME[f]);
-const ALL = ["llama", "qwen", "llada", "dream"].filter((f) => f in NAME).map((f) => NAME[f]);   // the notebooks' order
+const ALL = ["llama", "qwen2", "llada", "dream"].filter((f) => f in NAME).map((f) => NAME[f]);   // the notebooks' order
 /** The model families each notebook compares (its FAMILIES). */
 const FAMILIES: Record<Name, string[]> = {
   "01-temporal-drift": ["llada", "dream"],
-  "02-absorption": ["llama", "qwen", "llada", "dream"],
+  "02-absorption": ["llama", "qwen2", "llada", "dream"],
   "03-qk-decomposition": ["llada", "dream"],
   "04-retrieval-heads": ["llada", "dream"],
-  "05-region-rollout": ["llada", "llama", "dream", "qwen"],
-  "06-qa-rag": ["llama", "qwen", "llada", "dream"],
-  "07-floating-token-types": ["llama", "qwen", "llada", "dream"],
+  "05-region-rollout": ["llada", "llama", "dream", "qwen2"],
+  "06-qa-rag": ["llama", "qwen2", "llada", "dream"],
+  "07-floating-token-types": ["llama", "qwen2", "llada", "dream"],
 };
 const presentIn = (n: Name) => FAMILIES[n].filter((f) => f in NAME);
 const runsOn = (n: Name) => presentIn(n).length > 0;
@@ -224,11 +224,11 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
       expect(layers).toEqual([0, layersOf(m) - 1]);
     }
     for (const d of drift) expect(d.heat.shape[0]).toBe(d.steps.length);
-    const qk = figures(nbs["03-qk-decomposition"], V("qk")).map((o) => o.data![V("qk")] as { tokens: string[]; panels: { score: { shape: number[] }; floating: number[] }[] });
+    const qk = figures(nbs["03-qk-decomposition"], V("qk")).map((o) => o.data![V("qk")] as { tokens: string[]; panels: { score: { shape: number[] }; anchors: number[] }[] });
     for (const q of qk) {
       for (const p of q.panels) {
         expect(p.score.shape).toEqual([q.tokens.length, q.tokens.length]);
-        expect(p.floating.length).toBeGreaterThan(0); // the QK rule falls back to the argmax
+        expect(p.anchors.length).toBeGreaterThan(0); // the QK rule falls back to the argmax
       }
     }
   });

@@ -15,6 +15,17 @@ describe("batched generation with left padding", () => {
     expect(pads).toEqual([0, 2]);
   });
 
+  it("padBatch marks region_sum spans only inside each row's own canvas (a span past a short row's end never spills into the next row)", () => {
+    // Row 0 is 2 tokens long but its "answer" span is [1, 4) (an ARM canvas before the answer is generated);
+    // row 1 is 4 tokens. With seq 4, row 0's positions 2 and 3 (unpadded) are columns 4 and 5 of the flat
+    // [batch·seq] axis: row 1's first tokens. They must stay unmarked.
+    const { input, pads } = padBatch([Int32Array.from([1, 2]), Int32Array.from([1, 3, 4, 5])], 0, [[[0, 1], [1, 4]], [[0, 1], [1, 4]]], 2);
+    expect(pads).toEqual([2, 0]);
+    const hot = Array.from(input.regionOneHot!);
+    // [batch 2, seq 4, regions 2]: row 0 = pad, pad, region 0, region 1; row 1 = region 0, then region 1 ×3.
+    expect(hot).toEqual([0, 0, 0, 0, 1, 0, 0, 1, /* row 1 */ 1, 0, 0, 1, 0, 1, 0, 1]);
+  });
+
   it("sliceProbes drops the batch axis and padding columns of query/key axes, and re-bases argmax keys", () => {
     // [batch 2, head 1, query 3, key 3] with values = flat index; row 1 has pad 1.
     const pattern: ProbeTensor = { name: "blocks.0.attn.pattern", axes: ["batch", "head", "query", "key"], dims: [2, 1, 3, 3], data: Float32Array.from({ length: 18 }, (_, i) => i) };

@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openEvalModel } from "../../src/eval/open.js";
+import { openModel } from "../../src/eval/open.js";
 import { tinyPreset } from "../../src/eval/presets.js";
 import { runEval } from "../../src/eval/runner.js";
 
@@ -28,7 +28,7 @@ describe.each(Object.keys(ORACLE_BAR))("%s reads the passage (engine + samplers,
   it.skipIf(!present(name))(`oracle ≥ ${ORACLE_BAR[name] * 100} %, closed-book ≤ ${CLOSED_BOOK_MAX * 100} %, oracle ≥ 10× closed-book`, async () => {
     const records = await loadQaJsonl(DATA);
     expect(records).toHaveLength(N);
-    const m = await openEvalModel(path.join(ROOT, "models", name), { threads: 1 });
+    const m = await openModel(path.join(ROOT, "models", name), { threads: 1 });
     try {
       const preset = tinyPreset(m.spec);
       const acc = async (kind: "oracle" | "closed-book") => {

@@ -16,7 +16,7 @@ describe("static fallbacks for every view", () => {
       subsampled: [],
       model: "m",
       tokens: ["a", "b", "c"],
-      panels: [{ layer: 11, start: 0, score: a, cos: a, normProduct: a, floating: [2] }],
+      panels: [{ layer: 11, start: 0, score: a, cos: a, normProduct: a, anchors: [2] }],
       summary: [],
     });
     expect(Object.keys(b).sort()).toEqual([MIME_QK, "image/svg+xml", "text/plain"].sort());

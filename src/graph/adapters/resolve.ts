@@ -24,6 +24,10 @@ export const LIMITS = {
   intermediate: 1 << 20,
   vocab: 1 << 24,
   positions: 1 << 26,
+  /** RoPE base θ: real models use 1e4 … 1e8; θ ≤ 1 would make frequencies grow with the index. */
+  ropeTheta: 1e15,
+  /** Llama-3 RoPE scaling factors (real: 8, 1, 4). */
+  ropeFactor: 1e4,
 } as const;
 
 const FLOAT_DTYPES = new Set(["F32", "F16", "BF16"]);
@@ -64,7 +68,8 @@ export function specFromAdapter(a: FamilyAdapter, ckpt: Checkpoint, architecture
   const intermediateSize = requireInt(cfg, k.intermediateSize, { ...o, min: 1, max: LIMITS.intermediate });
   const vocabKey = firstPresentKey(cfg, k.vocabSize) ?? k.vocabSize[k.vocabSize.length - 1];
   const vocabSize = requireInt(cfg, vocabKey, { ...o, min: 1, max: LIMITS.vocab });
-  const rmsNormEps = optionalNumber(cfg, k.rmsNormEps, a.defaults.rmsNormEps, { ...o, min: 0, max: 1 });
+  // ε = 0 divides by zero on an all-zero row (padding, a zeroed embedding): NaN downstream.
+  const rmsNormEps = optionalNumber(cfg, k.rmsNormEps, a.defaults.rmsNormEps, { ...o, above: 0, max: 1 });
   const rope = readRope(a, cfg, file);
   const maxPositionEmbeddings = requireInt(cfg, k.maxPositionEmbeddings, { ...o, min: 1, max: LIMITS.positions });
   const tied = optionalBool(cfg, k.tieEmbeddings, a.defaults.tieEmbeddings, o);
@@ -155,7 +160,7 @@ function checkTensor(ckpt: Checkpoint, name: string, shape: number[], configFile
 }
 
 function readRope(a: FamilyAdapter, cfg: JsonObject, file: string): RopeSettings {
-  const theta = optionalNumber(cfg, a.keys.ropeTheta, a.defaults.ropeTheta, { file, min: Number.MIN_VALUE });
+  const theta = optionalNumber(cfg, a.keys.ropeTheta, a.defaults.ropeTheta, { file, above: 1, max: LIMITS.ropeTheta });
   if (a.keys.ropeScaling === undefined) return { theta };
   const s = optionalObject(cfg, a.keys.ropeScaling, { file });
   if (s === undefined) return { theta };
@@ -167,12 +172,13 @@ function readRope(a: FamilyAdapter, cfg: JsonObject, file: string): RopeSettings
       file, field: `${a.keys.ropeScaling}.rope_type`, expected: '"llama3", "default" or no rope_scaling', found: describeValue(type),
     });
   }
-  const sub = (key: string, min: number) => requireNumber(s, key, { file: `${file} (${a.keys.ropeScaling})`, min });
+  const sub = `${file} (${a.keys.ropeScaling})`;
+  const factor = (key: string, bounds: { min?: number; above?: number }) => requireNumber(s, key, { file: sub, max: LIMITS.ropeFactor, ...bounds });
   const llama3 = {
-    factor: sub("factor", 1),
-    lowFreqFactor: sub("low_freq_factor", Number.MIN_VALUE),
-    highFreqFactor: sub("high_freq_factor", Number.MIN_VALUE),
-    originalMaxPositionEmbeddings: sub("original_max_position_embeddings", 1),
+    factor: factor("factor", { min: 1 }),
+    lowFreqFactor: factor("low_freq_factor", { above: 0 }),
+    highFreqFactor: factor("high_freq_factor", { above: 0 }),
+    originalMaxPositionEmbeddings: requireInt(s, "original_max_position_embeddings", { file: sub, min: 1, max: LIMITS.positions }),
   };
   if (!(llama3.highFreqFactor > llama3.lowFreqFactor)) {
     throw new CheckpointError("RoPE scaling bands are inverted", {

@@ -47,8 +47,8 @@ function qkPayload(): QkPayload {
     model: "tiny-llama",
     tokens: ["<s>", "<b>bold</b>", "a", "b"],
     panels: [
-      { layer: 1, start: 0, score: enc(score), cos: enc(score.map((x) => x / 2)), normProduct: enc(score.map((x) => x * 2)), floating: [0] },
-      { layer: 5, head: 2, start: 0, score: enc(score), cos: enc(score), normProduct: enc(score), floating: [1, 2] },
+      { layer: 1, start: 0, score: enc(score), cos: enc(score.map((x) => x / 2)), normProduct: enc(score.map((x) => x * 2)), anchors: [0] },
+      { layer: 5, head: 2, start: 0, score: enc(score), cos: enc(score), normProduct: enc(score), anchors: [1, 2] },
     ],
     summary: [
       { layer: 1, cosFloating: 0.5, cosOther: 0.1, normFloating: 8, normOther: 5 },

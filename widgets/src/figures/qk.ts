@@ -91,8 +91,8 @@ export class QkView {
         const marks = {
           type: "scatter",
           mode: "markers",
-          x: p.floating,
-          y: p.floating.map(() => queries[queries.length - 1] + 1.2),
+          x: p.anchors,
+          y: p.anchors.map(() => queries[queries.length - 1] + 1.2),
           marker: { symbol: "triangle-up", size: 11, color: "red", line: { color: "darkred", width: 1.5 } },
           cliponaxis: false,
           name: "floating position",

@@ -100,7 +100,7 @@ const panelWidth = (q: TemporalPanel, maxWidth: number) => Math.min(maxWidth, q.
  * The static fallback of the scrubber: each run's temporal view (steps down, positions across, last
  * kept layer, head mean) framed with its tokens, step numbers and a colour bar (framed.ts).
  */
-export function temporalSvg(p: ScrubberPayload, maxWidth = 800): string {
+export function scrubberSvg(p: ScrubberPayload, maxWidth = 800): string {
   const panels = temporalPanels(p).map((q) => {
     const width = panelWidth(q, maxWidth);
     const height = q.S * rowsOf(q.S);
