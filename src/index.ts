@@ -110,7 +110,7 @@ export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runn
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
 export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
-export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
+export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, REAL_MODEL_NAMES, REAL_MODELS_DIR, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
