@@ -87,6 +87,19 @@ function realpathOrThrow(file: string, tensor: string): string {
   }
 }
 
+/** A GGUF float tensor that only needs its rows reordered (no dequantisation). */
+function rowOrderOnly(t: TensorInfo): boolean {
+  return t.encoding !== undefined && t.encoding.unpermuteHeads !== undefined && ONNX_DTYPE[t.encoding.ggmlType] !== undefined;
+}
+
+/** For each HF row, the file row holding it: HF row h·d + s·d/2 + i is file row h·d + 2i + s (see checkpoint/gguf/tensor.ts). */
+function hfRowOrder(rows: number, heads: number): number[] {
+  const d = rows / heads;
+  const order: number[] = new Array(rows);
+  for (let h = 0; h < heads; h++) for (let s = 0; s < 2; s++) for (let i = 0; i < d / 2; i++) order[h * d + s * (d / 2) + i] = h * d + 2 * i + s;
+  return order;
+}
+
 function numel(shape: number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
@@ -113,7 +126,9 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   const weightCache = new Map<string, string>();
   const realFiles = new Map<string, string>();
   const buffers: { path: string; data: Uint8Array }[] = [];
-  const inMemory = [...tensors.values()].some((t) => t.encoding !== undefined);
+  // Float tensors whose only encoding is llama.cpp's q/k row order stay in place (Gather below);
+  // anything quantised has to be decoded, and then every weight goes to onnxruntime from memory.
+  const inMemory = [...tensors.values()].some((t) => t.encoding !== undefined && !rowOrderOnly(t));
 
   /** External initializer for a checkpoint tensor, shape-checked, cast to the compute type. */
   const weight = (name: string, shape: number[]): string => {
@@ -149,15 +164,20 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const prev = [...files].find(([f, loc]) => loc === location && f !== real);
     if (prev) throw new CheckpointError("Two weight files share a base name in different folders", { file: real, field: name, expected: "distinct file names", found: `${prev[0]} and ${real}` });
     files.set(real, location);
+    const heads = info.encoding?.unpermuteHeads;
+    const storedDt = info.encoding ? ONNX_DTYPE[info.encoding.ggmlType] : dt;
     const init = g.initializer({
-      name, dataType: dt, dims: shape,
+      name: heads !== undefined ? `${name}.stored` : name, dataType: storedDt, dims: shape,
       externalData: [
         { key: "location", value: location },
         { key: "offset", value: String(info.byteOffset) },
         { key: "length", value: String(info.byteLength) },
       ],
     });
-    const v = dt === CT ? init : g.cast(init, CT);
+    // A GGUF float tensor in llama.cpp's rotary row order stays in the file; a constant Gather
+    // puts the rows back in HF order (onnxruntime folds it once, at load).
+    const stored = heads !== undefined ? g.gather(init, g.constI64(hfRowOrder(shape[0], heads)), 0) : init;
+    const v = storedDt === CT ? stored : g.cast(stored, CT);
     weightCache.set(name, v);
     return v;
   };

@@ -126,6 +126,16 @@ describe("a GGUF of each architecture gives the logits of the same weights from 
     expect(maxAbsDiff(q8, await logitsOf(folderWith("llama", undefined, noRopeScaling), inp))).toBeGreaterThan(1e-4);
   });
 
+  it("float GGUFs stay zero-copy: permuted q/k rows are reordered by a constant Gather, nothing is read into memory", async () => {
+    const ck = openCheckpoint(path.join(FIX, "parity-llama.gguf"));
+    const { buildModelGraph } = await import("../../src/graph/model.js");
+    const built = buildModelGraph(resolveModelSpec(ck), ck.tensors, { probes: {} });
+    expect(built.externalBuffers).toEqual([]);
+    expect(built.externalFiles).toEqual([fs.realpathSync(path.join(FIX, "parity-llama.gguf"))]);
+    const gathers = built.graph.node.filter((n) => n.opType === "Gather" && n.input[0].endsWith(".stored"));
+    expect(gathers.length).toBe(4); // q and k of 2 layers
+  });
+
   it("a GGUF is a Checkpoint of the same shape: HF tensor names, row-major shapes, config from metadata", () => {
     const ck = openCheckpoint(path.join(FIX, "parity-llada.gguf"));
     expect(ck.format).toBe("gguf");
