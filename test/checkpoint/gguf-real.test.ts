@@ -104,6 +104,24 @@ describe.skipIf(!present)("SmolLM2-135M-Instruct from GGUF (real tier)", () => {
     expect(worst).toBeLessThan(1e-4);
   }, 300_000);
 
+  it("MatMulNBits (4-bit linear layers kept quantised): logits within 1e-3 of the dequantised graph", async () => {
+    const g = golden.prompts[0];
+    const nbits = await createEngine(openCheckpoint(SMOLLM2_GGUF), { threads: 2, probes: {}, quantizedWeights: "matmulnbits", scanWeights: false });
+    try {
+      const input = { batch: 1, seq: g.ids.length, ids: Int32Array.from(g.ids) };
+      const a = (await engine.forward(input)).logits as Float32Array;
+      const b = (await nbits.forward(input)).logits as Float32Array;
+      let worst = 0;
+      for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+      console.log(`SmolLM2 MatMulNBits vs dequantised f32: max |Δ logit| = ${worst.toExponential(2)}`);
+      expect(worst).toBeLessThan(1e-3);
+      // Q4_1's float zero points round differently from q·d + m: exactly 0 would mean the f32 path ran
+      expect(worst).toBeGreaterThan(0);
+    } finally {
+      await nbits.dispose();
+    }
+  }, 300_000);
+
   it(`greedy decoding identical to HF for ${32} tokens on 5 prompts`, async () => {
     expect(golden.prompts.length).toBe(5);
     const V = spec.vocabSize;
