@@ -322,3 +322,36 @@ describe("notebook model discovery takes a .gguf", () => {
     }
   });
 });
+
+describe("seeded header mutations never escape as untyped errors", () => {
+  it("300 byte flips and 40 truncations of a real header: a valid checkpoint or a FloatscopeError", async () => {
+    const { FloatscopeError } = await import("../../src/util/errors.js");
+    const { checkpointFromHeader } = await import("../../src/checkpoint/gguf/open.js");
+    const src = path.join(FIX, "parity-qwen2.gguf");
+    const full = fs.readFileSync(src);
+    const { dataStart } = readGgufHeader(src);
+    let seed = 20261201;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const file = path.join(tmp, "mutated.gguf");
+    const outcomes = { ok: 0, typed: 0 };
+    const tryOpen = (bytes: Buffer) => {
+      fs.writeFileSync(file, bytes);
+      try {
+        const ck = checkpointFromHeader(readGgufHeader(file));
+        resolveModelSpec(ck);
+        outcomes.ok++;
+      } catch (e) {
+        if (!(e instanceof FloatscopeError)) throw new Error(`untyped ${(e as Error).name}: ${(e as Error).message}`);
+        outcomes.typed++;
+      }
+    };
+    for (let i = 0; i < 300; i++) {
+      const b = Buffer.from(full);
+      for (let k = 0, n = 1 + rand(3); k < n; k++) b[rand(dataStart)] = rand(256);
+      tryOpen(b);
+    }
+    for (let i = 0; i < 40; i++) tryOpen(full.subarray(0, rand(full.length)));
+    expect(outcomes.ok + outcomes.typed).toBe(340);
+    expect(outcomes.typed).toBeGreaterThan(100);
+  });
+});
