@@ -355,3 +355,51 @@ describe("seeded header mutations never escape as untyped errors", () => {
     expect(outcomes.typed).toBeGreaterThan(100);
   });
 });
+
+describe("tokenizer from GGUF metadata", () => {
+  const entries = async (over: Record<string, { type: number; itemType?: number; value: unknown }> = {}) => {
+    const { GgufMetadata } = await import("../../src/checkpoint/gguf/metadata.js");
+    const tokens = ["<s>", "a", "b", "ab", "Ġ", "Ġab"];
+    const base: Record<string, { type: number; itemType?: number; value: unknown }> = {
+      "tokenizer.ggml.model": { type: 8, value: "gpt2" },
+      "tokenizer.ggml.pre": { type: 8, value: "llama-bpe" },
+      "tokenizer.ggml.tokens": { type: 9, itemType: 8, value: tokens },
+      "tokenizer.ggml.token_type": { type: 9, itemType: 5, value: [3, 1, 1, 1, 1, 1] },
+      "tokenizer.ggml.merges": { type: 9, itemType: 8, value: ["a b", "Ġ ab"] },
+      "tokenizer.ggml.bos_token_id": { type: 4, value: 0 },
+      "tokenizer.chat_template": { type: 8, value: "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}" },
+    };
+    return new GgufMetadata("t.gguf", new Map(Object.entries({ ...base, ...over })) as never);
+  };
+
+  it("control tokens are special, add_bos_token becomes a BOS the tokenizer adds, merges apply", async () => {
+    const { tokenizerFromGguf } = await import("../../src/checkpoint/gguf/tokenizer-json.js");
+    const { loadTokenizer } = await import("../../src/checkpoint/tokenizer.js");
+    const { addsBosFromFiles } = await import("../../src/checkpoint/special-tokens.js");
+    const files = tokenizerFromGguf(await entries({ "tokenizer.ggml.add_bos_token": { type: 7, value: true } }))!;
+    expect(addsBosFromFiles(files, false)).toBe(true);
+    const tok = loadTokenizer(files);
+    expect(tok.encode("ab ab").ids).toEqual([0, 3, 5]);
+    expect(tok.specialIds.has(0)).toBe(true);
+    expect(tok.applyChatTemplate([{ role: "user", content: "ab" }])).toBe("<s>ab");
+  });
+
+  it.each([
+    ["an unknown pre-tokenizer", { "tokenizer.ggml.pre": { type: 8, value: "jais" } }, "tokenizer.ggml.pre"],
+    ["a SentencePiece vocabulary", { "tokenizer.ggml.model": { type: 8, value: "llama" } }, "tokenizer.ggml.model"],
+    ["token types of the wrong length", { "tokenizer.ggml.token_type": { type: 9, itemType: 5, value: [1] } }, "tokenizer.ggml.token_type"],
+    ["tokens that are not strings", { "tokenizer.ggml.tokens": { type: 9, itemType: 4, value: [1, 2] } }, "tokenizer.ggml.tokens"],
+    ["a BOS id outside the vocabulary", { "tokenizer.ggml.bos_token_id": { type: 4, value: 99 } }, "tokenizer.ggml.bos_token_id"],
+  ])("%s is refused naming the key", async (_label, over, field) => {
+    const { tokenizerFromGguf } = await import("../../src/checkpoint/gguf/tokenizer-json.js");
+    const meta = await entries(over as never);
+    let err: unknown;
+    try {
+      tokenizerFromGguf(meta);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CheckpointError);
+    expect((err as CheckpointError).field).toBe(field);
+  });
+});
