@@ -6,6 +6,7 @@
  */
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
 import { openModelFiles, startEngine } from "../eval/open.js";
+import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -39,6 +40,7 @@ Runtime:
   --threads <n>         intra-op threads
   --low-memory          keep weights memory-mapped (session.disable_prepacking)
   --query-chunks <n>    compute attention in n query chunks (less memory for long inputs)
+  --memory-budget <n>   refuse a forward estimated above n bytes (default 75 % of physical memory)
   --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
   --debug               print stack traces of errors
   -h, --help            this help
@@ -58,7 +60,7 @@ export const command: CliCommand = {
       probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, regions: { type: "string" },
       out: { type: "string" }, logits: { type: "boolean" }, top: { type: "string" },
       device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "query-chunks": { type: "string" },
-      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
+      "memory-budget": { type: "string" }, "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
@@ -66,9 +68,12 @@ export const command: CliCommand = {
     const top = optionalInt("forward", "top", v.top, { min: 1 }) ?? 3;
     const threads = optionalInt("forward", "threads", v.threads, { min: 1 });
     const queryChunks = optionalInt("forward", "query-chunks", v["query-chunks"], { min: 1 }) ?? 1;
+    const memoryBudgetBytes = optionalInt("forward", "memory-budget", v["memory-budget"], { min: 1 });
     // Checked before anything is computed, so a bad --out never costs a forward pass.
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
-    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    // The weight scan reads every byte: it runs after the cheap checks below, so a bad flag or an
+    // input that is too long never waits for it.
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: false });
     const { checkpoint: ckpt, spec } = model;
 
     let ids: number[];
@@ -94,7 +99,8 @@ export const command: CliCommand = {
     const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
 
-    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], warn: io.err });
+    if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
+    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });

@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { openModelFiles, startEngine } from "../eval/open.js";
+import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
 import { optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
@@ -103,7 +104,9 @@ export const command: CliCommand = {
     };
     const settings: Record<string, unknown> = v.config !== undefined ? readConfigFile(String(v.config)) : {};
     const traceFile = v.trace !== undefined ? outputFile(G, "trace", String(v.trace), !!v.mkdir, io) : undefined;
-    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: !v["no-weight-scan"] });
+    // The weight scan reads every byte: it runs after the cheap checks below, so a bad flag or an
+    // input that is too long never waits for it.
+    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: false });
     const { checkpoint: ckpt, spec, tokenizer } = model;
     if (!tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
 
@@ -120,6 +123,7 @@ export const command: CliCommand = {
     const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer, io.err);
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
+    if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
     const { engine } = await startEngine(model, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
     try {
       const t0 = performance.now();

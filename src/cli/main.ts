@@ -67,6 +67,11 @@ export function runCli(): void {
     process.exitCode = reportError(e, process.argv[2], STD_IO, debug);
     process.exit();
   };
+  // `floatscope analyze … | head`: the reader went away; stop quietly, as a pipeline expects.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(EXIT.ok);
+    last(e);
+  });
   process.on("uncaughtException", last);
   process.on("unhandledRejection", last);
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, last);

@@ -18,7 +18,7 @@ export class PathError extends FloatscopeError {}
 
 export type PathKind =
   | "file" | "directory" | "missing" | "dangling-link" | "link-loop" | "fifo" | "socket"
-  | "character-device" | "block-device" | "not-a-directory" | "name-too-long" | "unreadable" | "other";
+  | "character-device" | "block-device" | "not-a-directory" | "name-too-long" | "unreadable" | "unwritable" | "other";
 
 export interface PathInfo {
   /** Absolute path as given (not resolved). */
@@ -48,6 +48,7 @@ const KIND_WORDS: Record<PathKind, string> = {
   "not-a-directory": "a path through something that is not a folder",
   "name-too-long": "a name too long for the file system",
   unreadable: "a path we may not read (permission denied)",
+  unwritable: "a path we may not write (permission denied)",
   other: "something that cannot be inspected",
 };
 
@@ -217,7 +218,7 @@ export interface OutputOptions extends CheckOptions {
 export function checkOutputFile(p: string, o: OutputOptions): string {
   const info = inspectPath(p);
   if (info.kind !== "missing" && info.kind !== "file") fail(info, o, "a regular file or a new file name");
-  if (info.kind === "file" && !readable(info.path, fs.constants.W_OK)) fail({ ...info, kind: "unreadable" }, o, "a writable file");
+  if (info.kind === "file" && !readable(info.path, fs.constants.W_OK)) fail({ ...info, kind: "unwritable" }, o, "a writable file");
   ensureParent(info.path, o);
   return info.path;
 }
@@ -226,7 +227,7 @@ export function checkOutputFile(p: string, o: OutputOptions): string {
 export function checkOutputDirectory(p: string, o: OutputOptions): string {
   const info = inspectPath(p);
   if (info.kind === "directory") {
-    if (!readable(info.path, fs.constants.W_OK | fs.constants.X_OK)) fail({ ...info, kind: "unreadable" }, o, "a writable folder");
+    if (!readable(info.path, fs.constants.W_OK | fs.constants.X_OK)) fail({ ...info, kind: "unwritable" }, o, "a writable folder");
     return info.path;
   }
   if (info.kind !== "missing") fail(info, o, "a folder or a new folder name");
@@ -240,7 +241,7 @@ function ensureParent(abs: string, o: OutputOptions): void {
   const dir = path.dirname(abs);
   const parent = inspectPath(dir);
   if (parent.kind === "directory") {
-    if (!readable(dir, fs.constants.W_OK | fs.constants.X_OK)) fail({ ...parent, kind: "unreadable" }, { ...o, what: `folder of the ${o.what}` }, "a writable folder");
+    if (!readable(dir, fs.constants.W_OK | fs.constants.X_OK)) fail({ ...parent, kind: "unwritable" }, { ...o, what: `folder of the ${o.what}` }, "a writable folder");
     return;
   }
   if (parent.kind !== "missing" || !o.mkdir) {

@@ -63,17 +63,16 @@ describe("floatscope CLI", () => {
   });
 
   it("inspect describes the checkpoint and its memory", async () => {
-    const r = await run("inspect", ck.dir, "--seq", "64,512");
+    const r = await run("inspect", ck.dir, "--seq", "64,4096");
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/family\s+llama/);
     expect(r.out).toMatch(/4 heads \/ 2 kv heads \(GQA 2:1\)/);
     expect(r.out).toMatch(/\n  64 /);
-    expect(r.out).toMatch(/\n  512 .*attention/);
+    expect(r.out).toMatch(/\n  4096 .*attention/);
     const j = JSON.parse((await run("inspect", ck.dir, "--json")).out);
     expect(j.sizes.layers).toBe(2);
     expect(j.dtypes.F32.tensors).toBe(ck.tensors.size);
-    // default lengths the model has, up to its max_position_embeddings (512)
-    expect(j.memory.map((m: { seq: number }) => m.seq)).toEqual([256, 512]);
+    expect(j.memory.map((m: { seq: number }) => m.seq)).toEqual([256, 1024, 4096]);
     const bad = await run("inspect", path.join(outDir, "nope"));
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/CheckpointError/);

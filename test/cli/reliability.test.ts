@@ -147,6 +147,14 @@ describe("output paths: checked before any work, folders created only with --mkd
     expect(readSafetensorsHeader(target).tensors.length).toBeGreaterThan(0);
   });
 
+  it("a forward refused by the memory guard writes no --out file", async () => {
+    const file = path.join(tmp, "guard.safetensors");
+    const r = await run("forward", tinyLlama, "--ids", "1,2,3", "--memory-budget", "1000", "--out", file);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/BudgetError: Forward pass would exceed the memory budget/);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
   it("a generate refused by the memory guard leaves no trace file", async () => {
     const file = path.join(tmp, "guard.fstrace");
     const r = await run("generate", tinyLlada, "--prompt", "hi", "--gen-length", "4", "--memory-budget", "1000", "--trace", file);
@@ -231,6 +239,10 @@ describe("weights and config are checked at load", () => {
     expect(r.err).toMatch(/CheckpointError: Checkpoint weights contain NaN\/Inf in 1 of \d+ tensors/);
     expect(r.err).toContain(`${name} (F32: 1 NaN, 1 Inf, first at flat index 7)`);
     expect(r.err).toMatch(/--no-weight-scan/);
+    // the cheap checks come first: a usage error does not wait for the scan (and wins over it)
+    const tooLong = await run("generate", dir, "--prompt", "hi", "--gen-length", "600");
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.err).toMatch(/max_position_embeddings 512/);
     const skip = await run("forward", dir, "--ids", "1,2,3", "--no-weight-scan");
     expect(skip.code).toBe(0);
     expect(skip.out).toMatch(/NaN/);

@@ -109,14 +109,14 @@ export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineC
   const spec: ModelSpec = {
     family: o.family ?? "llama", architecture: "LlamaForCausalLM", vocabSize: V, hiddenSize: D, numLayers: L,
     numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: F, rmsNormEps: 1e-5, rope,
-    maxPositionEmbeddings: 512, causal: o.causal ?? true, qkvBias: !!o.qkvBias, logitShift: o.logitShift ?? 0,
+    maxPositionEmbeddings: 4096, causal: o.causal ?? true, qkvBias: !!o.qkvBias, logitShift: o.logitShift ?? 0,
     eosTokenIds: [V - 1], addsBos: false,
     weights: { embed: "model.embed_tokens.weight", finalNorm: "model.norm.weight", lmHead: o.tied ? "model.embed_tokens.weight" : "lm_head.weight", blocks },
   };
   const config = {
     architectures: ["LlamaForCausalLM"], model_type: "llama", vocab_size: V, hidden_size: D, num_hidden_layers: L,
     num_attention_heads: H, num_key_value_heads: KV, head_dim: hd, intermediate_size: F, rms_norm_eps: 1e-5,
-    rope_theta: rope.theta, max_position_embeddings: 512, tie_word_embeddings: !!o.tied, attention_bias: !!o.qkvBias,
+    rope_theta: rope.theta, max_position_embeddings: 4096, tie_word_embeddings: !!o.tied, attention_bias: !!o.qkvBias,
     eos_token_id: V - 1, torch_dtype: { F32: "float32", F16: "float16", BF16: "bfloat16" }[dtype],
   };
   fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify(config, null, 2));
