@@ -5,8 +5,9 @@ import numpy as np
 def read_fstrace(path):
     buf = open(path, "rb").read()
     assert buf[:8] == b"FSTRACE\n", "not a floatscope trace"
-    version, _ = struct.unpack_from("<II", buf, 8)
+    version, reserved = struct.unpack_from("<II", buf, 8)
     assert version <= 1, f"trace format {version} is newer than this reader"
+    assert reserved == 0, "nonzero reserved field: not a trace this reader knows"
     records, p = [], 16
     while p + 8 <= len(buf):
         (n,) = struct.unpack_from("<Q", buf, p)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up if needed (system packages, node_modules, build, .venv, kernelspec), then run every test
-# once: vitest runs unit tests, the kernel integration test (real kernel over ZMQ), the notebook
-# tests (execute notebooks headless through scripts/reproduce.sh) and the browser tests.
+# Set up if needed (system packages, node_modules, build, .venv, kernelspec), lint and type-check, then
+# run every test once: vitest runs unit tests, the kernel integration test (real kernel over ZMQ), the
+# notebook tests (execute notebooks headless through scripts/reproduce.sh) and the browser tests.
 #
 #   npm test                      # everything
 #   npm test -- test/display      # extra arguments go to vitest
@@ -36,6 +36,13 @@ fi
 
 bash scripts/setup.sh
 mkdir -p .cache
+# Static checks first (fast, and they name the file and line): ESLint over src, test, bench, scripts
+# and widgets; tsc over src, test, bench and scripts (the build alone compiles only src).
+static_failed=()
+echo "[test] npm run lint"
+npm run --silent lint || static_failed+=("lint (npm run lint)")
+echo "[test] npm run typecheck"
+npm run --silent typecheck || static_failed+=("typecheck (npm run typecheck)")
 echo "[test] vitest run $*"
 set +e
 npx vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest-report.json "$@" 2>&1 | tee .cache/vitest-last.log
@@ -52,5 +59,11 @@ if [[ -f .cache/setup/build-errors ]]; then
   echo "[test] FAILED: the library build (tsc) reported type errors; see the setup output above"
   rc=1
 fi
+for what in "${static_failed[@]}"; do
+  echo "[test] FAILED: $what"
+  rc=1
+done
 echo "vitest: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
+# The fuzz suite's own line (test/fuzz/fuzz.test.ts), when it ran.
+grep -E '^fuzz: [0-9]+ cases, [0-9]+ crashes' <<<"$plain" | tail -1 || true
 exit "$rc"

@@ -89,6 +89,8 @@ export { TraceRecorder } from "./samplers/recorder.js";
 export { TRACE_FORMAT_VERSION } from "./trace/types.js";
 export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
 export { readTrace, decodeTrace, readTraceHeader, traceSteps } from "./trace/reader.js";
+export { describePartial } from "./trace/partial.js";
+export type { PartialReport } from "./trace/partial.js";
 export type { ReadTraceOptions, TraceMeta } from "./trace/reader.js";
 export { TraceWriter, writeTrace, encodeTrace } from "./trace/writer.js";
 export type { TraceHeader, TraceEnd } from "./trace/writer.js";
@@ -96,8 +98,8 @@ export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";
 export type { TraceDims } from "./trace/size.js";
 
 // --- eval: QA harness (datasets, settings, prompts, metrics, runner) ----------------------------
-export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV } from "./eval/datasets.js";
-export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress } from "./eval/datasets.js";
+export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV, newDataReport, describeDataReport, SUSPICIOUS_KINDS } from "./eval/datasets.js";
+export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress, QaDataReport, SuspiciousKind } from "./eval/datasets.js";
 export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./eval/contexts.js";
 export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
 export {
@@ -108,7 +110,7 @@ export {
   normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS,
 } from "./eval/metrics.js";
 export type { QaScores, AnswerExtraction } from "./eval/metrics.js";
-export { runEval, summarizeResults, readResults, readDoneKeys } from "./eval/runner.js";
+export { runEval, summarizeResults, readResults, readDoneKeys, ResultsFileError } from "./eval/runner.js";
 export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
@@ -116,6 +118,8 @@ export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/op
 export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, REAL_MODEL_NAMES, REAL_MODELS_DIR, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
+export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";
+export type { NotebookSettings, NotebookSettingsOptions, QaSet, QaContext, DecodeQaOptions, DecodedModel, Device } from "./eval/notebook.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
 export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
 
@@ -205,4 +209,8 @@ export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
+export { meanFinding, valueFinding, compareGroups, findingsText, markdown, formatNumber, PARADIGM_OF_FAMILY } from "./display/findings-text.js";
+export type { FindingBase, FindingsTextOptions, Measurement } from "./display/findings-text.js";
+export { mean, bootstrapCi } from "./util/stats.js";
+export type { BootstrapOptions } from "./util/stats.js";
 export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";

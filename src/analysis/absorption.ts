@@ -14,7 +14,7 @@
 import type { Trace } from "../trace/types.js";
 import type { AbsorptionSpec } from "../protocol/specs.js";
 import { type AnchorOptions, describeRule, passAnchors, resolveRule } from "./anchors.js";
-import { type PassRef, resolveLayers } from "./probes-access.js";
+import { type PassRef, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 /**
@@ -49,7 +49,10 @@ export function summarizeOverSamples(
     let c = 0;
     for (let i = 0; i < numSamples; i++) {
       const v = values[i * numLayers + l];
-      if (!Number.isNaN(v)) (s += v), c++;
+      if (!Number.isNaN(v)) {
+        s += v;
+        c++;
+      }
     }
     const m = c ? s / c : NaN;
     let v2 = 0;
@@ -165,7 +168,7 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
     });
   }
   const summary = longTable({ ...sum, layer: Int32Array.from(sum.layer), mean: Float64Array.from(sum.mean), std: Float64Array.from(sum.std), n: Int32Array.from(sum.n), anchors: Float64Array.from(sum.anchors) });
-  const spec: AbsorptionSpec = { kind: "absorption", version: 1, rule: [...new Set(ruleOf.values())].join("; "), series, subsampled: [], warnings: [...warnings] };
+  const spec: AbsorptionSpec = { kind: "absorption", version: 1, rule: [...new Set(ruleOf.values())].join("; "), series, subsampled: [], warnings: [...partialWarnings(list), ...warnings] };
   return { table, summary, spec };
 }
 

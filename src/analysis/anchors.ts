@@ -1,6 +1,6 @@
 /**
  * The ONE sink / floating-anchor detector every analysis shares (paper §5 temporal, §6 absorption,
- * §7 QK; peers.md §3.7).
+ * §7 QK; docs/analyses.md "Anchor rules").
  *
  * Definition: given the head-mean attention each key receives, averaged over query rows
  * (`received`, [key]), an anchor set S is the keys a named rule selects among the eligible keys
@@ -82,7 +82,7 @@ export interface AnchorContext {
   padTokenId?: number;
 }
 
-/** The concrete rule behind `upstream` for each script (paper-analyses §5–§7). */
+/** The concrete rule behind `upstream` for each of the paper's scripts (docs/analyses.md). */
 export function upstreamRule(analysis: UpstreamAnalysis, causal: boolean): ResolvedRule {
   const base = { k: 3, topK: 1, epsilon: 3, scale: "mean" as const, exclude: [] as AnchorExclusion[], label: "upstream" };
   if (analysis === "absorption") {
@@ -182,7 +182,12 @@ export function topKIndices(values: ArrayLike<number>, k: number, eligible?: Uin
 export function meanStd(values: ArrayLike<number>, eligible?: Uint8Array): { mean: number; std: number; count: number } {
   let s = 0;
   let n = 0;
-  for (let j = 0; j < values.length; j++) if ((!eligible || eligible[j]) && !Number.isNaN(values[j])) (s += values[j]), n++;
+  for (let j = 0; j < values.length; j++) {
+    if ((!eligible || eligible[j]) && !Number.isNaN(values[j])) {
+      s += values[j];
+      n++;
+    }
+  }
   const mean = n ? s / n : NaN;
   let v = 0;
   for (let j = 0; j < values.length; j++) if ((!eligible || eligible[j]) && !Number.isNaN(values[j])) v += (values[j] - mean) ** 2;
@@ -219,7 +224,12 @@ export function detectAnchors(received: ArrayLike<number>, rule: ResolvedRule, c
       const f = rule.scale === "sum" ? (ctx.numQueries ?? n) : 1;
       let total = 0;
       let m = 0;
-      for (let j = 0; j < n; j++) if (ok[j] && !Number.isNaN(received[j])) (total += f * received[j]), m++;
+      for (let j = 0; j < n; j++) {
+        if (ok[j] && !Number.isNaN(received[j])) {
+          total += f * received[j];
+          m++;
+        }
+      }
       for (let j = 0; j < n; j++) {
         if (!ok[j] || m < 2) continue;
         const s = f * received[j];

@@ -1,6 +1,6 @@
 /**
  * Floating anchors across denoising steps — paper §5 / Fig. temporal (`create_temporal.py`, README §1),
- * plus anchor tracking (birth, death, drift, lifetime), which the paper lacks (peers.md §4.3).
+ * plus anchor tracking (birth, death, drift, lifetime), which the paper does not measure.
  *
  * Definition: the temporal drift matrix heat[step, key] is, per denoising step, the `received` column
  * means of the selected layers averaged over those layers; the anchors of each row come from the shared
@@ -18,7 +18,7 @@ import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, detectAnchors, passAnchors, resolveRule } from "./anchors.js";
-import { resolveLayers } from "./probes-access.js";
+import { partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable } from "./tables.js";
 
 /** One anchor followed across steps. Rows are indices into the step list. */
@@ -170,7 +170,10 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
   const stepOf = trace.steps.map((st) => st.step);
   const stepCol = new Int32Array(S * T);
   const posCol = new Int32Array(S * T);
-  for (let i = 0; i < S * T; i++) (stepCol[i] = stepOf[Math.floor(i / T)]), (posCol[i] = i % T);
+  for (let i = 0; i < S * T; i++) {
+    stepCol[i] = stepOf[Math.floor(i / T)];
+    posCol[i] = i % T;
+  }
   const ruleText = describeRule(rule);
   const heatTable = longTable(
     { step: stepCol, position: posCol, value: heat, anchor: Array.from(isAnchor, Boolean), masked: Array.from(isMasked, Boolean) },
@@ -199,7 +202,7 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
     kind: "drift",
     version: 1,
     subsampled: [],
-    warnings: [],
+    warnings: partialWarnings([trace]),
     model: label,
     layers,
     rule: ruleText,

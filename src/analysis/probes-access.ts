@@ -8,6 +8,7 @@
  * `probes: {…}` request that records it.
  * Upstream has no equivalent: its scripts fail with a KeyError on a missing npz key.
  */
+import { describePartial } from "../trace/partial.js";
 import type { ProbeTensor, Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError } from "../util/errors.js";
 import { PROBE_AXES, parseProbeName, probeInfo } from "../util/probes.js";
@@ -47,6 +48,19 @@ export function getProbe(trace: Trace, pass: PassRef, kind: string, layer: numbe
   const axes = PROBE_AXES[kind];
   if (axes === undefined) throw new SettingsError("unknown probe kind", { field: "kind", expected: Object.keys(PROBE_AXES).join(", "), found: kind });
   const t = probesOf(trace, pass).get(name);
+  const partial = describePartial(trace);
+  if (t === undefined && pass === "final" && partial && partial.missing.includes("the final-sequence pass")) {
+    // Say first that the run never finished: "no probe" alone would send the user to the probe request.
+    throw new ProbeMissingError(`${partial.summary}; this analysis reads ${name} in the final-sequence pass`, {
+      file: trace.source?.file ?? label,
+      field: name,
+      expected: "a complete trace (with its final-sequence pass)",
+      found: "a partial trace",
+      hint: trace.steps.length
+        ? `re-run generate to completion, or read the recorded steps (pass: 0…${trace.steps.length - 1}; \`analyze drift\` does)`
+        : "re-run generate to completion: this trace holds no step either",
+    });
+  }
   if (t === undefined) {
     throw new ProbeMissingError(`${label} has no ${name} in ${passLabel(pass)}`, {
       file: label,
@@ -69,6 +83,17 @@ export function getProbe(trace: Trace, pass: PassRef, kind: string, layer: numbe
     field: name,
     expected: `dims [${axes.filter((a) => a !== "batch").join(", ")}]`,
     found: `[${t.dims.join(", ")}]`,
+  });
+}
+
+/**
+ * One warning per partial trace (what it lacks, `describePartial`): every analysis adds these to its
+ * `spec.warnings`, so a result computed from an unfinished run always says so.
+ */
+export function partialWarnings(traces: readonly Trace[]): string[] {
+  return traces.flatMap((t) => {
+    const d = describePartial(t);
+    return d ? [d.summary] : [];
   });
 }
 

@@ -5,7 +5,7 @@
  * the three [query, key] maps and how much of the floating columns' score advantage over the other
  * columns comes from the angle (cos θ) and how much from the norms (‖q‖‖k‖).
  *
- * Where our default differs from upstream (paper-analyses §12.13), each switchable:
+ * Where our default differs from upstream (docs/analyses.md), each switchable:
  * - GQA: query head h reads KV head ⌊h / (H/H_kv)⌋ (consecutive repetition, as the models do); upstream
  *   used h mod H_kv, wrong whenever H_kv < H (Dream 28:4).
  * - Head averaging: default "score-mean", the mean over heads of per-head score maps (scores the model
@@ -21,7 +21,7 @@ import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, anchorContext, detectAnchors, passReceived, resolveRule } from "./anchors.js";
-import { type PassRef, getProbe, resolveLayers } from "./probes-access.js";
+import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, concatTables, longTable } from "./tables.js";
 
 /** KV head read by query head h: ⌊h / (H/H_kv)⌋, or upstream's h mod H_kv. */
@@ -115,8 +115,15 @@ export function floatingAdvantage(p: QkParts, floating: ArrayLike<number>): Omit
     for (let j = 0; j < nk; j++) {
       const c = p.cos[row + j];
       if (Number.isNaN(c)) continue;
-      if (isF[j]) (m.cf += c), (m.nf += p.normProd[row + j]), m.kf++;
-      else (m.co += c), (m.no += p.normProd[row + j]), m.ko++;
+      if (isF[j]) {
+        m.cf += c;
+        m.nf += p.normProd[row + j];
+        m.kf++;
+      } else {
+        m.co += c;
+        m.no += p.normProd[row + j];
+        m.ko++;
+      }
     }
     for (let f = 0; f < nk; f++) {
       if (!isF[f] || Number.isNaN(p.cos[row + f])) continue;
@@ -226,7 +233,10 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     const abs = Array.from(floating, (f) => f + start);
     const isF = new Set(abs);
     const qi = new Int32Array(n * n), ki = new Int32Array(n * n);
-    for (let i = 0; i < n * n; i++) (qi[i] = start + Math.floor(i / n)), (ki[i] = start + (i % n));
+    for (let i = 0; i < n * n; i++) {
+      qi[i] = start + Math.floor(i / n);
+      ki[i] = start + (i % n);
+    }
     tables.push(longTable({ query: qi, key: ki, score: parts.score, cos: parts.cos, normProd: parts.normProd, anchor: Array.from(ki, (j) => isF.has(j)) }, { model: label, layer, heads: String(heads) }));
     summaries.push({ layer, ...sum });
     panels.push({
@@ -253,7 +263,7 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     // Share of the advantage carried by the angle (the rest by the norms); NaN when there is no advantage.
     angleShare: Float64Array.from(s, (r) => (Math.abs(r.advantage) > 1e-12 ? r.angleTerm / r.advantage : NaN)),
   }, { model: label, heads: String(heads) });
-  const warnings: string[] = [];
+  const warnings: string[] = partialWarnings([trace]);
   if (up && H !== Hkv && typeof heads === "number") warnings.push(`upstream head mapping h mod ${Hkv} is wrong for GQA: head ${heads} reads KV head ${heads % Hkv}, the model uses ${kvHeadOf(heads, H, Hkv)}`);
   if (up && causal !== trace.model.causal) warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);
   const spec: QKSpec = {

@@ -20,7 +20,7 @@ import type { RetrievalSpec } from "../protocol/specs.js";
 import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
-import { type PassRef, getProbe, resolveLayers } from "./probes-access.js";
+import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 /** A token span [start, end) of the prompt. */
@@ -111,7 +111,10 @@ export function rouge1Recall(candidate: string, reference: string): number {
   let hit = 0;
   for (const w of ref) {
     const c = count.get(w) ?? 0;
-    if (c > 0) (hit += 1), count.set(w, c - 1);
+    if (c > 0) {
+      hit += 1;
+      count.set(w, c - 1);
+    }
   }
   return hit / ref.length;
 }
@@ -180,8 +183,14 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
         hits.forEach((hit, h) => {
           if (!hit) return;
           sum[li * H + h] += 1 / (span[1] - span[0]);
-          ev.model.push(model), ev.sample.push(sample), ev.step.push(step), ev.position.push(position), ev.token.push(token);
-          ev.layer.push(layer), ev.head.push(h), ev.key.push(t.data[h * Q + r]);
+          ev.model.push(model);
+          ev.sample.push(sample);
+          ev.step.push(step);
+          ev.position.push(position);
+          ev.token.push(token);
+          ev.layer.push(layer);
+          ev.head.push(h);
+          ev.key.push(t.data[h * Q + r]);
         });
       });
     };
@@ -199,7 +208,12 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     const keep = filter === "none" || (filter === "contains" ? words(trace.answer).join(" ").includes(words(text).join(" ")) : rouge1Recall(trace.answer, text) > threshold);
     layers.forEach((layer, li) => {
       for (let h = 0; h < H; h++) {
-        per.model.push(model), per.sample.push(sample), per.layer.push(layer), per.head.push(h), per.value.push(sum[li * H + h]), per.kept.push(keep);
+        per.model.push(model);
+        per.sample.push(sample);
+        per.layer.push(layer);
+        per.head.push(h);
+        per.value.push(sum[li * H + h]);
+        per.kept.push(keep);
       }
     });
     let a = acc.get(model);
@@ -214,14 +228,19 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
   const sc = { model: [] as string[], layer: [] as number[], head: [] as number[], score: [] as number[] };
   const models: RetrievalSpec["models"] = [];
   const kept: RetrievalSpec["kept"] = [];
-  const warnings: string[] = [];
+  const warnings: string[] = partialWarnings(list);
   for (const [model, a] of acc) {
     const mean = a.sum.map((v) => (a.kept ? v / a.kept : NaN));
     const max = mean.reduce((m, v) => Math.max(m, v), 0);
     const out = normalize === "max" && max > 0 ? mean.map((v) => v / max) : mean;
     if (a.kept === 0) warnings.push(`${model}: the ${filter} filter kept no sample; scores are NaN`);
     a.layers.forEach((layer, li) => {
-      for (let h = 0; h < a.H; h++) sc.model.push(model), sc.layer.push(layer), sc.head.push(h), sc.score.push(out[li * a.H + h]);
+      for (let h = 0; h < a.H; h++) {
+        sc.model.push(model);
+        sc.layer.push(layer);
+        sc.head.push(h);
+        sc.score.push(out[li * a.H + h]);
+      }
     });
     models.push({ model, scores: encodeArray(out, [a.layers.length, a.H], { dtype: "float32" }), samples: a.kept });
     kept.push({ model, kept: a.kept, total: a.total });

@@ -21,7 +21,7 @@ import type { RolloutSpec } from "../protocol/specs.js";
 import { encodeArray } from "../protocol/payloads.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError, keyword } from "../util/errors.js";
-import { getProbe, probeLayers } from "./probes-access.js";
+import { getProbe, partialWarnings, probeLayers } from "./probes-access.js";
 import { type ColumnTable, concatTables, longTable, sampleLabel } from "./tables.js";
 
 /** A partition of the sequence: region index per token (−1 = dropped) and region names. */
@@ -45,7 +45,10 @@ export function offsetsLayout(trace: Trace): RegionLayout {
   }
   const bos = trace.model.bosTokenId !== undefined && trace.final.sequence[0] === trace.model.bosTokenId;
   const covered = (t: number) => trace.prompt.regions.some((r) => r.tokens[0] <= t && t < r.tokens[1]);
-  if (bos && !covered(0)) names.push("BOS"), (assign[0] = 0);
+  if (bos && !covered(0)) {
+    names.push("BOS");
+    assign[0] = 0;
+  }
   const sorted = [...spans.entries()].map(([k, n]) => [k.split(":").map(Number), n.join(" / ")] as [number[], string]).sort((a, b) => a[0][0] - b[0][0] || b[0][1] - a[0][1]);
   for (const [[s, e], name] of sorted) {
     const idx = names.push(name) - 1;
@@ -172,7 +175,10 @@ export function stationary(M: ArrayLike<number>, R: number, iterations = 10_000)
     for (let a = 0; a < R; a++) for (let b = 0; b < R; b++) next[b] += pi[a] * M[a * R + b];
     const s = next.reduce((x, y) => x + y, 0);
     let delta = 0;
-    for (let b = 0; b < R; b++) (next[b] /= s), (delta = Math.max(delta, Math.abs(next[b] - pi[b])));
+    for (let b = 0; b < R; b++) {
+      next[b] /= s;
+      delta = Math.max(delta, Math.abs(next[b] - pi[b]));
+    }
     pi = next;
     if (delta < 1e-13) break;
   }
@@ -255,12 +261,19 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
     const sample = sampleLabel(trace.settings, i, opts.samples);
     const R2 = R * R;
     const normed = maps.map((m) => rowNormalize(m, R));
-    if (i === 0) (perLayerMean = normed.map(() => new Float64Array(R2))), (layersUsed = layers);
+    if (i === 0) {
+      perLayerMean = normed.map(() => new Float64Array(R2));
+      layersUsed = layers;
+    }
     normed.forEach((m, li) => m.forEach((v, x) => (perLayerMean[li][x] += v / list.length)));
     const val = new Float64Array(layers.length * R2);
     normed.forEach((m, li) => val.set(m, li * R2));
     const lc = new Int32Array(val.length), fc: string[] = [], tc: string[] = [];
-    for (let x = 0; x < val.length; x++) (lc[x] = layers[Math.floor(x / R2)]), fc.push(names[Math.floor((x % R2) / R)]), tc.push(names[x % R]);
+    for (let x = 0; x < val.length; x++) {
+      lc[x] = layers[Math.floor(x / R2)];
+      fc.push(names[Math.floor((x % R2) / R)]);
+      tc.push(names[x % R]);
+    }
     layerTables.push(longTable({ layer: lc, from: fc, to: tc, value: val }, { model: label, sample }));
     const r = rollout(maps, R);
     sum ??= new Float64Array(R2);
@@ -273,19 +286,25 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
   let spread = 0;
   for (let b = 0; b < R; b++) {
     let lo = Infinity, hi = -Infinity;
-    for (let a = 0; a < R; a++) (lo = Math.min(lo, mean[a * R + b])), (hi = Math.max(hi, mean[a * R + b]));
+    for (let a = 0; a < R; a++) {
+      lo = Math.min(lo, mean[a * R + b]);
+      hi = Math.max(hi, mean[a * R + b]);
+    }
     spread = Math.max(spread, hi - lo);
   }
   if (spread < 1e-3) warnings.add("every row of the rollout is the same (rank-one limit): only the column profile, the stationary vector, carries information");
   const from: string[] = [], to: string[] = [];
-  for (let x = 0; x < R * R; x++) from.push(names![Math.floor(x / R)]), to.push(names![x % R]);
+  for (let x = 0; x < R * R; x++) {
+    from.push(names![Math.floor(x / R)]);
+    to.push(names![x % R]);
+  }
   const perLayer = new Float64Array(layersUsed.length * R * R);
   perLayerMean.forEach((m, li) => perLayer.set(m, li * R * R));
   const spec: RolloutSpec = {
     kind: "rollout",
     version: 1,
     subsampled: [],
-    warnings: [...warnings],
+    warnings: [...partialWarnings(list), ...warnings],
     model: list[0].model.name,
     regions: names!,
     matrix: encodeArray(mean, [R, R], { dtype: "float32" }),

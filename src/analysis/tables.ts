@@ -1,5 +1,5 @@
 /**
- * Long-table builders shared by every analysis (issue #5, item 7).
+ * Long-table builders shared by every analysis.
  *
  * Definition: an analysis result is one arquero table in long format — one row per
  * (model, sample, step, layer, head, position, …) cell with a `value` column — built straight from

@@ -13,7 +13,7 @@ import type { TokenTypesSpec } from "../protocol/specs.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, passAnchors, resolveRule } from "./anchors.js";
-import { type PassRef, resolveLayers } from "./probes-access.js";
+import { type PassRef, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 export const TOKEN_TYPES = ["mask", "special", "newline", "whitespace", "punctuation", "lexical", "unknown"] as const;
@@ -110,9 +110,15 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
           const id = seq[j];
           const known = id === trace.final.sequence[j] ? trace.tokens[j] : undefined;
           const type = classifyToken(known, id, trace.model);
-          rows.model.push(model), rows.sample.push(sample), rows.step.push(pass === "final" ? -1 : trace.steps[pass].step);
-          rows.layer.push(layer), rows.band.push(band?.name ?? "none"), rows.position.push(j);
-          rows.token.push(known ?? (type === "mask" ? "<mask>" : `#${id}`)), rows.type.push(type), rows.structural.push(isStructural(type));
+          rows.model.push(model);
+          rows.sample.push(sample);
+          rows.step.push(pass === "final" ? -1 : trace.steps[pass].step);
+          rows.layer.push(layer);
+          rows.band.push(band?.name ?? "none");
+          rows.position.push(j);
+          rows.token.push(known ?? (type === "mask" ? "<mask>" : `#${id}`));
+          rows.type.push(type);
+          rows.structural.push(isStructural(type));
         }
       }
     }
@@ -127,13 +133,17 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
       const idx = rows.model.flatMap((m, r) => (m === model && rows.band[r] === b.name ? [r] : []));
       const shares = used.map((t) => {
         const count = idx.filter((r) => rows.type[r] === t).length;
-        sh.model.push(model), sh.band.push(b.name), sh.type.push(t), sh.count.push(count), sh.share.push(idx.length ? count / idx.length : NaN);
+        sh.model.push(model);
+        sh.band.push(b.name);
+        sh.type.push(t);
+        sh.count.push(count);
+        sh.share.push(idx.length ? count / idx.length : NaN);
         return idx.length ? count / idx.length : 0;
       });
       if (model === firstModel) specBands.push({ band: b.name, layers: b.layers, count: idx.length, shares });
     }
   }
   const shares = longTable({ ...sh, count: Int32Array.from(sh.count), share: Float64Array.from(sh.share) });
-  const spec: TokenTypesSpec = { kind: "token-types", version: 1, subsampled: [], warnings: [], model: firstModel, types: [...used], bands: specBands };
+  const spec: TokenTypesSpec = { kind: "token-types", version: 1, subsampled: [], warnings: partialWarnings(list), model: firstModel, types: [...used], bands: specBands };
   return { table, shares, spec };
 }

@@ -8,7 +8,7 @@
  *
  * Why every file is `realpath`ed: in the HF hub cache `snapshots/<rev>/x` is a symlink into
  * `blobs/<sha>`, and onnxruntime refuses external data that resolves outside the model folder
- * (onnx-feasibility §2). `TensorInfo.file` is therefore always the real blob path.
+ * (docs/engine.md). `TensorInfo.file` is therefore always the real blob path.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

@@ -16,7 +16,7 @@ import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
 import { openRegularFile } from "../util/paths.js";
 import { decodeTensor } from "./gguf/tensor.js";
-import { layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
+import { checkCoverage, layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 import type { SafetensorsDType, TensorInfo } from "./types.js";
 
 /** Bytes per element for each dtype. */
@@ -99,6 +99,7 @@ const ISSUE_MESSAGE: Record<SafetensorsIssue["kind"], string> = {
   header: "Safetensors header is not a JSON object",
   entry: "Safetensors header entry is invalid",
   overlap: "Safetensors tensors overlap",
+  coverage: "Safetensors data is not exactly covered by its tensors",
 };
 
 function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSize: number): SafetensorsHeader {
@@ -110,6 +111,7 @@ function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSiz
   const entries = validateTensorEntries(json, fileSize - dataStart, DTYPE_BYTES, fail, (entry) => {
     metadata = validateMetadata(file, entry);
   });
+  checkCoverage(entries, fileSize - dataStart, fail);
   const tensors: TensorInfo[] = entries.map(({ name, dtype, shape, begin, end }) => ({
     name, file, dtype: dtype as SafetensorsDType, shape, byteOffset: dataStart + begin, byteLength: end - begin,
   }));

@@ -1,7 +1,7 @@
 /**
  * Character spans ↔ token spans, for regions (query, documents, gold passage): the paper's
  * rollout regions are defined on the prompt text and must be mapped to tokens through the
- * tokenizer's offsets, never by re-tokenising pieces (paper-analyses §9, bug 11).
+ * tokenizer's offsets, never by re-tokenising pieces (re-tokenising a piece can split it differently from the whole prompt).
  *
  * Both spans are half-open: [start, end).
  */

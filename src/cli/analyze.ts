@@ -10,6 +10,7 @@ import { qkDecomposition } from "../analysis/qk-decomposition.js";
 import { type Evidence, retrievalHeads } from "../analysis/retrieval-heads.js";
 import { regionRollout } from "../analysis/rollout.js";
 import { tokenTypes } from "../analysis/token-types.js";
+import { describePartial } from "../trace/partial.js";
 import { readTrace } from "../trace/reader.js";
 import type { Trace } from "../trace/types.js";
 import { keyword, TraceFormatError } from "../util/errors.js";
@@ -136,7 +137,8 @@ export const command: CliCommand = {
     const traces = files.map((f) => readTrace(f));
     const { tables, extra, warnings } = analyze(analysis, traces, values);
     if (values.json) {
-      const out: Record<string, unknown> = { analysis, traces: files, ...extra, warnings };
+      const partial = traces.flatMap((t) => describePartial(t)?.summary ?? []);
+      const out: Record<string, unknown> = { analysis, traces: files, partial, ...extra, warnings };
       for (const [k, t] of Object.entries(tables)) out[k] = rows(t);
       io.out(JSON.stringify(out, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)));
       return 0;

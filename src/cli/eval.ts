@@ -5,7 +5,7 @@
  * skips the questions already done.
  */
 import { DistractorPool, type EvalSetting, type GoldPosition } from "../eval/contexts.js";
-import { DatasetError, loadQaJsonl, NQ_ENV } from "../eval/datasets.js";
+import { DatasetError, describeDataReport, loadQaJsonl, newDataReport, NQ_ENV } from "../eval/datasets.js";
 import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "../eval/metrics.js";
 import { openModel } from "../eval/open.js";
 import { defaultPreset } from "../eval/presets.js";
@@ -93,7 +93,10 @@ export const command: CliCommand = {
     const traceDir = v.traces !== undefined ? outputDirectory("eval", "traces", String(v.traces), !!v.mkdir, io) : undefined;
     requireFile(data, { what: "QA data file", error: DatasetError, field: v.data !== undefined ? "--data" : NQ_ENV });
 
-    const all = await loadQaJsonl(data);
+    const report = newDataReport();
+    const all = await loadQaJsonl(data, { report });
+    if (all.length === 0) throw new DatasetError("QA data file has no records", { file: data, expected: "one JSON record per line", found: report.blankLines ? `${report.blankLines} blank lines` : "an empty file" });
+    for (const line of describeDataReport(report)) io.err(`eval: data: ${line}`);
     const records = all.slice(skip, limit !== undefined ? skip + limit : undefined);
     if (records.length === 0) {
       throw new DatasetError("No questions to evaluate", { file: data, field: "--data / --skip / --limit", expected: "at least one record", found: `${all.length} records in the file, ${skip} skipped` });
@@ -119,6 +122,7 @@ export const command: CliCommand = {
         pool: setting.kind === "distractors" && setting.source === "pool" ? new DistractorPool(all) : undefined,
         modelName: m.name, dataFile: data, chatTemplate: !v["no-chat-template"], reproduceDoubleBos: !!v["double-bos"],
         batchSize, resultsFile, traceDir,
+        warn: (m) => io.err(`eval: ${m}`),
         onProgress: (p) => { if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`); },
       });
       const rows = resultsFile && inspectPath(resultsFile).kind === "file" ? readResults(resultsFile).filter((r) => r.model === m.name) : run.results;

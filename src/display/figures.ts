@@ -3,8 +3,15 @@
  * function that returns our vendor type (the spec itself, for the widget), a static image
  * (SVG rendered in the kernel) and a one-line text/plain.
  *
- * Adding a figure kind: write `src/figures/<kind>.ts` (spec + validating constructor + SVG
- * renderer), add its MIME name to FLOATSCOPE_MIME and one line to FIGURE_FORMATTERS below.
+ * Adding a figure kind (the spec an analysis returns, shown by `show(spec)`):
+ * 1. its type and MIME name in `src/protocol/` — `payloads.ts` for a widget payload, `specs.ts` for an
+ *    analysis spec (`MIME_<KIND>`, `application/vnd.floatscope.<kind>.v1+json`) — and the type in
+ *    `ViewPayload`;
+ * 2. its static image and text/plain in `src/figures/bundles.ts`: an entry in `VIEW_MIME` and a case in
+ *    `bundleOf` (a renderer of its own in `src/figures/` when it needs one); FIGURE_FORMATTERS below
+ *    then routes it with no change here;
+ * 3. the widget: a renderer registered for the MIME type in `widgets/src/index.ts`.
+ * A figure without a widget (only `heatmap` today) gets its own line in FIGURE_FORMATTERS instead.
  */
 import { describeHeatmap, heatmap, renderHeatmapSvg } from "../figures/heatmap.js";
 import type { HeatmapSpec } from "../protocol/heatmap.js";

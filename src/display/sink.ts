@@ -2,7 +2,7 @@
  * Where displays go: the running tslab kernel, or an injected sink (tests, scripts).
  *
  * tslab's public `display.raw()` sends one MIME type per output, so a full bundle goes through
- * tslab's internal `lastWriteDisplayData(content, update)` (jupyter-integration.md §1.2). tslab
+ * tslab's internal `lastWriteDisplayData(content, update)` (tslab 1.0.22's converter). tslab
  * re-sets that function at every execute_request, and the copy that matters is the kernel's
  * own: a library that `require`s its own tslab would see `null`. So we never import tslab; we
  * look through `require.cache` for the loaded `tslab/dist/jupyter.js` whose function is live,

@@ -12,10 +12,18 @@
  * Every record is validated as it is read; a bad one throws `DatasetError` naming the file, the
  * 1-based line number and the field. Fields other than the four are kept in `extra` (e.g. the
  * world's `subject`, `relation`, `gold_index`, `id`; NQ's `nq_annotated_gold`).
+ *
+ * Reading is bounded: lines are split from the (decompressed) byte stream by hand, so no line longer
+ * than `maxLineBytes` (default 8 MiB; a Lost-in-the-Middle 30-passage record is ~30 KB) is ever
+ * held, and the whole file stops at `maxBytes` decompressed (default 1 GiB) — a gzip bomb or a
+ * single 50 MB line ends in a `DatasetError` with the line number, not in an aborted process.
+ *
+ * Records that parse but look wrong for QA scoring (no answers, a blank answer, several or no gold
+ * passages, a passage without title or flags, an empty passage) are kept, flagged in `issues`, and
+ * counted with their line numbers in a `QaDataReport` (`options.report`, `describeDataReport`).
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import * as readline from "node:readline";
 import * as zlib from "node:zlib";
 import { FloatscopeError } from "../util/errors.js";
 
@@ -35,7 +43,7 @@ export interface QaRecord {
   /**
    * Deterministic id: `<row>-<hash>`, the 0-based row index among the file's records and the first 10
    * hex digits of SHA-256 over the question and answers. Stable across runs and machines (upstream used
-   * Python's salted `hash()`, paper-analyses §12.8); a changed file changes the hash, so resuming
+   * Python's salted `hash()`, which changes between processes); a changed file changes the hash, so resuming
    * against a different file cannot silently reuse results.
    */
   id: string;
@@ -48,6 +56,50 @@ export interface QaRecord {
   ctxs: QaPassage[];
   /** Every other top-level field, untouched. */
   extra: Record<string, unknown>;
+  /** What looks wrong with this record for QA scoring (empty when nothing does; always set by the reader). */
+  issues?: SuspiciousKind[];
+}
+
+/** Ways a well-formed record can still be wrong for QA scoring. */
+export const SUSPICIOUS_KINDS = [
+  "no answers", "blank answer", "several gold passages", "no gold passage", "passage without title",
+  "passage without hasanswer/isgold", "empty passage text",
+] as const;
+export type SuspiciousKind = (typeof SUSPICIOUS_KINDS)[number];
+
+/** What a read saw: filled in as records stream by (pass one in `options.report`). */
+export interface QaDataReport {
+  file?: string;
+  /** Records read (after validation; `skip`ped ones included). */
+  records: number;
+  /** Lines that were empty or whitespace. */
+  blankLines: number;
+  /** Decompressed bytes read. */
+  bytes: number;
+  /** Line numbers (1-based) per kind, only for kinds that occurred. */
+  suspicious: Partial<Record<SuspiciousKind, number[]>>;
+}
+
+export function newDataReport(): QaDataReport {
+  return { records: 0, blankLines: 0, bytes: 0, suspicious: {} };
+}
+
+/** Default per-line cap: far above any real QA record, far below what would exhaust memory. */
+export const DEFAULT_MAX_LINE_BYTES = 8 * 2 ** 20;
+/** Default cap on the decompressed size of a whole data file. */
+export const DEFAULT_MAX_BYTES = 2 ** 30;
+
+/** One line per finding, for a CLI or a notebook: "2 records with no answers (lines 3, 9)". */
+export function describeDataReport(r: QaDataReport): string[] {
+  const out: string[] = [];
+  if (r.records === 0) out.push(`no records${r.blankLines ? ` (${r.blankLines} blank lines)` : ""}${r.file ? ` in ${r.file}` : ""}`);
+  for (const kind of SUSPICIOUS_KINDS) {
+    const lines = r.suspicious[kind];
+    if (!lines?.length) continue;
+    const shown = lines.slice(0, 10).join(", ") + (lines.length > 10 ? `, … (${lines.length - 10} more)` : "");
+    out.push(`${lines.length} record${lines.length === 1 ? "" : "s"} with ${kind} (line${lines.length === 1 ? "" : "s"} ${shown})`);
+  }
+  return out;
 }
 
 export interface ReadProgress {
@@ -65,6 +117,12 @@ export interface ReadQaOptions {
   /** Called at most every `progressEvery` records and once at the end. */
   onProgress?: (p: ReadProgress) => void;
   progressEvery?: number;
+  /** Longest line accepted, in bytes (default `DEFAULT_MAX_LINE_BYTES`, 8 MiB). */
+  maxLineBytes?: number;
+  /** Most decompressed bytes read from the file (default `DEFAULT_MAX_BYTES`, 1 GiB). */
+  maxBytes?: number;
+  /** Filled in while reading: counts, blank lines and suspicious records with their line numbers. */
+  report?: QaDataReport;
 }
 
 export function recordId(row: number, question: string, answers: readonly string[]): string {
@@ -82,7 +140,46 @@ function isGzip(file: string): boolean {
   }
 }
 
-/** Stream the records of a `.jsonl` / `.jsonl.gz` file, validating each. */
+/**
+ * Split a byte stream into lines without ever holding more than `maxLine` bytes of one line (and
+ * stop at `maxTotal` bytes in all). Yields raw line bytes without the "\n" (and a trailing "\r").
+ */
+async function* boundedLines(
+  input: AsyncIterable<Buffer>, maxLine: number, maxTotal: number, tooLong: (line: number, kind: "line" | "total", bytes: number) => never,
+): AsyncGenerator<Buffer> {
+  let pieces: Buffer[] = [];
+  let pending = 0;
+  let total = 0;
+  let line = 1;
+  for await (const chunk of input) {
+    total += chunk.length;
+    if (total > maxTotal) tooLong(line, "total", total);
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a, start); nl >= 0; nl = chunk.indexOf(0x0a, start)) {
+      pending += nl - start;
+      if (pending > maxLine) tooLong(line, "line", pending);
+      pieces.push(chunk.subarray(start, nl));
+      yield finishLine(pieces);
+      pieces = [];
+      pending = 0;
+      line++;
+      start = nl + 1;
+    }
+    pending += chunk.length - start;
+    if (pending > maxLine) tooLong(line, "line", pending);
+    if (start < chunk.length) pieces.push(chunk.subarray(start));
+  }
+  if (pending > 0) yield finishLine(pieces);
+}
+
+function finishLine(pieces: Buffer[]): Buffer {
+  const b = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
+  return b.length > 0 && b[b.length - 1] === 0x0d ? b.subarray(0, b.length - 1) : b;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Stream the records of a `.jsonl` / `.jsonl.gz` file, validating each (bounded: see the module comment). */
 export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): AsyncGenerator<QaRecord> {
   let stat: fs.Stats;
   try {
@@ -93,23 +190,53 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
       hint: "NQ-open oracle: nq-open-oracle.jsonl.gz from nelson-liu/lost-in-the-middle (qa_data/); pass its path or set FLOATSCOPE_NQ",
     });
   }
-  if (!stat.isFile()) throw new DatasetError("QA data path is not a file", { file, expected: "a .jsonl or .jsonl.gz file" });
+  if (!stat.isFile()) throw new DatasetError("QA data path is not a file", { file, expected: "a .jsonl or .jsonl.gz file", found: stat.isDirectory() ? "a directory" : "not a regular file" });
+  const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const maxTotal = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const report = options.report;
+  if (report) report.file = file;
+  const gz = isGzip(file);
   const raw = fs.createReadStream(file);
-  const input = isGzip(file) ? raw.pipe(zlib.createGunzip()) : raw;
-  let gunzipError: Error | undefined;
-  input.on("error", (e: Error) => { gunzipError = e; });
-  const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  const gunzip = gz ? zlib.createGunzip() : undefined;
+  // Forward read errors into the stream being iterated (pipe() does not).
+  if (gunzip) raw.on("error", (e) => gunzip.destroy(e));
+  const input: AsyncIterable<Buffer> = gunzip ? raw.pipe(gunzip) : raw;
   const skip = options.skip ?? 0;
   const limit = options.limit ?? Infinity;
   const every = options.progressEvery ?? 100;
   let lineNo = 0, row = 0, yielded = 0;
   const progress = () => options.onProgress?.({ records: row, bytesRead: raw.bytesRead, totalBytes: stat.size });
+  const tooLong = (line: number, kind: "line" | "total", bytes: number): never => {
+    throw kind === "line"
+      ? new DatasetError("Line is longer than the per-line limit", {
+        file, field: `line ${line}`, expected: `at most ${maxLine} bytes per line`, found: `more than ${maxLine} bytes (${bytes} read so far)`,
+        hint: "a QA record is a few KB; if this one is real, raise readQaJsonl's maxLineBytes",
+      })
+      : new DatasetError(`QA data file is larger than the limit${gz ? " once decompressed" : ""}`, {
+        file, field: `line ${line}`, expected: `at most ${maxTotal} bytes ${gz ? "decompressed" : "in all"}`, found: `more than ${maxTotal} bytes`,
+        hint: "a gzip that inflates this far is likely not QA data; if it is, raise readQaJsonl's maxBytes",
+      });
+  };
   try {
-    for await (const text of lines) {
+    for await (const bytes of boundedLines(input, maxLine, maxTotal, tooLong)) {
       lineNo++;
-      if (text.trim() === "") continue;
+      if (report) report.bytes += bytes.length + 1;
+      let text: string;
+      try {
+        text = utf8.decode(bytes);
+      } catch {
+        throw new DatasetError("Line is not valid UTF-8", { file, field: `line ${lineNo}`, expected: "UTF-8 text (JSON Lines)", found: "invalid byte sequence" });
+      }
+      if (text.trim() === "") {
+        if (report) report.blankLines++;
+        continue;
+      }
       const rec = parseRecord(text, file, lineNo, row);
       row++;
+      if (report) {
+        report.records++;
+        for (const k of rec.issues ?? []) (report.suspicious[k] ??= []).push(lineNo);
+      }
       if (row % every === 0) progress();
       if (row <= skip) continue;
       if (yielded >= limit) break;
@@ -119,12 +246,15 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
     }
   } catch (e) {
     if (e instanceof DatasetError) throw e;
-    throw new DatasetError("QA data file cannot be read", { file, field: `line ${lineNo + 1}`, found: (e as Error).message.slice(0, 200) });
+    const err = e as NodeJS.ErrnoException;
+    if (gz && (err.code?.startsWith("Z_") || /incorrect header|unexpected end|invalid/i.test(err.message))) {
+      throw new DatasetError("QA data file is not valid gzip", { file, field: `line ${lineNo + 1}`, found: err.message.slice(0, 200) });
+    }
+    throw new DatasetError("QA data file cannot be read", { file, field: `line ${lineNo + 1}`, found: (err.message ?? String(e)).slice(0, 200) });
   } finally {
-    lines.close();
+    gunzip?.destroy();
     raw.destroy();
   }
-  if (gunzipError) throw new DatasetError("QA data file is not valid gzip", { file, found: gunzipError.message.slice(0, 200) });
   progress();
 }
 
@@ -167,11 +297,31 @@ function parseRecord(text: string, file: string, line: number, row: number): QaR
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (!KNOWN.has(k)) extra[k] = v;
   const answers = o.answers as string[];
-  return { id: recordId(row, o.question, answers), row, line, question: o.question, answers, ctxs, extra };
+  return { id: recordId(row, o.question, answers), row, line, question: o.question, answers, ctxs, extra, issues: issuesOf(answers, o.ctxs as Record<string, unknown>[]) };
+}
+
+/** What is suspicious about a well-formed record (`raw` are its ctxs as written, to see missing fields). */
+function issuesOf(answers: string[], raw: Record<string, unknown>[]): SuspiciousKind[] {
+  const out: SuspiciousKind[] = [];
+  if (answers.length === 0) out.push("no answers");
+  // A blank answer normalises to "" — a substring of every response: accuracy 100 for anything.
+  else if (answers.some((a) => a.trim() === "")) out.push("blank answer");
+  const golds = raw.filter((c) => c.isgold === true).length;
+  if (golds > 1) out.push("several gold passages");
+  if (golds === 0) out.push("no gold passage");
+  if (raw.some((c) => c.title === undefined || c.title === null)) out.push("passage without title");
+  if (raw.some((c) => typeof c.hasanswer !== "boolean" || typeof c.isgold !== "boolean")) out.push("passage without hasanswer/isgold");
+  if (raw.some((c) => typeof c.text === "string" && c.text.trim() === "")) out.push("empty passage text");
+  return out;
 }
 
 function preview(v: unknown): string {
-  const s = v === undefined ? "undefined (missing)" : JSON.stringify(v);
+  let s: string;
+  try {
+    s = v === undefined ? "undefined (missing)" : JSON.stringify(v);
+  } catch {
+    s = Array.isArray(v) ? "a deeply nested array" : typeof v; // stringify can overflow the stack
+  }
   return s.length > 80 ? s.slice(0, 77) + "…" : s;
 }
 

@@ -1,5 +1,5 @@
 /**
- * QA metrics of the paper's evaluation (paper-analyses §10, Appendix B), plus exact match.
+ * QA metrics of the paper's evaluation (its appendix; docs/qa-harness.md), plus exact match.
  *
  * `normalizeAnswer` is SQuAD's normalisation, reproduced with Python's semantics rather than JS's:
  *   1. lowercase (`str.lower`),

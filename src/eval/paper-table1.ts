@@ -1,6 +1,5 @@
 /**
- * The paper's Table 1 (figs/overall.png of NEUIR/Attention-Floating, read in paper-analyses §11.1 and
- * peers §3.1): Acc / F1 in %, per model, without and with RAG (top-5 passages), on five datasets.
+ * The paper's Table 1 (also figs/overall.png of NEUIR/Attention-Floating): Acc / F1 in %, per model, without and with RAG (top-5 passages), on five datasets.
  * "Avg." is the plain mean of the row's 10 numbers, as printed (computed upstream from unrounded values,
  * so recomputing from these cells drifts by up to ±0.02).
  *

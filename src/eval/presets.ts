@@ -2,7 +2,7 @@
  * Which prompt and sampler settings a model gets by default.
  *
  * Paper models (LLaDA, Dream, Llama, Qwen checkpoints): the paper's prompt of the family and the
- * paper's QA sampler settings (samplers/config.ts defaults = paper-analyses §10: 32 new tokens;
+ * paper's QA sampler settings (samplers/config.ts defaults, docs/samplers.md: 32 new tokens;
  * LLaDA 32 steps, one block, τ 0, low-confidence; Dream 32 steps, τ 0.2, top-p 0.95, entropy,
  * seeded here; ARMs greedy).
  *

@@ -1,12 +1,12 @@
 /**
  * The prompt registry: one builder per prompt format, with the exact strings, returning the text AND
  * the character spans of its regions, so analyses map regions to tokens through the tokenizer's
- * offsets (checkpoint/spans.ts) instead of re-tokenising pieces (paper-analyses §9, bug 11).
+ * offsets (checkpoint/spans.ts) instead of re-tokenising pieces.
  *
  * Formats
- *   "paper-llada"  the LLaDA evaluation prompt of the paper (evaluate_llada.py), paper-analyses §10;
+ *   "paper-llada"  the LLaDA evaluation prompt of the paper (evaluate_llada.py), docs/qa-harness.md;
  *   "paper-chat"   the Dream / Llama / Qwen prompt (one shared builder upstream, with three few-shot
- *                  examples). The README's "unified template" is not what the code does (§12.16);
+ *                  examples). Upstream's README calls it a "unified template"; the code differs;
  *   "tiny-world"   the layout the embedded tiny models are trained on (training/tokenizer.py
  *                  `user_content` + `Tokenizer.chat`): "Passage 1 : <p1>\n…\nQuestion : <q>".
  * Every format is wrapped as one user turn of the checkpoint's OWN chat template
@@ -14,7 +14,7 @@
  *
  * Closed-book: the paper formats keep their template with the single dummy passage
  * "No relevant context available." (upstream's `max_passages = 0` path; that this produced the
- * "w/o RAG" rows is an inference, §12.18). "tiny-world" drops the passages ("Question : <q>"), as training does.
+ * "w/o RAG" rows is our inference from the code). "tiny-world" drops the passages ("Question : <q>"), as training does.
  *
  * Regions (character spans [start, end) in the final text):
  *   "instruction"  the instruction text before the first passage (paper formats),
@@ -26,7 +26,7 @@
  * Template tokens (BOS, role headers) belong to no region.
  *
  * Double BOS: Llama-3's template starts with `<|begin_of_text|>` and its tokenizer adds another
- * (upstream bug §12.21). `addSpecialTokens` in the result says how to encode the text so that exactly
+ * (an upstream bug). `addSpecialTokens` in the result says how to encode the text so that exactly
  * the template's special tokens are present; `reproduceDoubleBos` restores the upstream behaviour.
  */
 import type { CharSpan, TextTokenizer } from "../runtime/types.js";

@@ -7,7 +7,7 @@
  * extract the answer (metrics.ts `AnswerExtraction`), score it against every gold answer.
  *
  * Failures are per question, never swallowed: the row carries `error`, the summary counts errors, and
- * means are over the questions that ran (upstream swallowed exceptions and counted files, §12.22).
+ * means are over the questions that ran (upstream swallowed exceptions and counted files).
  * Resuming skips (setting, id) pairs that already have a successful row in the results file; failed
  * ones run again.
  */
@@ -18,7 +18,7 @@ import type { ColumnTable } from "arquero";
 import type { Engine, TextTokenizer } from "../runtime/types.js";
 import { generate, type GenerateResult, type PromptInput } from "../samplers/generate.js";
 import { resolveRunConfig, type RunConfig } from "../samplers/config.js";
-import { SettingsError } from "../util/errors.js";
+import { FloatscopeError, SettingsError } from "../util/errors.js";
 import { buildContext, settingLabel, validateSetting, type DistractorPool, type EvalSetting } from "./contexts.js";
 import type { QaRecord } from "./datasets.js";
 import { extractAnswer, scoreAnswer, type AnswerExtraction } from "./metrics.js";
@@ -85,8 +85,9 @@ export interface EvalOptions {
   traceDir?: string;
   onProgress?: (p: EvalProgress) => void;
   /**
-   * Warnings about the run, once at the end (today: how many prompts had pieces outside the model's
-   * vocabulary, with the first such prompt's words). Default `console.warn`.
+   * Warnings about the run: a torn last line dropped from the results file (at the start), and how
+   * many prompts had pieces outside the model's vocabulary, with the first such prompt's words (at
+   * the end). Default `console.warn`.
    */
   warn?: (message: string) => void;
   signal?: AbortSignal;
@@ -98,40 +99,126 @@ export interface EvalRun {
   progress: EvalProgress;
 }
 
-/** Successful (setting, id) pairs of a results file; a truncated last line (crash) is ignored. */
-export function readDoneKeys(file: string): Set<string> {
-  const done = new Set<string>();
-  if (!fs.existsSync(file)) return done;
-  const lines = fs.readFileSync(file, "utf8").split("\n");
+/** A results (`--out`) file is not one this runner wrote: refused before anything is appended to it. */
+export class ResultsFileError extends FloatscopeError {}
+
+interface ResultsScan {
+  rows: EvalResult[];
+  /** Byte offset where a torn last line (an interrupted write) begins; undefined when there is none. */
+  tornAt?: number;
+  /** The file ends in a complete row without its newline (append a "\n" before the next row). */
+  needsNewline: boolean;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Read and validate a results file: every line must be a JSON result row ({id, setting, model: strings,
+ * …}). The one exception is a last line with no newline that starts like a row ("{") and does not parse:
+ * the tail of an interrupted write, reported as `tornAt`. Anything else is a `ResultsFileError` naming the
+ * line: a corrupt file is never skipped over and appended to.
+ */
+function scanResults(file: string): ResultsScan {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    return { rows: [], needsNewline: false }; // not written yet
+  }
+  if (!stat.isFile()) throw new ResultsFileError("Results path is not a regular file", { file, expected: "a .jsonl results file (or a path that does not exist yet)", found: stat.isDirectory() ? "a directory" : "not a regular file" });
+  const bytes = fs.readFileSync(file);
+  let text: string;
+  try {
+    text = strictUtf8.decode(bytes);
+  } catch {
+    throw new ResultsFileError("Results file is not UTF-8 text", { file, expected: "one JSON result per line", found: "binary data", hint: "pass a new --out path; this file was not written by floatscope eval" });
+  }
+  const lines = text.split("\n");
+  const rows: EvalResult[] = [];
+  let offset = 0;
+  let tornAt: number | undefined;
+  let needsNewline = false;
   lines.forEach((line, i) => {
+    const last = i === lines.length - 1;
+    const start = offset;
+    offset += Buffer.byteLength(line) + 1;
     if (!line.trim()) return;
-    let r: EvalResult;
+    let v: unknown;
     try {
-      r = JSON.parse(line) as EvalResult;
+      v = JSON.parse(line);
     } catch {
-      if (i >= lines.length - 2) return; // the last line of an interrupted write
-      throw new SettingsError("Results file has a malformed line", { file, field: `line ${i + 1}`, expected: "one JSON result per line" });
+      if (last && line.startsWith("{")) {
+        tornAt = start;
+        return;
+      }
+      throw new ResultsFileError("Results file has a malformed line", { file, field: `line ${i + 1}`, expected: "one JSON result per line", found: line.slice(0, 60), hint: "pass a new --out path, or fix or remove that line" });
     }
+    const r = v as Record<string, unknown>;
+    if (r === null || typeof r !== "object" || Array.isArray(r) || typeof r.id !== "string" || typeof r.setting !== "string" || typeof r.model !== "string" || (r.error !== undefined && typeof r.error !== "string")) {
+      throw new ResultsFileError("Results file has a line that is not a result row", { file, field: `line ${i + 1}`, expected: "{id, setting, model: strings, …} as floatscope eval writes", found: line.slice(0, 60), hint: "pass a new --out path" });
+    }
+    rows.push(r as unknown as EvalResult);
+    if (last) needsNewline = true;
+  });
+  return { rows, tornAt, needsNewline };
+}
+
+/**
+ * Successful (setting, id) pairs of a results file (only rows of `model` when given). A torn last line
+ * (an interrupted write) is ignored; any other malformed line throws `ResultsFileError`.
+ */
+export function readDoneKeys(file: string, model?: string): Set<string> {
+  const done = new Set<string>();
+  for (const r of scanResults(file).rows) {
+    if (model !== undefined && r.model !== model) continue;
     const key = `${r.setting}|${r.id}`;
     if (r.error === undefined) done.add(key);
     else done.delete(key);
-  });
+  }
   return done;
 }
 
-/** Read every row of a results jsonl (last row wins per (setting, id)). */
+/** Read every row of a results jsonl (last row wins per (model, setting, id)); [] when the file does not exist. */
 export function readResults(file: string): EvalResult[] {
   const byKey = new Map<string, EvalResult>();
-  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const r = JSON.parse(line) as EvalResult;
-      byKey.set(`${r.model}|${r.setting}|${r.id}`, r);
-    } catch {
-      /* truncated last line of an interrupted run */
-    }
-  }
+  for (const r of scanResults(file).rows) byKey.set(`${r.model}|${r.setting}|${r.id}`, r);
   return [...byKey.values()];
+}
+
+/** Make a results file safe to append to: drop a torn last line, end a complete one with its newline. */
+function prepareForAppend(file: string, warn?: (message: string) => void): void {
+  const scan = scanResults(file);
+  if (scan.tornAt !== undefined) {
+    const dropped = fs.statSync(file).size - scan.tornAt;
+    fs.truncateSync(file, scan.tornAt);
+    warn?.(`${file}: dropped its last line (${dropped} bytes, an interrupted write); that question runs again`);
+  } else if (scan.needsNewline) {
+    fs.appendFileSync(file, "\n");
+  }
+}
+
+/**
+ * The fewest tokens `text` can encode to: no token covers more input bytes than its own string's UTF-8
+ * length, up to normalisation (NFKC can shrink a full-width character's 3 bytes to 1, hence × 3). Lets a
+ * megabyte passage be refused before any tokenizer sees it.
+ */
+function minTokens(text: string, maxTokenBytes: number): number {
+  return Math.ceil(Buffer.byteLength(text) / (3 * maxTokenBytes));
+}
+
+const longestToken = new WeakMap<object, number>();
+
+/** UTF-8 length of the tokenizer's longest token string (over the model's vocabulary), cached per tokenizer. */
+function maxTokenBytes(tokenizer: TextTokenizer, vocabSize: number): number {
+  const known = longestToken.get(tokenizer);
+  if (known !== undefined) return known;
+  let max = 1;
+  for (let id = 0; id < vocabSize; id++) {
+    const t = tokenizer.idToToken(id);
+    if (t !== undefined) max = Math.max(max, Buffer.byteLength(t));
+  }
+  longestToken.set(tokenizer, max);
+  return max;
 }
 
 interface Prepared {
@@ -147,11 +234,22 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
   const batchSize = o.batchSize ?? 1;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new SettingsError("Bad batch size", { field: "batchSize", expected: "an integer ≥ 1", found: String(batchSize) });
   const extraction = o.extraction ?? "none";
-  const done = o.resultsFile ? readDoneKeys(o.resultsFile) : new Set<string>();
+  // Validated before anything runs: a corrupt file is refused, a torn last line dropped before appending.
+  const done = o.resultsFile ? readDoneKeys(o.resultsFile, model) : new Set<string>();
   const todo = o.records.filter((r) => !done.has(`${label}|${r.id}`));
   const progress: EvalProgress = { done: 0, total: todo.length, errors: 0, resumed: o.records.length - todo.length };
   const results: EvalResult[] = [];
-  if (o.resultsFile) fs.mkdirSync(path.dirname(path.resolve(o.resultsFile)), { recursive: true });
+  if (o.resultsFile) {
+    fs.mkdirSync(path.dirname(path.resolve(o.resultsFile)), { recursive: true });
+    prepareForAppend(o.resultsFile, o.warn ?? ((m: string) => console.warn(m)));
+  }
+  const genLength = (() => {
+    try {
+      return resolveRunConfig(o.sampler ?? {}, o.engine.spec).genLength;
+    } catch {
+      return 0; // bad settings: every question fails with the sampler's own message (runGroup)
+    }
+  })();
   const emit = (r: EvalResult) => {
     results.push(r);
     if (r.error !== undefined) progress.errors++;
@@ -163,7 +261,7 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
 
   for (let start = 0; start < todo.length; start += batchSize) {
     if (o.signal?.aborted) break;
-    const batch = todo.slice(start, start + batchSize).map((record) => prepare(record, o, label, model));
+    const batch = todo.slice(start, start + batchSize).map((record) => prepare(record, o, label, model, genLength));
     for (const p of batch) if (!p.prompt) emit(p.base);
     const ready = batch.filter((p) => p.prompt);
     // One sampler config per generate call: group by how the text must be encoded.
@@ -182,7 +280,7 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
   return { results, progress };
 }
 
-function prepare(record: QaRecord, o: EvalOptions, label: string, model: string): Prepared {
+function prepare(record: QaRecord, o: EvalOptions, label: string, model: string, genLength: number): Prepared {
   const base: EvalResult = {
     id: record.id, row: record.row, setting: label, model, question: record.question, answers: record.answers, passages: 0, goldIndex: null,
   };
@@ -190,6 +288,16 @@ function prepare(record: QaRecord, o: EvalOptions, label: string, model: string)
     const ctx = buildContext(record, o.setting, { file: o.dataFile, pool: o.pool });
     base.passages = ctx.passages.length;
     base.goldIndex = ctx.goldIndex;
+    // Before any tokenization (the prompt builder encodes the whole text): a lower bound on the tokens.
+    const { spec } = o.engine;
+    const least = minTokens(record.question + ctx.passages.map((p) => p.text).join(""), maxTokenBytes(o.tokenizer, spec.vocabSize));
+    if (least + genLength > spec.maxPositionEmbeddings) {
+      throw new SettingsError("Prompt is too long for the model", {
+        file: o.dataFile, field: `line ${record.line}`,
+        expected: `prompt tokens + genLength ≤ max_position_embeddings ${spec.maxPositionEmbeddings}`,
+        found: `at least ${least} tokens (question and passages, before the template) + ${genLength}`,
+      });
+    }
     const prompt = buildQaPrompt(o.promptFormat, { question: record.question, ...ctx }, o.tokenizer, {
       chatTemplate: o.chatTemplate, reproduceDoubleBos: o.reproduceDoubleBos,
     });

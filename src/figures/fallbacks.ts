@@ -1,5 +1,5 @@
 /**
- * Static fallbacks drawn in the kernel for the widget views (issue #6 item 5): what GitHub,
+ * Static fallbacks drawn in the kernel for the widget views: what GitHub,
  * nbviewer and HTML export show where the JupyterLab renderer is absent.
  *
  * - `heatPanelRaster`: one dense heatmap (QK score / cos / norm, temporal drift) as a PNG — N² cells are

@@ -11,7 +11,7 @@
  * `logitRows`, an extra input `logit_rows` selects the rows the head runs on, and per-row
  * vocabulary summaries are added (logits.ts).
  *
- * Design (onnx-feasibility.md): weights are external data pointing INTO the safetensors files
+ * Design (docs/engine.md): weights are external data pointing INTO the safetensors files
  * (zero copy), kept in HF [out, in] layout and used through Gemm(transB=1); BF16/F16 weights get
  * a Cast to the compute type; the residual stream is kept 2-D [batch·seq, hidden]; RMSNorm,
  * RoPE and attention are decomposed into plain ops so that every intermediate can be exposed;

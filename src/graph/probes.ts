@@ -121,7 +121,10 @@ export function chunkProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, c
   const scalar = (x: string) => g.reshape(x, g.constI64([], [0]));
   const sliceQ = (x: string, axis: number) => (c.start ? g.node("Slice", [x, c.start, c.end!, g.constI64([axis])]) : x);
   const parts: ChunkPartials = { values: [] };
-  const keep = (v: string) => (parts.values.push(v), v);
+  const keep = (v: string) => {
+    parts.values.push(v);
+    return v;
+  };
   // head-mean map [batch, queryChunk, key], shared by pattern_mean and region_sum
   let pm: string | undefined;
   const headMean = () => (pm ??= keep(g.reduceMean(g.reduceMean(c.p5, 2, false), 1, false)));

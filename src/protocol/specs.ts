@@ -1,5 +1,5 @@
 /**
- * Figure specs the analyses return (issue #5, item 7). Where `payloads.ts` (the kernel ↔ widget
+ * Figure specs the analyses return. Where `payloads.ts` (the kernel ↔ widget
  * contract) already has a payload for the figure — absorption, QK, retrieval, rollout — the spec IS
  * that payload, widened with the extra numbers only the analysis knows (the QK angle/norm split, the
  * rollout's stationary vector). The two figures it lacks get their own versioned MIME types here:

@@ -1,7 +1,7 @@
 /**
  * A plain TypeScript reference forward pass: slow, obvious, Float64 accumulation, for tiny
  * configs only. Every ONNX graph variant and every in-graph probe is tested against it
- * (aesthetics.md §7.7: keep a reference and test against goldens).
+ * (an obvious reference is what makes the fast paths checkable).
  *
  * It follows HF's Llama/Qwen2/LLaDA/Dream forward literally: RMSNorm, q/k/v projections
  * (+bias), half-split RoPE, softmax(q·kᵀ/√d + mask) with query head h reading kv head

@@ -2,7 +2,7 @@
  * A pre-run memory estimate, so a forward that would not fit is refused with a BudgetError that
  * names the term (and probe) responsible instead of the process being killed mid-run.
  *
- * The terms follow what the decomposed graph materialises (onnx-feasibility §3):
+ * The terms follow what the decomposed graph materialises (docs/engine.md):
  * - weights: every parameter in the compute type (on CPU BF16/F16 checkpoints are cast to f32
  *   when the session is created, so they cost 4 bytes each);
  * - attention: the decomposed attention holds scores, masked scores and probabilities, each

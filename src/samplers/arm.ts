@@ -1,5 +1,5 @@
 /**
- * Autoregressive decoding for LLaMA/Qwen (paper-analyses §3.3): the whole prefix is re-run every
+ * Autoregressive decoding for LLaMA/Qwen (docs/samplers.md): the whole prefix is re-run every
  * step (no KV cache in our engine), the last row's logits give the next token (greedy argmax, or
  * sampled with temperature / top-k / top-p), which is appended. A row stops on one of the model's
  * EOS ids (the EOS token is kept, as upstream's extractor records it).

@@ -1,7 +1,7 @@
 /**
  * `RunConfig`: every setting of a sampler run, parsed and validated once (from CLI flags or a
- * notebook object) before any compute, and written verbatim into the trace (aesthetics §7
- * lesson 15). Defaults reproduce the paper's settings (paper-analyses §3, Appendix A).
+ * notebook object) before any compute, and written verbatim into the trace, so a trace says how
+ * it was made. Defaults reproduce the paper's settings (docs/samplers.md).
  */
 import type { ModelSpec } from "../graph/spec.js";
 import { SettingsError, keyword } from "../util/errors.js";
@@ -51,7 +51,7 @@ export interface RunConfig {
   addSpecialTokens: boolean;
 }
 
-/** Paper defaults per sampler (QA-evaluation settings, paper-analyses Appendix A). */
+/** Paper defaults per sampler (the paper's QA-evaluation settings, docs/samplers.md). */
 export const SAMPLER_DEFAULTS: Record<SamplerKind, Omit<RunConfig, "sampler">> = {
   llada: {
     alg: "low_confidence", genLength: 32, steps: 32, blockLength: 32, temperature: 0, topP: null, topK: null,

@@ -1,5 +1,5 @@
 /**
- * Dream's `diffusion_generate` (paper-analyses §3.2): the canvas is prompt + G masks; at step i
+ * Dream's `diffusion_generate` (docs/samplers.md): the canvas is prompt + G masks; at step i
  * with t = t_i, s = t_{i+1} from linspace(1, eps, steps+1), every masked position gets a token
  * and a confidence from `sample_tokens`, and floor(m·(1 − s/t)) of them are written (all at the
  * last step), chosen by top-n confidence or, with alg_temp > 0, sampled from softmax(conf/alg_temp).

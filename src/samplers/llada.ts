@@ -1,5 +1,5 @@
 /**
- * LLaDA's sampler (paper-analyses §3.1): block-wise semi-autoregressive denoising with
+ * LLaDA's sampler (docs/samplers.md): block-wise semi-autoregressive denoising with
  * low-confidence (or random) remasking. The canvas is prompt + G masks; G splits into blocks of
  * B; each block gets S / (G/B) steps and unmasks its masks on the floor-plus-remainder schedule.
  * At each step only masked positions before the end of the current block compete (later blocks

@@ -1,6 +1,6 @@
 /**
  * Token choice for one canvas position from one row of logits: LLaDA's Gumbel-max with
- * temperature (paper-analyses §3.1), Dream's `sample_tokens` with top-p / top-k and its three
+ * temperature, Dream's `sample_tokens` with top-p / top-k and its three
  * confidence variants (§3.2), ARM greedy or sampled decoding (§3.3).
  *
  * Everything is computed in float64 from float32 logits. Random draws happen in a fixed order

@@ -1,6 +1,6 @@
 /**
- * Transfer schedules: how many masked positions each denoising step unmasks. Pure functions,
- * paper-analyses.md §3.1 (LLaDA) and §3.2 (Dream).
+ * Transfer schedules: how many masked positions each denoising step unmasks. Pure functions
+ * (LLaDA and Dream, docs/samplers.md).
  */
 
 /**

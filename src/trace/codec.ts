@@ -15,7 +15,8 @@
 import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { TraceFormatError } from "../util/errors.js";
-import { layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
+import { TRACE_FORMAT_VERSION } from "./types.js";
+import { checkCoverage, layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 
 export const TRACE_MAGIC = "FSTRACE\n";
 export const PREAMBLE_BYTES = 16;
@@ -51,7 +52,7 @@ export function encodePreamble(version: number): Buffer {
   return b;
 }
 
-/** Parse the preamble; returns the format version. */
+/** Parse the preamble (magic, a version this reader knows, reserved field 0); returns the format version. */
 export function decodePreamble(buf: Buffer, file: string): number {
   if (buf.length < PREAMBLE_BYTES) {
     throw new TraceFormatError("Trace file is too short to be a trace", {
@@ -64,7 +65,23 @@ export function decodePreamble(buf: Buffer, file: string): number {
       file, field: "magic", expected: JSON.stringify(TRACE_MAGIC), found: JSON.stringify(magic),
     });
   }
-  return buf.readUInt32LE(8);
+  const version = buf.readUInt32LE(8);
+  // A newer version is refused by number before anything else is read (it may use the reserved field).
+  if (version > TRACE_FORMAT_VERSION) {
+    throw new TraceFormatError(`Trace format version ${version} is newer than this floatscope reads`, {
+      file, field: "format version", expected: `≤ ${TRACE_FORMAT_VERSION}`, found: String(version), hint: "upgrade floatscope to read this trace",
+    });
+  }
+  if (version < 1) throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
+  // Reserved for a future writer: a nonzero value means a file this reader does not understand.
+  const reserved = buf.readUInt32LE(12);
+  if (reserved !== 0) {
+    throw new TraceFormatError("Trace preamble has a nonzero reserved field", {
+      file, field: "reserved (preamble bytes 12–15)", expected: "0", found: String(reserved),
+      hint: "the file was written by another tool or is damaged",
+    });
+  }
+  return version;
 }
 
 /** One framed record: length, safetensors blob, CRC-32. */
@@ -127,7 +144,9 @@ export function decodeBlob(blob: Buffer, place: RecordPlace): TraceRecord {
 
   const dataStart = 8 + hl;
   const tensors = new Map<string, RawTensor>();
-  for (const { name, dtype, shape, begin, end } of validateTensorEntries(h, blob.length - dataStart, TRACE_DTYPE_BYTES, fail)) {
+  const entries = validateTensorEntries(h, blob.length - dataStart, TRACE_DTYPE_BYTES, fail);
+  checkCoverage(entries, blob.length - dataStart, fail);
+  for (const { name, dtype, shape, begin, end } of entries) {
     // Copy into a fresh, aligned array: blob offsets need not be 4-byte aligned in memory.
     const count = (end - begin) / 4;
     const data = dtype === "F32" ? new Float32Array(count) : new Int32Array(count);

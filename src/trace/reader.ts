@@ -14,7 +14,7 @@ import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
 import {
   bufferReader, decodeBlob, decodePreamble, fileReader, framedRecords, PREAMBLE_BYTES, type ReadAt, type RecordPlace, type TraceRecord,
 } from "./codec.js";
-import { Check, readProbes } from "./schema.js";
+import { Check, checkProbeCoverage, readProbes } from "./schema.js";
 import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TracePrompt, type TraceStep } from "./types.js";
 
 export interface ReadTraceOptions {
@@ -69,7 +69,7 @@ export function* traceSteps(file: string, options: ReadTraceOptions = {}): Gener
         continue;
       }
       if (rec.kind !== "step") return;
-      yield readStep(c, rec, meta.model, index++, meta.prompt.promptLength);
+      yield readStep(c, rec, meta, index++);
     }
     if (!meta) throw noMeta(file);
   } finally {
@@ -108,13 +108,7 @@ const TRUNCATED = Symbol("truncated");
 
 /** Preamble and version checks, then each record decoded lazily; a cut-short tail throws unless allowed. */
 function* decodedRecords(read: ReadAt, size: number, file: string, options: ReadTraceOptions): Generator<Decoded> {
-  const version = decodePreamble(read(0, PREAMBLE_BYTES), file);
-  if (version > TRACE_FORMAT_VERSION) {
-    throw new TraceFormatError(`Trace format version ${version} is newer than this floatscope reads`, {
-      file, field: "format version", expected: `≤ ${TRACE_FORMAT_VERSION}`, found: String(version), hint: "upgrade floatscope to read this trace",
-    });
-  }
-  if (version < 1) throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
+  decodePreamble(read(0, PREAMBLE_BYTES), file);
   const stream = framedRecords(read, size, file);
   let index = 0;
   for (const r of stream.records) {
@@ -153,20 +147,29 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
     const c = new Check(place);
     if (end) c.fail("kind", "nothing after the end record", rec.kind);
     if (rec.kind === "meta") c.fail("kind", "step, final or end", "a second meta record");
+    if (rec.kind === "end" && !final) c.fail("kind", "the final record before the end record", "end");
     if (rec.kind === "step") {
       if (final) c.fail("kind", "final or end after the final record", "step");
-      const s = readStep(c, rec, h.model, steps.length, h.prompt.promptLength);
+      const s = readStep(c, rec, h, steps.length);
       steps.push(s);
       stepStrings.push(c.strings(rec.json, "tokenStrings"));
     } else if (rec.kind === "final") {
       if (final) c.fail("kind", "one final record", "a second final record");
       const seq = c.tensor(rec.tensors, "sequence", "I32", [rec.tensors.get("sequence")?.shape[0] ?? 0]).data as Int32Array;
+      // The final pass runs over what the last step left: its canvas plus its transfers (ARMs append one).
+      const want = steps.length ? replay(steps[steps.length - 1]).length : undefined;
+      if (want !== undefined && seq.length !== want) c.fail("sequence.shape", `${want} (the last step's canvas)`, `[${seq.length}]`);
+      checkPromptPrefix(c, "sequence", seq, h.prompt.ids);
       const probes = readProbes(c, c.obj(rec.json, "probes"), rec.tensors, h.model, seq.length, FINAL_TENSORS);
+      checkProbeCoverage(c, probes, h.model);
       final = { sequence: seq, probes };
     } else {
       const T = final ? final.sequence.length : rec.tensors.get("unmasked_at")?.shape[0] ?? 0;
       const unmaskedAt = c.tensor(rec.tensors, "unmasked_at", "I32", [T]).data as Int32Array;
       for (const n of rec.tensors.keys()) if (!END_TENSORS.has(n)) c.fail(n, "no tensor but unmasked_at", n);
+      for (const [i, at] of unmaskedAt.entries()) {
+        if (at < -1 || at >= steps.length) c.fail(`unmasked_at[${i}]`, `a step index in [-1, ${steps.length})`, String(at));
+      }
       end = { json: rec.json, unmaskedAt, place };
     }
   }
@@ -204,6 +207,7 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
   return {
     ...base, partial: true, unmaskedAt, tokens, offsets, answer: "", completion: "",
     final: final ?? { sequence: canvas, probes: new Map<string, ProbeTensor>() },
+    source: { file, cut: truncated, final: final !== undefined },
   };
 }
 
@@ -237,6 +241,8 @@ export interface TraceMeta {
 
 function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
   const formatVersion = c.int(j, "formatVersion", 1);
+  // The preamble's version was checked already (decodePreamble); the meta must agree with it.
+  if (formatVersion !== TRACE_FORMAT_VERSION) c.fail("formatVersion", `${TRACE_FORMAT_VERSION} (the preamble's format version)`, String(formatVersion));
   const m = c.obj(j, "model");
   const model: TraceModelInfo = {
     name: c.str(m, "name"),
@@ -247,6 +253,7 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
     eosTokenIds: c.ints(m, "eosTokenIds"),
   };
   if (typeof m.causal !== "boolean") c.fail("model.causal", "true or false", m.causal);
+  if (model.numHeads % model.numKvHeads !== 0) c.fail("model.numKvHeads", `a count that divides numHeads ${model.numHeads}`, String(model.numKvHeads));
   if (!["llama", "qwen2", "llada", "dream"].includes(model.family)) c.fail("model.family", "llama | qwen2 | llada | dream", model.family);
   for (const k of ["maskTokenId", "bosTokenId", "padTokenId"] as const) if (m[k] !== undefined) model[k] = c.int(m, k);
   const p = c.obj(j, "prompt");
@@ -261,9 +268,17 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
     const [chars] = c.spans({ chars: [o.chars] }, "chars", 1);
     return { name: c.str(o, "name"), tokens, chars } as Region;
   });
+  // Token spans must lie inside the canvas the run was set up for (prompt + genLength, as generate
+  // checks). Character spans are not checked against the text: hand-built traces label tokens freely.
+  const text = c.str(p, "text");
+  const genLength = typeof j.settings === "object" && j.settings !== null ? (j.settings as Record<string, unknown>).genLength : undefined;
+  const maxT = Number.isSafeInteger(genLength) && (genLength as number) >= 0 ? promptLength + (genLength as number) : undefined;
+  regions.forEach((r, i) => {
+    if (maxT !== undefined && r.tokens[1] > maxT) c.fail(`prompt.regions[${i}].tokens`, `a span inside [0, ${maxT}] (prompt + genLength)`, JSON.stringify(r.tokens));
+  });
   const meta: TraceMeta = {
     formatVersion, model,
-    prompt: { text: c.str(p, "text"), ids, promptLength, regions },
+    prompt: { text, ids, promptLength, regions },
     promptTokens: c.strings(j, "promptTokens", promptLength),
     promptOffsets: c.spans(j, "promptOffsets", promptLength),
     settings: c.obj(j, "settings"),
@@ -274,18 +289,26 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
   return meta;
 }
 
-function readStep(c: Check, rec: TraceRecord, model: TraceModelInfo, expectedIndex: number, promptLength: number): TraceStep {
+function readStep(c: Check, rec: TraceRecord, meta: TraceMeta, expectedIndex: number): TraceStep {
+  const { model, prompt } = meta;
+  const promptLength = prompt.promptLength;
   const j = rec.json;
   const step = c.int(j, "step");
   if (step !== expectedIndex) c.fail("step", `${expectedIndex} (steps are numbered in order)`, String(step));
   const T = rec.tensors.get("canvas")?.shape[0] ?? 0;
   const canvas = c.tensor(rec.tensors, "canvas", "I32", [T]).data as Int32Array;
   if (T < promptLength) c.fail("canvas.shape", `≥ ${promptLength} (the prompt length)`, String(T));
+  checkPromptPrefix(c, "canvas", canvas, prompt.ids);
   const n = rec.tensors.get("transferred")?.shape[0] ?? 0;
   const transferred = c.tensor(rec.tensors, "transferred", "I32", [n]).data as Int32Array;
-  for (const pos of transferred) if (pos < 0 || pos > T) c.fail("transferred", `positions in [0, ${T}]`, String(pos));
+  // Samplers only write generated positions (an ARM appends at T); the prompt is never rewritten.
+  for (const pos of transferred) if (pos < promptLength || pos > T) c.fail("transferred", `positions in [${promptLength}, ${T}]`, String(pos));
+  const producingRow = c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array;
+  for (const row of producingRow) if (row < 0 || row >= Math.max(T, 1)) c.fail("producing_row", `query rows in [0, ${T})`, String(row));
   const tokenStrings = c.strings(j, "tokenStrings");
   if (tokenStrings.length !== 0 && tokenStrings.length !== n) c.fail("tokenStrings", `0 or ${n} strings`, String(tokenStrings.length));
+  const probes = readProbes(c, c.obj(j, "probes"), rec.tensors, model, T, STEP_TENSORS);
+  checkProbeCoverage(c, probes, model, meta.probes as unknown as Record<string, unknown>);
   return {
     step,
     block: c.int(j, "block"),
@@ -293,7 +316,13 @@ function readStep(c: Check, rec: TraceRecord, model: TraceModelInfo, expectedInd
     transferred,
     tokens: c.tensor(rec.tensors, "tokens", "I32", [n]).data as Int32Array,
     confidence: c.tensor(rec.tensors, "confidence", "F32", [n]).data as Float32Array,
-    producingRow: c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array,
-    probes: readProbes(c, c.obj(j, "probes"), rec.tensors, model, T, STEP_TENSORS),
+    producingRow,
+    probes,
   };
+}
+
+/** The first prompt.length tokens of a canvas or final sequence are the prompt's ids. */
+function checkPromptPrefix(c: Check, field: string, seq: Int32Array, ids: readonly number[]): void {
+  if (seq.length < ids.length) c.fail(`${field}.shape`, `≥ ${ids.length} (the prompt length)`, String(seq.length));
+  for (let i = 0; i < ids.length; i++) if (seq[i] !== ids[i]) c.fail(`${field}[${i}]`, `${ids[i]} (prompt.ids[${i}])`, String(seq[i]));
 }

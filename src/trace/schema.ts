@@ -3,7 +3,7 @@
  * failure is a `TraceFormatError` naming the file, the record and the field.
  */
 import { TraceFormatError } from "../util/errors.js";
-import { PROBE_AXES, parseProbeName, probeInfo, type Axis, type ProbeTensor } from "../util/probes.js";
+import { PROBE_AXES, PROBES, REQUEST_KEYS, parseProbeName, probeInfo, records, type Axis, type ProbeRequest, type ProbeTensor } from "../util/probes.js";
 import type { RawTensor, RecordPlace } from "./codec.js";
 import type { TraceModelInfo } from "./types.js";
 
@@ -51,8 +51,8 @@ export class Check {
 
   spans(o: Record<string, unknown>, key: string, length: number): [number, number][] {
     const v = o[key];
-    const ok = Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0));
-    if (!ok) this.fail(key, "an array of [start, end] character spans", v);
+    const ok = Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0) && s[0] <= s[1]);
+    if (!ok) this.fail(key, "an array of [start, end] spans with 0 ≤ start ≤ end", v);
     if (v.length !== length) this.fail(key, `${length} spans`, `${v.length}`);
     return v as [number, number][];
   }
@@ -77,11 +77,12 @@ export function readProbes(
 ): Map<string, ProbeTensor> {
   const out = new Map<string, ProbeTensor>();
   for (const name of tensors.keys()) {
-    if (!reserved.has(name) && !(name in axesByName)) c.fail(name, "a tensor listed under json.probes", "an unlisted tensor");
+    if (!reserved.has(name) && !Object.hasOwn(axesByName, name)) c.fail(name, "a tensor listed under json.probes", "an unlisted tensor");
   }
   for (const [name, axesV] of Object.entries(axesByName)) {
     const parsed = parseProbeName(name);
-    if (!parsed) c.fail(`probes.${name}`, "a canonical probe name blocks.{l}.attn.<kind>", name);
+    // hasOwn: "blocks.0.attn.constructor" must not pass as a probe kind.
+    if (!parsed || !Object.hasOwn(PROBE_AXES, parsed.kind)) c.fail(`probes.${name}`, "a canonical probe name blocks.{l}.attn.<kind>", name);
     if (parsed.layer >= model.numLayers) c.fail(`probes.${name}`, `layer < ${model.numLayers}`, String(parsed.layer));
     const want = PROBE_AXES[parsed.kind].filter((a) => a !== "batch");
     if (!Array.isArray(axesV) || axesV.length !== want.length || axesV.some((a, i) => a !== want[i])) {
@@ -115,5 +116,57 @@ function axisSize(axis: Axis, m: TraceModelInfo, seq: number): number | undefine
       return m.headDim;
     default:
       return undefined; // region counts are checked against each other by analyses
+  }
+}
+
+function rangeText(layers: number[]): string {
+  if (layers.length === 0) return "none";
+  const sorted = [...layers].sort((a, b) => a - b);
+  const contiguous = sorted.every((l, i) => l === sorted[0] + i);
+  return contiguous ? `layers ${sorted[0]}…${sorted[sorted.length - 1]}` : `layers ${sorted.join(", ")}`;
+}
+
+/**
+ * Cross-check a record's probes against the meta record (rules from the probe table, util/probes.ts):
+ * a kind recorded for every layer must be there for exactly layers 0…numLayers−1 (a meta claiming 99
+ * layers over records of 2 is caught here), and, with `request` (step records), what the meta's probe
+ * request promises must be present: an every-layer request at least one of its kinds (argmax_key
+ * stands for the argmax pair), a chosen-layer request each kind at each of its layers.
+ */
+export function checkProbeCoverage(c: Check, probes: Map<string, ProbeTensor>, model: TraceModelInfo, request?: Record<string, unknown>): void {
+  const layersOf = new Map<string, number[]>();
+  for (const name of probes.keys()) {
+    const p = parseProbeName(name);
+    if (p) layersOf.set(p.kind, [...(layersOf.get(p.kind) ?? []), p.layer]);
+  }
+  for (const info of PROBES) {
+    if (info.layers !== "all") continue;
+    const have = layersOf.get(info.kind);
+    if (!have) continue;
+    if (have.length !== model.numLayers) {
+      c.fail(`blocks.*.attn.${info.kind}`, `layers 0…${model.numLayers - 1} (meta model.numLayers ${model.numLayers})`, rangeText(have));
+    }
+  }
+  if (!request) return;
+  for (const key of REQUEST_KEYS) {
+    const v = request[key];
+    if (v === undefined || v === false || v === null) continue;
+    const infos = PROBES.filter((p) => p.request === key);
+    if (infos[0].layers === "all") {
+      if (!infos.some((p) => probes.has(`blocks.0.attn.${p.kind}`))) {
+        c.fail(`blocks.0.attn.${infos[0].kind}`, `the probe the meta's request promises (probes.${key})`, "missing");
+      }
+      continue;
+    }
+    // The request is the trace's own JSON: check its shape before the table's rule reads it.
+    const layers = (v as { layers?: unknown }).layers;
+    if (!Array.isArray(layers)) c.fail(`meta probes.${key}.layers`, "an array of layer indices", layers);
+    for (const l of layers) {
+      if (!Number.isSafeInteger(l) || l < 0 || l >= model.numLayers) c.fail(`meta probes.${key}.layers`, `layers in [0, ${model.numLayers})`, String(l));
+      for (const info of infos) {
+        const name = `blocks.${l}.attn.${info.kind}`;
+        if (records(request as ProbeRequest, info, l) && !probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key}.layers)`, "missing");
+      }
+    }
   }
 }

@@ -103,6 +103,11 @@ export interface Trace {
   device: string;
   /** true when the run was interrupted and this trace holds only the steps written so far. */
   partial: boolean;
+  /**
+   * Only on a partial trace read from a file (`readTrace`): the file, and whether its last record was
+   * cut short (loaded with `allowTruncated`). `describePartial` (partial.ts) turns it into words.
+   */
+  source?: { file: string; cut: boolean; final: boolean };
 }
 
 export type { Axis, ProbeTensor };

@@ -33,7 +33,8 @@ export interface SafetensorsLayout {
  * and byte lengths are the caller's to check: this only writes what it is given.
  */
 export function layoutSafetensors(tensors: Iterable<[string, TensorBytes]>, metadata?: Record<string, string>): SafetensorsLayout {
-  const header: Record<string, unknown> = {};
+  // No prototype: a tensor named "__proto__" must become a key, not replace the prototype (and vanish).
+  const header: Record<string, unknown> = Object.create(null);
   if (metadata) header.__metadata__ = metadata;
   let offset = 0;
   const parts: Buffer[] = [];
@@ -57,7 +58,7 @@ export function layoutSafetensors(tensors: Iterable<[string, TensorBytes]>, meta
  * (two tensors' byte ranges alias; `field` is "a / b").
  */
 export interface SafetensorsIssue {
-  kind: "json" | "header" | "entry" | "overlap";
+  kind: "json" | "header" | "entry" | "overlap" | "coverage";
   field: string;
   expected: string;
   found?: string;
@@ -149,6 +150,22 @@ function validateEntry(name: string, entry: unknown, dataSize: number, dtypeByte
     return fail({ kind: "entry", field: `${name}.data_offsets`, expected: `${expectedBytes} bytes for ${dtype}[${shape.join(",")}]`, found: `${end - begin} bytes` });
   }
   return { name, dtype, shape, begin, end };
+}
+
+/**
+ * Require the tensors to tile the data exactly, as the reference safetensors loader does: in offset
+ * order each begins where the previous ended, the first at 0, the last at `dataSize`. A gap or
+ * trailing bytes are bytes no tensor accounts for: a header that lost an entry, or a header length
+ * shifted into its padding (which moves every tensor by a few bytes).
+ */
+export function checkCoverage(entries: readonly HeaderEntry[], dataSize: number, fail: FailWith): void {
+  const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
+  let pos = 0;
+  for (const e of sorted) {
+    if (e.begin !== pos) fail({ kind: "coverage", field: `${e.name}.data_offsets`, expected: `begin ${pos} (where the previous tensor ends)`, found: `begin ${e.begin}` });
+    pos = e.end;
+  }
+  if (pos !== dataSize) fail({ kind: "coverage", field: "data", expected: `${dataSize} data bytes covered by tensors`, found: `${pos} covered, ${dataSize - pos} unaccounted for` });
 }
 
 /** A value for an error message: JSON, at most 80 characters, never throwing. */

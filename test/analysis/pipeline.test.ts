@@ -39,7 +39,10 @@ beforeAll(async () => {
   armTrace = a.trace;
   await armEngine.dispose();
 }, 120_000);
-afterAll(() => (ck.cleanup(), arm.cleanup()));
+afterAll(() => {
+  ck.cleanup();
+  arm.cleanup();
+});
 
 const T = 12;
 

@@ -1,5 +1,5 @@
 /**
- * The pipeline's layers depend one way (README "Architecture"): a layer is only real if a tool
+ * The pipeline's layers depend one way (README "Project layout" → "Layers"): a layer is only real if a tool
  * checks it. This test reads every import in src/ and fails on an import that goes against the
  * arrows, e.g. an analysis that pulls in the engine, or the trace format that needs onnxruntime.
  */

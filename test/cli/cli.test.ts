@@ -67,8 +67,8 @@ describe("floatscope CLI", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/family\s+llama/);
     expect(r.out).toMatch(/4 heads \/ 2 kv heads \(GQA 2:1\)/);
-    expect(r.out).toMatch(/\n  64 /);
-    expect(r.out).toMatch(/\n  4096 .*attention/);
+    expect(r.out).toMatch(/\n {2}64 /);
+    expect(r.out).toMatch(/\n {2}4096 .*attention/);
     const j = JSON.parse((await run("inspect", ck.dir, "--json")).out);
     expect(j.sizes.layers).toBe(2);
     expect(j.dtypes.F32.tensors).toBe(ck.tensors.size);

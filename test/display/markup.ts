@@ -2,8 +2,7 @@
  * Parse SVG/HTML produced by the display layer with a real parser (jsdom), so escaping is
  * checked the way a browser would see it, not by string matching.
  */
-// jsdom ships no type declarations in this checkout; we only need its DOMParser.
-// @ts-ignore -- untyped import
+// jsdom ships no type declarations; test/types/jsdom.d.ts types the DOMParser we use.
 import { JSDOM } from "jsdom";
 
 export interface MarkupNode {

@@ -55,7 +55,7 @@ const passages = [
 ];
 const question = "what is the capital of france";
 
-describe("paper prompts: exact strings (paper-analyses §10)", () => {
+describe("paper prompts: exact strings (upstream's evaluate_*.py)", () => {
   const { tok } = parityTokenizer("llada");
   it("LLaDA", () => {
     const p = buildQaPrompt("paper-llada", { question, passages, goldIndex: 0 }, tok, { chatTemplate: false });

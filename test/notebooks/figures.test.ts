@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFindings } from "../../src/display/findings.js";
 import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/models.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
 
@@ -54,6 +55,16 @@ const FAMILIES: Record<Name, string[]> = {
   "05-region-rollout": ["llada", "llama", "dream", "qwen2"],
   "06-qa-rag": ["llama", "qwen2", "llada", "dream"],
   "07-floating-token-types": ["llama", "qwen2", "llada", "dream"],
+};
+/** The claims each notebook's findings are evidence for (05's rollout is a picture of attention flow, evidence for none). */
+const CLAIMS: Record<Name, string[]> = {
+  "01-temporal-drift": ["anchors-float-mdm"],
+  "02-absorption": ["absorption-arm-vs-mdm"],
+  "03-qk-decomposition": ["angle-vs-norm"],
+  "04-retrieval-heads": ["retrieval-heads-deep"],
+  "05-region-rollout": [],
+  "06-qa-rag": ["rag-gain-mdm-vs-arm"],
+  "07-floating-token-types": ["shallow-structural-deep-content"],
 };
 const presentIn = (n: Name) => FAMILIES[n].filter((f) => f in NAME);
 const runsOn = (n: Name) => presentIn(n).length > 0;
@@ -212,8 +223,8 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
     }
     // the comparison sentence only when both kinds are there
     const last = markdownOf(nbs["02-absorption"]).at(-1)!;
-    if (ARMS.length && MDMS.length) expect(last).toMatch(/ARMs absorb [\d.]+ % .* MDMs [\d.]+ %/);
-    else expect(last).toMatch(/(ARM|MDM)s only .* no (ARM|MDM) present to compare/);
+    if (ARMS.length && MDMS.length) expect(last).toMatch(/ARM [\d.]+ vs MDM [\d.]+: (ARM higher, as in the paper|MDM as high or higher, unlike the paper)/);
+    else expect(last).toMatch(/only (ARM|MDM) present \([\d.]+\): no (ARM|MDM) to compare with/);
   });
 
   it.runIf(MDMS.length > 0)("01/03: drift views cover the shallow and the deep layer; QK panels are square over the sequence", () => {
@@ -271,7 +282,23 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
     for (const row of h.values) for (const v of row.slice(0, 4)) expect(v !== null && v >= 0 && v <= 100).toBe(true);
     const md = markdownOf(nbs["06-qa-rag"]).join("\n");
     expect(md).toMatch(/NQ-open (skipped|: \d+ questions)/);
-    if (!(ARMS.length && MDMS.length)) expect(md).toMatch(/no (ARM|MDM) present to compare/);
+    if (!(ARMS.length && MDMS.length)) expect(md).toMatch(/only (ARM|MDM) present \([\d.-]+\): no (ARM|MDM) to compare with/);
+  });
+
+  it.each(NOTEBOOKS.map((n) => [n]))("%s emits its findings: one record, the claims it is evidence for, one finding set per model present", (n) => {
+    const recs = readFindings(nbs[n as Name], n);
+    if (!runsOn(n as Name)) return expect(recs).toEqual([]);
+    expect(recs.map((r) => r.notebook)).toEqual([n]);
+    const claims = new Set(recs[0].findings.map((f) => f.claim));
+    expect([...claims]).toEqual(CLAIMS[n as Name]);
+    const here = presentIn(n as Name).map((f) => NAME[f]);
+    for (const f of recs[0].findings) {
+      expect(here, `${n}: ${f.model}`).toContain(f.model);
+      expect(NAME[f.family], `${n}: family word of ${f.model}`).toBe(f.model);
+      if (f.ci95) expect(f.ci95[0] <= f.value + 1e-9 && f.value <= f.ci95[1] + 1e-9, `${n}: ${f.quantity}`).toBe(true);
+    }
+    // every model present reports (04 may have none when no sample passed its filter: then it still names the copy events)
+    if (CLAIMS[n as Name].length) for (const m of here) expect(recs[0].findings.some((f) => f.model === m), `${n}: ${m}`).toBe(true);
   });
 
   it.runIf(ALL.length > 0)("07: token-type shares per band sum to 1 over the types", () => {
@@ -290,9 +317,8 @@ describe("the committed figure notebooks", () => {
     const imports = [...code.matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1]);
     expect(imports.length).toBeGreaterThan(0);
     for (const i of imports) expect(i === "floatscope" || i.startsWith("node:"), i).toBe(true);
-    // the one model path, overridable from the environment; the library decides which models are there
-    expect(code).toContain('process.env.FLOATSCOPE_MODELS ?? "../models"');
-    expect(code).toContain("findModels(MODELS, FAMILIES, OVERRIDE)");
+    // the settings come from the environment through the library (FLOATSCOPE_MODELS, …), which decides which models are there
+    expect(code).toContain(`notebookSettings({ families: [${FAMILIES[n as Name].map((f) => `"${f}"`).join(", ")}]`);
     // committed with outputs (from a run on the tiny models), and none of them an error
     const outs = outputsOf(nb);
     if (outs.length > 0) {

@@ -182,15 +182,16 @@ describe("memory budget", () => {
   it("suggests query chunks when the attention term is what does not fit, and chunking then fits", async () => {
     const ck = tiny({ seed: 50, layers: 1, heads: 8, hidden: 32 });
     const T = 600;
+    const spec = { ...ck.spec, maxPositionEmbeddings: 1024 }; // T is past the fixture's 512 positions; the budget is what is tested
     const budget = RUNTIME_BYTES + 40e6;
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { received: true }, memoryBudgetBytes: budget, threads: 1 });
+    const engine = await createEngine({ spec, tensors: ck.tensors }, { probes: { received: true }, memoryBudgetBytes: budget, threads: 1 });
     const err = await engine.forward({ ids: new Int32Array(T), batch: 1, seq: T }).catch((e) => e);
     expect(err).toBeInstanceOf(BudgetError);
     expect(err.message).toMatch(/field: attention/);
     const m = /create the engine with (\d+)× more queryChunks/.exec(err.message);
     expect(m).not.toBeNull();
     await engine.dispose();
-    const chunked = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { received: true }, memoryBudgetBytes: budget, threads: 1, queryChunks: Number(m![1]) });
+    const chunked = await createEngine({ spec, tensors: ck.tensors }, { probes: { received: true }, memoryBudgetBytes: budget, threads: 1, queryChunks: Number(m![1]) });
     const out = await chunked.forward({ ids: new Int32Array(T), batch: 1, seq: T });
     expect(out.probes.get(probeName.received(0))!.dims).toEqual([1, T]);
     await chunked.dispose();

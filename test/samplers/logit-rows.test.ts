@@ -26,7 +26,10 @@ function spy(engine: Engine): { engine: Engine; inputs: ForwardInput[] } {
     inputs,
     engine: {
       spec: engine.spec, probes: engine.probes, device: engine.device, logitRows: engine.logitRows, dispose: () => engine.dispose(),
-      forward: (input) => (inputs.push(input), engine.forward(input)),
+      forward: (input) => {
+        inputs.push(input);
+        return engine.forward(input);
+      },
     },
   };
 }

@@ -31,7 +31,7 @@ describe("real engine: batched traces equal solo traces for every probe kind", (
       });
       const settings = { genLength: 8, blockLength: 4, steps: 4 };
       const files = [path.join(dir, "a.fstrace"), path.join(dir, "b.fstrace")];
-      const batched = await generate(engine, prompts, settings, { tokenizer, traceFiles: files });
+      await generate(engine, prompts, settings, { tokenizer, traceFiles: files });
       for (let i = 0; i < 2; i++) {
         const [solo] = await generate(engine, [prompts[i]], settings, { tokenizer });
         const a = readTrace(files[i]);

@@ -1,4 +1,4 @@
-/** Tolerance checks that print where two arrays first disagree (aesthetics §7.7). */
+/** Tolerance checks that print where two arrays first disagree. */
 import { expect } from "vitest";
 
 export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): { max: number; at: number } {

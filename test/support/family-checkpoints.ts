@@ -1,7 +1,7 @@
 /**
  * Write tiny random checkpoints of the four families in their real on-disk layout (config keys,
  * tensor names, single-file or sharded + index), for checkpoint/adapter tests. Independent of
- * the adapters: names and keys are spelled out here again, from paper-analyses.md §2.
+ * the adapters: names and keys are spelled out here again, from the families' published modelling code.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

@@ -159,7 +159,7 @@ describe(".fstrace round trip", () => {
     const layerTooHigh = { ...step0, probes: new Map([["blocks.5.attn.received", { name: "blocks.5.attn.received", axes: ["key" as const], dims: [9], data: new Float32Array(9) }]]) };
     expect(() => decodeTrace(build(layerTooHigh))).toThrow(/layer < 2/);
     expect(() => decodeTrace(build({ ...step0, step: 1 }))).toThrow(/steps are numbered in order/);
-    expect(() => decodeTrace(build({ ...step0, transferred: Int32Array.from([99]), tokens: Int32Array.from([1]), confidence: Float32Array.from([1]), producingRow: Int32Array.from([1]) }))).toThrow(/positions in \[0, 9\]/);
+    expect(() => decodeTrace(build({ ...step0, transferred: Int32Array.from([99]), tokens: Int32Array.from([1]), confidence: Float32Array.from([1]), producingRow: Int32Array.from([1]) }))).toThrow(/positions in \[3, 9\]/);
   });
 
   it("nothing in a trace is executed: JSON is only parsed; __proto__ keys do not pollute", async () => {

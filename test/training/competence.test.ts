@@ -1,6 +1,6 @@
 /**
  * The embedded tiny models can read: measured here with floatscope's own engine, samplers and QA harness
- * (not the training framework) on held-out people, against the bars of issue #7 — with the oracle passage
+ * (not the training framework) on held-out people, against the bars the tiny models were trained to clear (training/README.md) — with the oracle passage
  * the causal models answer ≥ 90 %, tiny-dream ≥ 80 %, tiny-llada ≥ 40 % and ≥ 10× its closed-book score;
  * closed-book stays near chance for all. All 300 held-out questions, as the cards (scripts/eval-tiny-models.ts)
  * — seconds per model. Deterministic decoders, so a pass is repeatable.
@@ -17,7 +17,7 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const DATA = path.join(ROOT, "models/world/eval-heldout.jsonl.gz");
 const N = 300;
 
-/** Issue #7's bars on the oracle accuracy. */
+/** The bars on the oracle accuracy. */
 const ORACLE_BAR: Record<string, number> = { "tiny-llama": 0.9, "tiny-qwen": 0.9, "tiny-dream": 0.8, "tiny-llada": 0.4 };
 /** "Near chance": the most frequent value of a relation's pool is ≈ 1/12 (colours); allow that much. */
 const CLOSED_BOOK_MAX = 0.1;

@@ -93,7 +93,8 @@ export function syntheticTrace(o: SyntheticOptions): Trace {
     steps.push({
       step: s,
       block: 0,
-      canvas: new Int32Array(n),
+      // The prompt's ids (0…P−1) head every canvas, as in a real run (the reader checks it).
+      canvas: Int32Array.from({ length: n }, (_, j) => (j < P ? j : 0)),
       transferred,
       tokens: new Int32Array(transferred.length),
       confidence: new Float32Array(transferred.length),
@@ -120,7 +121,7 @@ export function syntheticTrace(o: SyntheticOptions): Trace {
     settings: { sampler: causal ? "arm" : "llada", steps: o.steps },
     probes: { received: true },
     steps,
-    final: { sequence: new Int32Array(N), probes: new Map() },
+    final: { sequence: Int32Array.from({ length: N }, (_, j) => (j < P ? j : 0)), probes: new Map() },
     unmaskedAt,
     answer: "",
     completion: "",

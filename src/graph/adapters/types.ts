@@ -1,7 +1,7 @@
 /**
  * `FamilyAdapter`: one model family described as data — how to recognise it, which config.json
  * keys hold its sizes, its tensor names, and its flags. `resolveModelSpec` (resolve.ts) is the only
- * code; each family file is a table (aesthetics §7 lesson 6: no `if (family === "dream")`).
+ * code; each family file is a table (so no `if (family === "dream")` anywhere).
  */
 import type { BlockWeights, Family } from "../spec.js";
 

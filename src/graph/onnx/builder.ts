@@ -155,7 +155,7 @@ export class GraphBuilder {
   softmax(a: string, axis = -1): string { return this.node("Softmax", [a], { axis }); }
   /**
    * Reductions take ONE axis: ORT CPU's multi-axis ReduceMean was measured ~18× slower than two
-   * single-axis reductions (onnx-feasibility §3), so callers chain them.
+   * single-axis reductions, so callers chain them.
    */
   reduceMean(a: string, axis: number, keepdims = true): string {
     return this.node("ReduceMean", [a, this.constI64([axis])], { keepdims: keepdims ? 1 : 0 });

@@ -182,7 +182,12 @@ function driftFigure(p: DriftSpec): Figure {
   const a = decodeArray(p.anchors, "anchors");
   const ax: number[] = [];
   const ay: number[] = [];
-  for (let i = 0; i < a.length; i++) if (a[i] > 0.5) (ax.push(i % N), ay.push(p.steps[Math.floor(i / N)]));
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] > 0.5) {
+      ax.push(i % N);
+      ay.push(p.steps[Math.floor(i / N)]);
+    }
+  }
   const labels = p.tokens.map((t) => plotlyText(t));
   const hover = p.steps.map(() => labels);
   return [

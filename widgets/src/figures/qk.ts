@@ -88,11 +88,13 @@ export class QkView {
           colorscale: plotlyScale("gnbu"),
           colorbar: { thickness: 10 },
         };
+        // Notebooks saved before the field was renamed carry it as `floating` (same meaning): still drawn.
+        const anchors = p.anchors ?? (p as { floating?: number[] }).floating ?? [];
         const marks = {
           type: "scatter",
           mode: "markers",
-          x: p.anchors,
-          y: p.anchors.map(() => queries[queries.length - 1] + 1.2),
+          x: anchors,
+          y: anchors.map(() => queries[queries.length - 1] + 1.2),
           marker: { symbol: "triangle-up", size: 11, color: "red", line: { color: "darkred", width: 1.5 } },
           cliponaxis: false,
           name: "floating position",

@@ -1,0 +1,93 @@
+/**
+ * From numbers to the prose a figure notebook ends with: build findings (value, bootstrap interval,
+ * n), compare groups of them, and write the "What we see" paragraph — so a notebook computes its
+ * numbers once and the text can never disagree with them.
+ */
+import { bootstrapCi, mean } from "../util/stats.js";
+import type { Finding } from "./findings.js";
+import type { Displayable } from "./mime.js";
+
+/** The paper's two paradigms, by model family: autoregressive (causal) vs masked diffusion. */
+export const PARADIGM_OF_FAMILY: Readonly<Record<string, "ARM" | "MDM">> = { llama: "ARM", qwen2: "ARM", llada: "MDM", dream: "MDM" };
+
+/** What a finding is about, without its number. */
+export type FindingBase = Omit<Finding, "value" | "ci95" | "n">;
+
+/** A number the text reports; a Finding is one that is also evidence for a claim of the paper. */
+export type Measurement = Omit<Finding, "claim" | "tier">;
+
+/**
+ * The finding whose value is the mean over samples, with a seeded percentile-bootstrap 95 % interval
+ * (samples that are not finite numbers are left out). A list: empty when no sample is left, so a model
+ * that produced nothing measurable adds no row instead of a NaN.
+ */
+export function meanFinding(base: FindingBase, samples: ArrayLike<number>): Finding[] {
+  const xs = Array.from(samples).filter(Number.isFinite);
+  return xs.length ? [{ ...base, value: mean(xs), ci95: bootstrapCi(xs), n: xs.length }] : [];
+}
+
+/** The finding that is a count or a single measurement (no interval); empty when the value is not finite. */
+export function valueFinding(base: FindingBase, value: number, n: number): Finding[] {
+  return Number.isFinite(value) && n >= 1 ? [{ ...base, value, ci95: null, n }] : [];
+}
+
+/** Markdown text as a displayable (for `show`). */
+export function markdown(text: string): Displayable {
+  return { toMimeBundle: () => ({ "text/markdown": text, "text/plain": text.replace(/[*_`]/g, "") }) };
+}
+
+/** A number as prose: integers as they are; else ≥ 100 no decimals, ≥ 10 one, else three (exact values stay in the findings output). */
+export function formatNumber(x: number): string {
+  if (Number.isInteger(x)) return String(x);
+  const a = Math.abs(x);
+  return a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : x.toFixed(3);
+}
+
+function withCi(f: Measurement): string {
+  return `${formatNumber(f.value)}${f.ci95 ? ` [${formatNumber(f.ci95[0])}, ${formatNumber(f.ci95[1])}]` : ""}`;
+}
+
+/**
+ * One sentence comparing the mean value of two groups of findings, and whether it goes the way the
+ * paper reports: `expected = [higher, lower]`. Says so when a group is absent instead of comparing
+ * with nothing.
+ * @example compareGroups(rows, (f) => PARADIGM_OF_FAMILY[f.family], ["ARM", "MDM"]) // "ARM 61.2 vs MDM 23.0: ARM higher, as in the paper"
+ */
+export function compareGroups<F extends Measurement>(rows: F[], groupOf: (f: F) => string, expected: [string, string]): string {
+  const avg = (g: string) => mean(rows.filter((f) => groupOf(f) === g).map((f) => f.value));
+  const [hi, lo] = expected.map(avg);
+  const absent = expected.filter((_, i) => Number.isNaN([hi, lo][i]));
+  if (absent.length > 0) {
+    const present = expected.filter((g) => !absent.includes(g));
+    return present.length ? `only ${present[0]} present (${formatNumber(avg(present[0]))}): no ${absent[0]} to compare with` : "nothing to compare";
+  }
+  const verdict = hi > lo ? `${expected[0]} higher, as in the paper` : `${expected[1]} as high or higher, unlike the paper`;
+  return `${expected[0]} ${formatNumber(hi)} vs ${expected[1]} ${formatNumber(lo)}: ${verdict}`;
+}
+
+export interface FindingsTextOptions {
+  /** The bold first sentence (e.g. a `compareGroups` result). */
+  headline?: string;
+  /** What the paper reports, for the reader to compare. */
+  paper?: string;
+  /** Names of the models the notebook could not find (the text then says it covers only the others). */
+  missing?: string[];
+}
+
+/** The "What we see" paragraph: headline, one line per model with each of its numbers, the paper's numbers, what is missing. */
+export function findingsText(rows: Measurement[], o: FindingsTextOptions = {}): Displayable {
+  const models = [...new Set(rows.map((f) => f.model))];
+  const lines = models.map((m) => {
+    const fs = rows.filter((f) => f.model === m);
+    const kind = PARADIGM_OF_FAMILY[fs[0].family];
+    return `- **${m}**${kind ? ` (${kind})` : ""}: ${fs.map((f) => `${f.quantity} ${withCi(f)} (n = ${f.n})`).join("; ")}`;
+  });
+  const parts = [
+    o.headline ? `**${o.headline}.**` : "",
+    lines.length ? lines.join("\n") : "_No numbers: none of this notebook's models ran._",
+    rows.some((f) => f.ci95) ? "Brackets: 95 % bootstrap interval over the samples." : "",
+    o.paper ? `Paper: ${o.paper}` : "",
+    o.missing?.length ? `_Not in this run (missing): ${o.missing.join(", ")} — the text covers only the models above._` : "",
+  ];
+  return markdown(parts.filter(Boolean).join("\n\n"));
+}

@@ -1,0 +1,244 @@
+/**
+ * The steps every figure notebook takes, as library calls, so a notebook is narrative, settings, one
+ * call per step and the figure:
+ *
+ *   const S = notebookSettings({ families: ["llada", "dream"], samples: 8 });   // environment + models present
+ *   const qa = await loadQaSet(S, { distractors: 4 });                          // questions (+ distractor pool)
+ *   const runs = await decodeQa(S, qa, { probes: { received: true } });         // each model, its default preset
+ *
+ * Environment (read by `notebookSettings`): FLOATSCOPE_MODELS (the folder of checkpoints, default
+ * `../models` from notebooks/), FLOATSCOPE_MODEL_NAMES (JSON family → folder name), FLOATSCOPE_DEVICE
+ * (`cpu` | `cuda` | `auto`), FLOATSCOPE_DATA (the QA file, default `../models/world/eval-heldout.jsonl.gz`),
+ * FLOATSCOPE_SAMPLES (prompts per model).
+ */
+import * as path from "node:path";
+import type { Evidence } from "../analysis/retrieval-heads.js";
+import type { ModelSpec } from "../graph/spec.js";
+import { generate } from "../samplers/generate.js";
+import type { Region, Trace } from "../trace/types.js";
+import { SettingsError } from "../util/errors.js";
+import type { ProbeRequest } from "../util/probes.js";
+import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "./contexts.js";
+import { loadQaJsonl, type QaRecord } from "./datasets.js";
+import { findModels, modelsNote, TINY_MODEL_NAMES, type FoundModels } from "./models.js";
+import { openModel, openModelFiles, startEngine } from "./open.js";
+import { buildQaPrompt, promptRegionsToTokens } from "./prompts.js";
+import { runEval, type EvalResult } from "./runner.js";
+
+export type Device = "cpu" | "cuda" | "auto";
+
+export interface NotebookSettings {
+  /** The folder of checkpoints, as given. */
+  models: string;
+  /** family → folder name, the models present only, in the requested order. */
+  names: Record<string, string>;
+  found: FoundModels;
+  device: Device;
+  /** The QA file. */
+  data: string;
+  /** Prompts (or questions) per model. */
+  samples: number;
+  /** `tiny` when every model present is an embedded tiny model, else `user` (for findings). */
+  tier: "tiny" | "user";
+  /** The folder of one family's model. */
+  dirOf(family: string): string;
+  /** The settings line, and the missing-model lines when some are missing (for `show`). */
+  toMimeBundle(): Record<string, string>;
+}
+
+export interface NotebookSettingsOptions {
+  /** The families the figure compares (FAMILY_ALIASES accepted). */
+  families: readonly string[];
+  /** Default for FLOATSCOPE_SAMPLES. */
+  samples?: number;
+  /** The environment to read (default `process.env`). */
+  env?: Record<string, string | undefined>;
+}
+
+/** Read the notebook's settings from the environment and find which of its models are present. */
+export function notebookSettings(o: NotebookSettingsOptions): NotebookSettings {
+  const env = o.env ?? process.env;
+  const models = env.FLOATSCOPE_MODELS ?? "../models";
+  let overrides: Record<string, string> = {};
+  if (env.FLOATSCOPE_MODEL_NAMES) {
+    try {
+      overrides = JSON.parse(env.FLOATSCOPE_MODEL_NAMES) as Record<string, string>;
+    } catch {
+      throw new SettingsError("FLOATSCOPE_MODEL_NAMES is not JSON", { field: "FLOATSCOPE_MODEL_NAMES", expected: 'a JSON object family → folder name, e.g. {"llada":"LLaDA-8B-Instruct"}', found: env.FLOATSCOPE_MODEL_NAMES });
+    }
+  }
+  const device = (env.FLOATSCOPE_DEVICE ?? "cpu") as Device;
+  if (!["cpu", "cuda", "auto"].includes(device)) throw new SettingsError("Unknown FLOATSCOPE_DEVICE", { field: "FLOATSCOPE_DEVICE", expected: "cpu, cuda or auto", found: device });
+  const samples = Number(env.FLOATSCOPE_SAMPLES ?? o.samples ?? 8);
+  if (!(Number.isInteger(samples) && samples >= 1)) throw new SettingsError("Bad FLOATSCOPE_SAMPLES", { field: "FLOATSCOPE_SAMPLES", expected: "an integer ≥ 1", found: String(env.FLOATSCOPE_SAMPLES) });
+  const found = findModels(models, o.families, overrides);
+  const tiny = new Set(Object.values(TINY_MODEL_NAMES));
+  const s: NotebookSettings = {
+    models,
+    names: found.names,
+    found,
+    device,
+    data: env.FLOATSCOPE_DATA ?? "../models/world/eval-heldout.jsonl.gz",
+    samples,
+    tier: found.present.every((p) => tiny.has(p.name)) ? "tiny" : "user",
+    dirOf: (family) => path.join(models, found.names[family] ?? family),
+    toMimeBundle() {
+      const line = `${samples} sample(s) per model; models from \`${models}\`: ${found.present.map((p) => `${p.name} (${p.family})`).join(", ") || "none"}; device ${device}; data \`${s.data}\`.`;
+      const text = found.missing.length ? `${line}\n\n${modelsNote(found)}` : line;
+      return { "text/markdown": text, "text/plain": text.replace(/[*`]/g, "") };
+    },
+  };
+  return s;
+}
+
+export interface QaSet {
+  /** The questions the notebook decodes (the first `settings.samples`). */
+  records: QaRecord[];
+  /** Where distractors come from: the records' own passages, or other questions' gold passages. */
+  source: "record" | "pool";
+  pool?: DistractorPool;
+  file: string;
+}
+
+/**
+ * The notebook's questions. Records that carry their own distractors (the synthetic world, Lost-in-the-
+ * Middle files) use them; single-passage files (the NQ-open oracle file) draw other questions' gold
+ * passages (a pool of the first 200 records) instead.
+ */
+export async function loadQaSet(s: Pick<NotebookSettings, "data" | "samples">, o: { distractors?: number; file?: string; limit?: number } = {}): Promise<QaSet> {
+  const file = o.file ?? s.data;
+  const n = o.limit ?? s.samples;
+  const pooled = await loadQaJsonl(file, { limit: Math.max(n, 200) });
+  const records = pooled.slice(0, n);
+  const k = o.distractors ?? 0;
+  const source = records.every((r) => r.ctxs.length > k) ? "record" : "pool";
+  return { records, source, pool: source === "pool" ? new DistractorPool(pooled) : undefined, file };
+}
+
+/** The context of each prompt: the gold passage alone, none, or gold among `k` distractors at `goldPosition`. */
+export type QaContext = "oracle" | "closed-book" | { distractors: number; goldPosition?: GoldPosition };
+
+export interface DecodeQaOptions {
+  /** The probes to record: a request, or one made from the spec and the prompts' region count. */
+  probes: ProbeRequest | ((spec: ModelSpec, regions: number) => ProbeRequest);
+  /** One context, or several decoded with the same engine (`byContext` keeps them apart). Default "oracle". */
+  context?: QaContext | QaContext[];
+  /** Decode this many tokens, one per step, in one block (the paper's temporal setting); default the model's preset. */
+  tokens?: number;
+  /** Region names: the prompt builder's (default) or the paper's BOS / Doc i / Gold Doc / Query / Answer. */
+  regions?: "prompt" | "paper";
+  /** The families to decode (default: every one present). */
+  families?: string[];
+}
+
+export interface DecodedModel {
+  name: string;
+  family: string;
+  causal: boolean;
+  numLayers: number;
+  /** Every trace, in record order (contexts after each other). */
+  traces: Trace[];
+  /** The traces of each context, in the order given. */
+  byContext: Trace[][];
+  /** Per trace: the evidence span for retrieval scoring (the gold answer inside the gold passage). */
+  evidence: Evidence[];
+  seconds: number;
+}
+
+function evalSetting(c: QaContext, source: "record" | "pool"): EvalSetting {
+  if (c === "oracle" || c === "closed-book") return { kind: c };
+  return { kind: "distractors", k: c.distractors, goldPosition: c.goldPosition ?? "cycle", source };
+}
+
+/** The paper's region names: BOS (when the model put one first), Doc i / Gold Doc, Query, Answer; others dropped. */
+export function paperRegions(all: Region[], ids: ArrayLike<number>, bosTokenId: number | undefined): Region[] {
+  const gold = all.find((r) => r.name === "gold");
+  const out: Region[] = [];
+  if (bosTokenId !== undefined && ids[0] === bosTokenId) out.push({ name: "BOS", tokens: [0, 1], chars: [0, 0] });
+  for (const r of all) {
+    if (r.name.startsWith("doc ")) {
+      const same = gold !== undefined && gold.tokens[0] === r.tokens[0] && gold.tokens[1] === r.tokens[1];
+      out.push({ ...r, name: same ? "Gold Doc" : `Doc${r.name.slice(4)}` });
+    } else if (r.name === "question") out.push({ ...r, name: "Query" });
+    else if (r.name === "answer") out.push({ ...r, name: "Answer" });
+  }
+  return out.sort((a, b) => a.tokens[0] - b.tokens[0]);
+}
+
+/** Decode the QA set with one model: its prompt format and sampler preset, one engine for every context. */
+export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSet, o: DecodeQaOptions): Promise<DecodedModel> {
+  const t0 = Date.now();
+  const dir = s.dirOf(family);
+  const files = openModelFiles(dir);
+  const { preset, spec, tokenizer } = files;
+  const sampler = { ...preset.sampler, seed: 0 };
+  if (o.tokens !== undefined) Object.assign(sampler, spec.causal ? { genLength: o.tokens } : { genLength: o.tokens, steps: o.tokens, blockLength: o.tokens });
+  const genLength = sampler.genLength ?? 32;
+  const contexts = Array.isArray(o.context) ? o.context : [o.context ?? "oracle"];
+  const evidence: Evidence[] = [];
+  const inputs = contexts.map((c) => qa.records.map((rec) => {
+    const ctx = buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
+    const gold = ctx.goldIndex === null ? "" : ctx.passages[ctx.goldIndex].text;
+    const answer = rec.answers.find((a) => gold.includes(a));
+    evidence.push(answer ? { text: answer, within: "gold" } : { region: "gold" });
+    const p = buildQaPrompt(preset.promptFormat, { question: rec.question, passages: ctx.passages, goldIndex: ctx.goldIndex }, tokenizer);
+    const enc = tokenizer.encode(p.text, { addSpecialTokens: p.addSpecialTokens });
+    const regions = promptRegionsToTokens(p, enc.offsets, genLength);
+    return { text: p.text, add: p.addSpecialTokens, regions: o.regions === "paper" ? paperRegions(regions, enc.ids, spec.bosTokenId) : regions };
+  }));
+  const probes = typeof o.probes === "function" ? o.probes(spec, inputs[0][0]?.regions.length ?? 0) : o.probes;
+  const m = await startEngine(files, { device: s.device, probes });
+  try {
+    const byContext: Trace[][] = [];
+    for (const batch of inputs) {
+      const results = await generate(m.engine, batch.map(({ text, regions }) => ({ text, regions })),
+        { ...sampler, addSpecialTokens: batch[0]?.add ?? true }, { tokenizer: m.tokenizer, modelName: m.name });
+      byContext.push(results.map((r) => r.trace));
+    }
+    return { name: m.name, family, causal: spec.causal, numLayers: spec.numLayers, traces: byContext.flat(), byContext, evidence, seconds: (Date.now() - t0) / 1000 };
+  } finally {
+    await m.dispose();
+  }
+}
+
+/**
+ * Decode the QA set with every model present (or `o.families`), one after the other (one engine in
+ * memory at a time), printing one line per model. Keyed by family.
+ */
+export async function decodeQa(s: NotebookSettings, qa: QaSet, o: DecodeQaOptions): Promise<Record<string, DecodedModel>> {
+  const out: Record<string, DecodedModel> = {};
+  for (const family of o.families ?? Object.keys(s.names)) {
+    if (!(family in s.names)) continue;
+    const r = await decodeQaWith(s, family, qa, o);
+    out[family] = r;
+    const t = r.traces[0];
+    console.log(`${r.name}: ${r.traces.length} prompt(s), ${t ? `${t.prompt.promptLength} + ${t.steps.length} steps, first answer ${JSON.stringify(t.answer)}` : "none"} (${r.seconds.toFixed(1)} s)`);
+  }
+  return out;
+}
+
+/**
+ * Score every setting with every model present: each model's prompt format, decoder and answer
+ * extraction (its default preset), one engine per model. Rows carry the setting's label.
+ */
+export async function evaluateQa(s: NotebookSettings, qa: QaSet, settings: Record<string, EvalSetting>, o: { batchSize?: number } = {}): Promise<EvalResult[]> {
+  const rows: EvalResult[] = [];
+  for (const family of Object.keys(s.names)) {
+    const m = await openModel(s.dirOf(family), { device: s.device });
+    try {
+      for (const [label, given] of Object.entries(settings)) {
+        const setting: EvalSetting = given.kind === "distractors" ? { ...given, source: qa.source } : given;
+        const t0 = Date.now();
+        const run = await runEval({
+          engine: m.engine, tokenizer: m.tokenizer, records: qa.records, setting, promptFormat: m.preset.promptFormat, sampler: m.preset.sampler,
+          extraction: m.preset.extraction, modelName: m.name, batchSize: o.batchSize, pool: qa.pool, dataFile: qa.file,
+        });
+        rows.push(...run.results.map((r) => ({ ...r, setting: label })));
+        console.log(`${m.name} ${label}: ${run.progress.done} questions, ${run.progress.errors} errors, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      }
+    } finally {
+      await m.dispose();
+    }
+  }
+  return rows;
+}

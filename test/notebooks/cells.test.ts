@@ -1,0 +1,33 @@
+/**
+ * Every notebook in notebooks/ reads as research: no code cell over 25 lines (pipeline code lives in
+ * the library), and each figure notebook (01–07) ends by emitting its numbers as findings.
+ * Static checks on the committed files; executing them is test/notebooks/figures.test.ts.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../kernel/env.js";
+
+const DIR = join(ROOT, "notebooks");
+const files = readdirSync(DIR).filter((f) => f.endsWith(".ipynb")).sort();
+const join1 = (v: unknown) => (Array.isArray(v) ? v.join("") : typeof v === "string" ? v : "");
+const code = (f: string) =>
+  (JSON.parse(readFileSync(join(DIR, f), "utf8")) as { cells: { cell_type: string; source: unknown }[] }).cells
+    .filter((c) => c.cell_type === "code")
+    .map((c) => join1(c.source));
+
+describe("notebooks/", () => {
+  it("holds the figure notebooks", () => {
+    expect(files.filter((f) => /^0[1-7]-/.test(f))).toHaveLength(7);
+  });
+
+  it.each(files.map((f) => [f]))("%s: no code cell longer than 25 lines", (f) => {
+    for (const [i, src] of code(f).entries()) expect(src.split("\n").length, `${f} code cell ${i}`).toBeLessThanOrEqual(25);
+  });
+
+  it.each(files.filter((f) => /^0[1-7]-/.test(f)).map((f) => [f]))("%s ends by showing its findings under its own name", (f) => {
+    const cells = code(f);
+    const last = cells[cells.length - 1].trim().split("\n");
+    expect(last[last.length - 1]).toMatch(new RegExp(`^show\\(findings\\("${f.replace(".ipynb", "")}", `));
+  });
+});
