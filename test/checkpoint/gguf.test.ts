@@ -341,7 +341,7 @@ describe("seeded header mutations never escape as untyped errors", () => {
         resolveModelSpec(ck);
         outcomes.ok++;
       } catch (e) {
-        if (!(e instanceof FloatscopeError)) throw new Error(`untyped ${(e as Error).name}: ${(e as Error).message}`);
+        if (!(e instanceof FloatscopeError)) throw new Error(`untyped ${(e as Error).name}: ${(e as Error).message}`, { cause: e });
         outcomes.typed++;
       }
     };
