@@ -23,6 +23,9 @@ export type { FloatscopeErrorDetails } from "./util/errors.js";
 
 // --- checkpoint: files → validated index, config, tokenizer ---------------------------------------
 export { openCheckpoint, readTokenizerFiles } from "./checkpoint/checkpoint.js";
+export { openGgufCheckpoint, type GgufCheckpoint } from "./checkpoint/gguf/open.js";
+export { readGgufHeader, type GgufHeader, type GgufTensorEntry, type GgufEntry } from "./checkpoint/gguf/reader.js";
+export { dequantize as dequantizeGgml } from "./checkpoint/gguf/dequant.js";
 export {
   readJsonObject, requireInt, optionalInt, requireNumber, optionalNumber, requireString, optionalString,
   optionalBool, optionalObject, optionalIntList,
@@ -38,7 +41,7 @@ export type { LoadedTokenizer, TokenizerEncoding, TokenizerSpecHints } from "./c
 export { charSpanToTokenSpan, tokenSpanToCharSpan } from "./checkpoint/spans.js";
 export type { TokenSpan } from "./checkpoint/spans.js";
 export { addsBosFromFiles, templatePrefixTokens } from "./checkpoint/special-tokens.js";
-export type { Checkpoint, TensorInfo, TokenizerFiles, SafetensorsDType } from "./checkpoint/types.js";
+export type { Checkpoint, TensorInfo, TokenizerFiles, SafetensorsDType, GgmlEncoding } from "./checkpoint/types.js";
 export type { TextTokenizer, Encoding, CharSpan, ChatMessage } from "./runtime/types.js";
 
 // --- graph: family adapters, spec, weight scan, description ----------------------------------------
@@ -117,7 +120,7 @@ export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runn
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
 export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
-export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
+export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, REAL_MODEL_NAMES, REAL_MODELS_DIR, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
 export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";

@@ -41,6 +41,10 @@ export interface EngineOptions extends SessionOptions {
    * samplers then read full rows, which tests use to check that both give the same traces.
    */
   logitRows?: boolean;
+  /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */
+  quantizedWeights?: "dequantize" | "matmulnbits";
+  /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
+  nbitsAccuracyLevel?: 0 | 4;
   /**
    * Build the attention-intervention inputs (default false; src/graph/interventions.ts): `forward`
    * then honours `ForwardInput.intervention`. Without it the graph is unchanged.
@@ -94,16 +98,17 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const queryChunks = options.queryChunks ?? 1;
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
-  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows, interventions });
-  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn });
+  const { quantizedWeights, nbitsAccuracyLevel } = options;
+  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel, interventions });
+  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
     // CPU has no half kernels (ORT would insert casts around every op): rebuild in f32.
     warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows, interventions });
-    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn });
+    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel, interventions });
+    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn, externalBuffers: built.externalBuffers });
     dtype = "f32";
   }
   return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, logitRows, interventions, created.tempDir);
