@@ -30,9 +30,9 @@ if [[ ${#notebooks[@]} -eq 0 ]]; then
   [[ ${#notebooks[@]} -gt 0 ]] || { echo "[reproduce] no notebooks/NN-*.ipynb found" >&2; exit 1; }
 fi
 
-# Our kernelspec lives in .venv; put it first so a same-named kernel in ~/.local cannot shadow it.
-export JUPYTER_PATH="$ROOT/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
-export JUPYTER_PLATFORM_DIRS=1
+# Our kernelspec first (it lives in .venv); Jupyter's config, data and runtime files (the cookie
+# secret) inside the checkout, not in the home folder.
+source scripts/lib/jupyter-env.sh
 # The claims notebook (10-claims) reads the executed notebooks from here and writes CLAIMS.md beside them.
 mkdir -p "$out_dir"
 export FLOATSCOPE_EXECUTED_DIR="$(cd "$out_dir" && pwd)"

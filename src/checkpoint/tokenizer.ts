@@ -7,12 +7,14 @@
  * when the replay does not reproduce the library's tokens exactly, offsets fall back to a
  * decode-and-search alignment and the encoding says `offsetsExact: false`.
  *
- * Two library gaps are patched here, both checked against Rust `tokenizers` in the tests:
+ * Three library gaps are patched here, each checked against Rust `tokenizers` in the tests:
  * - WordLevel models go through the library's "Legacy" path, which takes the unknown token from
  *   tokenizer_config.json; we pass tokenizer.json's `model.unk_token` when the config has none,
  *   and report unknown words as the unk token string, as Rust does.
  * - The `Whitespace` pre-tokenizer uses JS `\w` (ASCII only); Rust's `\w` is Unicode, so
  *   "héllo" is one word there. We give it the Unicode class.
+ * - The `Digits` pre-tokenizer splits on JS `\d` (ASCII); Rust splits on every Unicode number
+ *   ("①", "١", "½": char::is_numeric). We give it `\p{N}` (SmolLM2's " ①" tokenized as Rust does).
  */
 import { Template } from "@huggingface/jinja";
 import { Tokenizer } from "@huggingface/tokenizers";
@@ -50,6 +52,9 @@ export interface TokenizerSpecHints {
 
 const UNICODE_WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\u200C\\u200D";
 const WHITESPACE_RE = new RegExp(`[${UNICODE_WORD}]+|[^${UNICODE_WORD}\\s]+`, "gu");
+// Rust's Digits splits on char::is_numeric (Unicode N: Nd, Nl, No — "①", "١", "½"); the library's on ASCII \d.
+const DIGITS_ONE_RE = /[^\p{N}]+|\p{N}/gu;
+const DIGITS_RUN_RE = /[^\p{N}]+|\p{N}+/gu;
 
 /** Tokenizer model types of HF `tokenizers` (tokenizer.json `model.type`). */
 export const TOKENIZER_MODEL_TYPES = ["BPE", "WordPiece", "WordLevel", "Unigram"] as const;
@@ -81,12 +86,18 @@ export function loadTokenizer(files: TokenizerFiles, spec: TokenizerSpecHints = 
   return new HfTokenizer(lib, internals, files, spec, pipelineFlags(files.json));
 }
 
-/** Replace JS-ASCII `\w` with the Unicode class in every Whitespace pre-tokenizer (top level or in a Sequence). */
+/**
+ * Replace JS-ASCII `\w` with the Unicode class in every Whitespace pre-tokenizer, and ASCII `\d`
+ * with Unicode numbers in every Digits pre-tokenizer (top level or in a Sequence).
+ */
 function patchWhitespace(instance: unknown, config: unknown): void {
   const c = config as { type?: string; pretokenizers?: unknown[] } | null;
   if (!c || !instance) return;
   if (c.type === "Whitespace") {
     (instance as { pre_tokenize_text: (t: string) => string[] }).pre_tokenize_text = (t: string) => t.match(WHITESPACE_RE) ?? [];
+  } else if (c.type === "Digits") {
+    const re = (c as { individual_digits?: boolean }).individual_digits ? DIGITS_ONE_RE : DIGITS_RUN_RE;
+    (instance as { pre_tokenize_text: (t: string) => string[] }).pre_tokenize_text = (t: string) => t.match(re) ?? [];
   } else if (c.type === "Sequence" && Array.isArray(c.pretokenizers)) {
     const subs = (instance as { tokenizers?: unknown[] }).tokenizers ?? [];
     c.pretokenizers.forEach((sc, i) => patchWhitespace(subs[i], sc));

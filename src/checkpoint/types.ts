@@ -21,6 +21,20 @@ export interface TensorInfo {
   /** Absolute byte offset of the first byte of data in `file` (8 + header length + begin). */
   byteOffset: number;
   byteLength: number;
+  /**
+   * Set for GGUF tensors whose stored bytes are not the values as they are (quantised blocks, or
+   * q/k rows in llama.cpp's rotary order): `byteOffset`/`byteLength` then describe the stored
+   * bytes, `dtype` and `shape` the decoded tensor, and readers must go through `readTensorBytes`
+   * (which decodes). Absent for tensors usable in place (zero copy).
+   */
+  encoding?: GgmlEncoding;
+}
+
+export interface GgmlEncoding {
+  /** ggml type of the stored bytes: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K. */
+  ggmlType: string;
+  /** Undo llama.cpp's rotary row order with this many heads (LLaMA-family q/k projections). */
+  unpermuteHeads?: number;
 }
 
 /** The tokenizer files of a checkpoint, parsed but not yet turned into a tokenizer. */
@@ -35,8 +49,12 @@ export interface TokenizerFiles {
 }
 
 export interface Checkpoint {
-  /** Folder the checkpoint was opened from (as given, resolved to absolute). */
+  /** Folder the checkpoint was opened from (as given, resolved to absolute); for GGUF, the .gguf file. */
   dir: string;
+  /** The file `config` was read from, for error messages (default `dir/config.json`). */
+  configFile?: string;
+  /** "gguf" when opened from a .gguf file (config and tokenizer then come from its metadata). */
+  format?: "safetensors" | "gguf";
   /** config.json, parsed, untouched. Family adapters read their own keys from it. */
   config: Record<string, unknown>;
   /** generation_config.json when present. */

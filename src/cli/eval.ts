@@ -12,6 +12,7 @@ import { defaultPreset } from "../eval/presets.js";
 import { PROMPT_FORMATS, type PromptFormat } from "../eval/prompts.js";
 import { readResults, runEval, summarizeResults } from "../eval/runner.js";
 import type { RunConfig } from "../samplers/config.js";
+import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath, requireFile } from "../util/paths.js";
 import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
@@ -54,6 +55,8 @@ Run:
   --out <file.jsonl>     append per-question rows; rerunning skips questions already done
   --traces <dir>         save one .fstrace per question
 ${EXPORT_HELP}
+  --intervene <policy>   attention intervention at every step: none | anchors | anchors:first-pass |
+                         first | random | random:<k> | sink | sink:<token id> (docs/samplers.md)
   --device <d>           cpu | cuda | auto (default cpu)
   --threads <n>          intra-op threads
 ${MKDIR_HELP}
@@ -82,6 +85,7 @@ export const command: CliCommand = {
       "gen-length": { type: "string" }, steps: { type: "string" }, "block-length": { type: "string" }, temperature: { type: "string" },
       extraction: { type: "string" }, "batch-size": { type: "string" }, out: { type: "string" }, traces: { type: "string" },
       device: { type: "string" }, threads: { type: "string" }, "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG, ...EXPORT_FLAGS,
+      intervene: { type: "string" },
     });
     const target = exportTarget("eval", v);
     if (positionals.length !== 1) throw new UsageError("`floatscope eval` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
@@ -118,7 +122,11 @@ export const command: CliCommand = {
       : all.every((r) => r.ctxs.filter((c) => c.isgold !== true).length >= k) ? "record" : "pool";
     const setting: EvalSetting = kind === "distractors" ? { kind, k, goldPosition, source, seed } : { kind };
 
-    const m = await openModel(positionals[0], { device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads, scanWeights: !v["no-weight-scan"], warn: io.err });
+    const intervention = v.intervene !== undefined ? parsePolicy(String(v.intervene)) : undefined; // typed error before any work
+    const m = await openModel(positionals[0], {
+      device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads, scanWeights: !v["no-weight-scan"], warn: io.err,
+      ...(intervention && intervention.kind !== "none" ? { interventions: true, probes: policyProbes(intervention) } : {}),
+    });
     try {
       const preset = defaultPreset(m.spec, m.tokenizer);
       const sampler: Partial<RunConfig> = { ...preset.sampler, seed };
@@ -133,7 +141,7 @@ export const command: CliCommand = {
         engine: m.engine, tokenizer: m.tokenizer, records, setting, promptFormat: format, sampler, extraction,
         pool: setting.kind === "distractors" && setting.source === "pool" ? new DistractorPool(all) : undefined,
         modelName: m.name, dataFile: data, chatTemplate: !v["no-chat-template"], reproduceDoubleBos: !!v["double-bos"],
-        batchSize, resultsFile, traceDir,
+        batchSize, resultsFile, traceDir, intervention,
         warn: (m) => io.err(`eval: ${m}`),
         onProgress: (p) => { if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`); },
       });
@@ -145,8 +153,8 @@ export const command: CliCommand = {
       const table = summarizeResults(rows).objects() as Record<string, number | string>[];
       const fmt = (x: unknown) => (typeof x === "number" ? (Number.isFinite(x) ? x.toFixed(2) : "–") : String(x));
       io.out([`${m.name} (${m.spec.family}) on ${data}: format ${format}, extraction ${extraction}, ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-        "setting\tn\terrors\tacc\tf1\tem\tprompt_tokens",
-        ...table.map((r) => [r.setting, r.n, r.errors, fmt(r.accuracy), fmt(r.f1), fmt(r.exactMatch), fmt(r.promptTokens)].join("\t"))].join("\n"));
+        "setting\tn\terrors\tacc\tf1\tem\tprompt_tokens\tintervention",
+        ...table.map((r) => [r.setting, r.n, r.errors, fmt(r.accuracy), fmt(r.f1), fmt(r.exactMatch), fmt(r.promptTokens), r.intervention].join("\t"))].join("\n"));
       const firstError = run.results.find((r) => r.error);
       if (firstError) io.err(`eval: ${run.progress.errors} questions failed; first: ${firstError.error}`);
       return run.progress.errors > 0 && run.progress.errors === run.progress.done ? 1 : 0;

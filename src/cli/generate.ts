@@ -46,6 +46,10 @@ Trace:
   --heads <list>        heads for pattern (default: all)
   --max-trace-bytes <n> refuse runs whose trace would be larger (default 4 GiB)
 ${MKDIR_HELP}
+Intervention:
+  --intervene <policy>  change attention at every step and record it: none | anchors |
+                        anchors:first-pass | first | random | random:<k> | sink | sink:<token id>
+                        (docs/samplers.md, "Attention interventions")
 Runtime:
   --device <d>          cpu | cuda | auto (default cpu)
   --threads <n>         intra-op threads
@@ -82,7 +86,7 @@ export const command: CliCommand = {
       cfg: { type: "string" }, eps: { type: "string" }, "alg-temp": { type: "string" }, seed: { type: "string" }, config: { type: "string" },
       trace: { type: "string" }, probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, "max-trace-bytes": { type: "string" },
       device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "memory-budget": { type: "string" },
-      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
+      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG, intervene: { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("`floatscope generate` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
     if (v.prompt === undefined) throw new UsageError("--prompt is required", { field: "--prompt", expected: "the prompt text" });
@@ -120,19 +124,23 @@ export const command: CliCommand = {
     }
     const text = v.chat ? tokenizer.applyChatTemplate([{ role: "user", content: String(v.prompt) }], { addGenerationPrompt: true }) : String(v.prompt);
     // Everything that can be wrong with the settings or the prompt fails here, before the engine is built.
-    const { cfg, traceBytes } = prepareRun(spec, [text], settings, tokenizer, io.err);
+    const intervention = v.intervene !== undefined ? String(v.intervene) : undefined;
+    const { cfg, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, io.err, intervention);
 
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
     if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
-    const { engine } = await startEngine(model, { probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
+    const { engine } = await startEngine(model, {
+      probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err, interventions: intervener !== undefined,
+    });
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
-        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), warn: () => undefined, // prepareRun above warned already; Ctrl-C: generate stops at the next step
+        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), intervention,
+        warn: () => undefined, // prepareRun above warned already; Ctrl-C: generate stops at the next step
       });
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       io.out(r.trace.partial ? "(interrupted: partial answer)" : r.answer);
-      const info = `${cfg.sampler}/${cfg.alg}, ${r.trace.steps.length} steps, ${engine.device}, ${s} s`;
+      const info = `${cfg.sampler}/${cfg.alg}${intervener ? `, intervention ${intervener.record.policy}` : ""}, ${r.trace.steps.length} steps, ${engine.device}, ${s} s`;
       if (traceFile) {
         const bytes = fs.statSync(traceFile).size;
         io.out(`trace: ${traceFile} (${bytes} bytes${r.trace.partial ? ", partial" : ""}; estimated ${traceBytes}) — ${info}`);

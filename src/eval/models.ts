@@ -19,6 +19,15 @@ export const TINY_MODEL_NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The real tier (fetched by scripts/setup.sh into `.cache/real-models/` at the repository root):
+ * family → file name, for `findModels(<repo>/.cache/real-models, ["llama"], REAL_MODEL_NAMES)`.
+ */
+export const REAL_MODELS_DIR = ".cache/real-models";
+export const REAL_MODEL_NAMES: Readonly<Record<string, string>> = {
+  llama: "SmolLM2-135M-Instruct.Q4_1.gguf",
+};
+
+/**
  * Other words users write for a family (in `FLOATSCOPE_MODEL_NAMES` or a notebook's family list): `qwen` for
  * `qwen2`, the family word of specs and traces. Accepted here, at the edge; everything after speaks `qwen2`.
  */
@@ -120,8 +129,10 @@ function absentBecause(dir: string): string | null {
   try {
     stat = fs.statSync(dir);
   } catch {
-    return "no such folder";
+    return dir.toLowerCase().endsWith(".gguf") ? "no such file (bash scripts/setup.sh fetches the real tier)" : "no such folder";
   }
+  // A GGUF checkpoint is one file (openCheckpoint reads config and tokenizer from its metadata).
+  if (dir.toLowerCase().endsWith(".gguf")) return stat.isFile() ? null : "exists but is not a file";
   if (!stat.isDirectory()) return "exists but is not a folder";
   if (!fs.existsSync(path.join(dir, "config.json"))) return "the folder has no config.json (a run still writing it, or not a checkpoint)";
   return null;

@@ -18,6 +18,7 @@ import type { ColumnTable } from "arquero";
 import type { Engine, TextTokenizer } from "../runtime/types.js";
 import { generate, type GenerateResult, type PromptInput } from "../samplers/generate.js";
 import { resolveRunConfig, type RunConfig } from "../samplers/config.js";
+import { policyLabel, type PolicyInput } from "../samplers/interventions.js";
 import { FloatscopeError, SettingsError } from "../util/errors.js";
 import { buildContext, settingLabel, validateSetting, type DistractorPool, type EvalSetting } from "./contexts.js";
 import type { QaRecord } from "./datasets.js";
@@ -29,6 +30,8 @@ export interface EvalResult {
   row: number;
   /** `settingLabel(setting)`. */
   setting: string;
+  /** The attention-intervention policy (`policyLabel`; "none" for a plain run; absent in older files = "none"). */
+  intervention?: string;
   model: string;
   question: string;
   answers: string[];
@@ -91,6 +94,11 @@ export interface EvalOptions {
    */
   warn?: (message: string) => void;
   signal?: AbortSignal;
+  /**
+   * An attention-intervention policy for every question (src/samplers/interventions.ts); the engine
+   * must be built with `interventions: true` (and `received` for anchors/random). Rows carry its name.
+   */
+  intervention?: PolicyInput;
 }
 
 export interface EvalRun {
@@ -164,24 +172,29 @@ function scanResults(file: string): ResultsScan {
 }
 
 /**
- * Successful (setting, id) pairs of a results file (only rows of `model` when given). A torn last line
+ * Successful (setting, intervention, id) keys of a results file (only rows of `model` when given). A torn last line
  * (an interrupted write) is ignored; any other malformed line throws `ResultsFileError`.
  */
 export function readDoneKeys(file: string, model?: string): Set<string> {
   const done = new Set<string>();
   for (const r of scanResults(file).rows) {
     if (model !== undefined && r.model !== model) continue;
-    const key = `${r.setting}|${r.id}`;
+    const key = resumeKey(r.setting, r.intervention, r.id);
     if (r.error === undefined) done.add(key);
     else done.delete(key);
   }
   return done;
 }
 
+/** The resume key of a row: "setting|id", or "setting@policy|id" for an intervened run (older files have no policy). */
+function resumeKey(setting: string, intervention: string | undefined, id: string): string {
+  return intervention === undefined || intervention === "none" ? `${setting}|${id}` : `${setting}@${intervention}|${id}`;
+}
+
 /** Read every row of a results jsonl (last row wins per (model, setting, id)); [] when the file does not exist. */
 export function readResults(file: string): EvalResult[] {
   const byKey = new Map<string, EvalResult>();
-  for (const r of scanResults(file).rows) byKey.set(`${r.model}|${r.setting}|${r.id}`, r);
+  for (const r of scanResults(file).rows) byKey.set(`${r.model}|${r.setting}|${r.intervention ?? "none"}|${r.id}`, r);
   return [...byKey.values()];
 }
 
@@ -234,9 +247,10 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
   const batchSize = o.batchSize ?? 1;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new SettingsError("Bad batch size", { field: "batchSize", expected: "an integer ≥ 1", found: String(batchSize) });
   const extraction = o.extraction ?? "none";
+  const intervention = policyLabel(o.intervention);
   // Validated before anything runs: a corrupt file is refused, a torn last line dropped before appending.
   const done = o.resultsFile ? readDoneKeys(o.resultsFile, model) : new Set<string>();
-  const todo = o.records.filter((r) => !done.has(`${label}|${r.id}`));
+  const todo = o.records.filter((r) => !done.has(resumeKey(label, intervention, r.id)));
   const progress: EvalProgress = { done: 0, total: todo.length, errors: 0, resumed: o.records.length - todo.length };
   const results: EvalResult[] = [];
   if (o.resultsFile) {
@@ -261,7 +275,7 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
 
   for (let start = 0; start < todo.length; start += batchSize) {
     if (o.signal?.aborted) break;
-    const batch = todo.slice(start, start + batchSize).map((record) => prepare(record, o, label, model, genLength));
+    const batch = todo.slice(start, start + batchSize).map((record) => prepare(record, o, label, model, genLength, intervention));
     for (const p of batch) if (!p.prompt) emit(p.base);
     const ready = batch.filter((p) => p.prompt);
     // One sampler config per generate call: group by how the text must be encoded.
@@ -280,9 +294,9 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
   return { results, progress };
 }
 
-function prepare(record: QaRecord, o: EvalOptions, label: string, model: string, genLength: number): Prepared {
+function prepare(record: QaRecord, o: EvalOptions, label: string, model: string, genLength: number, intervention: string): Prepared {
   const base: EvalResult = {
-    id: record.id, row: record.row, setting: label, model, question: record.question, answers: record.answers, passages: 0, goldIndex: null,
+    id: record.id, row: record.row, setting: label, intervention, model, question: record.question, answers: record.answers, passages: 0, goldIndex: null,
   };
   try {
     const ctx = buildContext(record, o.setting, { file: o.dataFile, pool: o.pool });
@@ -308,7 +322,9 @@ function prepare(record: QaRecord, o: EvalOptions, label: string, model: string,
 }
 
 async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOptions, label: string, extraction: AnswerExtraction, unknown: string[]): Promise<EvalResult[]> {
-  const traceFiles = o.traceDir ? group.map((p) => path.join(o.traceDir!, safe(label), `${p.record.id}.fstrace`)) : undefined;
+  const policy = policyLabel(o.intervention);
+  const folder = safe(policy === "none" ? label : `${label}@${policy}`);
+  const traceFiles = o.traceDir ? group.map((p) => path.join(o.traceDir!, folder, `${p.record.id}.fstrace`)) : undefined;
   if (traceFiles) fs.mkdirSync(path.dirname(traceFiles[0]), { recursive: true });
   const settings = { ...(o.sampler ?? {}), addSpecialTokens };
   const t0 = performance.now();
@@ -321,7 +337,7 @@ async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOpt
       ? { text: p.prompt!.text, regions: promptRegionsToTokens(p.prompt!, o.tokenizer.encode(p.prompt!.text, { addSpecialTokens }).offsets, genLength) }
       : p.prompt!.text);
     out = await generate(o.engine, prompts, settings, {
-      tokenizer: o.tokenizer, traceFiles, modelName: o.modelName, keepSteps: false, signal: o.signal,
+      tokenizer: o.tokenizer, traceFiles, modelName: o.modelName, keepSteps: false, signal: o.signal, intervention: o.intervention,
       warn: (m) => unknown.push(m),
     });
   } catch (e) {
@@ -366,18 +382,20 @@ function safe(label: string): string {
 }
 
 /**
- * Mean Acc / F1 / EM per (model, setting), ×100 as in Table 1, with counts: `n` questions that ran,
- * `errors` that failed. Means are over the questions that ran.
+ * Mean Acc / F1 / EM per (model, setting, intervention), ×100 as in Table 1, with counts: `n`
+ * questions that ran, `errors` that failed. Means are over the questions that ran.
  */
 export function summarizeResults(results: readonly EvalResult[]): ColumnTable {
   const ok = results.filter((r) => r.error === undefined);
-  const keys = new Map<string, { model: string; setting: string }>();
-  for (const r of results) keys.set(`${r.model}|${r.setting}`, { model: r.model, setting: r.setting });
-  const rows = [...keys.values()].map(({ model, setting }) => {
-    const rs = ok.filter((r) => r.model === model && r.setting === setting);
+  const iv = (r: EvalResult) => r.intervention ?? "none";
+  const keys = new Map<string, { model: string; setting: string; intervention: string }>();
+  for (const r of results) keys.set(`${r.model}|${r.setting}|${iv(r)}`, { model: r.model, setting: r.setting, intervention: iv(r) });
+  const rows = [...keys.values()].map(({ model, setting, intervention }) => {
+    const same = (r: EvalResult) => r.model === model && r.setting === setting && iv(r) === intervention;
+    const rs = ok.filter(same);
     const mean = (f: (r: EvalResult) => number) => (rs.length ? (100 * rs.reduce((s, r) => s + f(r), 0)) / rs.length : NaN);
     return {
-      model, setting, n: rs.length, errors: results.filter((r) => r.model === model && r.setting === setting && r.error !== undefined).length,
+      model, setting, intervention, n: rs.length, errors: results.filter((r) => same(r) && r.error !== undefined).length,
       accuracy: mean((r) => r.accuracy!), f1: mean((r) => r.f1!), exactMatch: mean((r) => r.exactMatch!),
       promptTokens: rs.length ? rs.reduce((s, r) => s + (r.promptTokens ?? 0), 0) / rs.length : NaN,
       msPerQuestion: rs.length ? rs.reduce((s, r) => s + (r.ms ?? 0), 0) / rs.length : NaN,

@@ -12,7 +12,6 @@ import { heatmap, renderHeatmapSvg } from "./heatmap.js";
 import { heatPanelRaster, linesSvg } from "./fallbacks.js";
 import { framedRasterSvg } from "./framed.js";
 import { colorAt } from "./colormap.js";
-import { formatValue } from "./svg.js";
 import {
   MIME_ABSORPTION,
   MIME_DISTRACTOR,
@@ -33,6 +32,7 @@ import {
   type ScrubberPayload,
 } from "../protocol/payloads.js";
 import { MIME_DRIFT, MIME_TOKEN_TYPES, type DriftSpec, type TokenTypesSpec } from "../protocol/specs.js";
+import { absorptionTitles, modelColour, PARADIGM_DASH, paradigmOf, QK_QUANTITIES, qkColourScale } from "../protocol/scales.js";
 import { describeScrubber } from "./scrubber.js";
 import { scrubberSvg } from "./scrubber-svg.js";
 
@@ -55,18 +55,6 @@ export const VIEW_MIME: Record<ViewPayload["kind"], string> = {
   "token-types": MIME_TOKEN_TYPES,
 };
 
-/** Paper colours per model family (absorption figure), then a fallback palette. */
-function modelColor(name: string, i: number): string {
-  const fixed: [RegExp, string][] = [
-    [/llama/i, "#4e659b"],
-    [/qwen/i, "#b8a8cf"],
-    [/llada/i, "#fdcf9e"],
-    [/dream/i, "#b6766c"],
-  ];
-  for (const [re, c] of fixed) if (re.test(name)) return c;
-  return ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"][i % 6];
-}
-
 function suffix(p: { subsampled?: { axis: string; kept: number; of: number; how: string }[] }): string {
   const s = describeSubsampling(p.subsampled ?? []);
   return s ? ` (${s})` : "";
@@ -75,18 +63,22 @@ function suffix(p: { subsampled?: { axis: string; kept: number; of: number; how:
 function qkBundle(p: QkPayload): FigureBundle {
   const first = p.panels[0];
   const words = (from: number, n: number) => Array.from({ length: n }, (_, i) => p.tokens[from + i] ?? String(from + i));
-  const titles = { score: "score q·k", cos: "cos θ", normProduct: "‖q‖·‖k‖" } as const;
-  const panels = (["score", "cos", "normProduct"] as const).map((k) => {
-    const [rows, cols] = first[k].shape;
-    const r = heatPanelRaster({ values: decodeArray(first[k], k), rows, cols, colormap: "blues" }, 240);
+  const panels = QK_QUANTITIES.map(({ key, title }) => {
+    const [rows, cols] = first[key].shape;
+    const values = decodeArray(first[key], key);
+    // The same scale rule as the widget (protocol/scales.ts): signed maps diverge around 0.
+    const scale = qkColourScale(key, values);
+    const r = heatPanelRaster({ values, rows, cols, colormap: scale.colormap, domain: scale.domain }, 240);
     return {
       ...r,
       rows,
       cols,
-      title: titles[k],
+      title,
       xLabels: words(first.start, cols),
-      yLabels: k === "score" ? words(first.start, rows) : undefined,
+      yLabels: key === "score" ? words(first.start, rows) : undefined,
       marks: first.anchors.map((f) => f - first.start),
+      colour: (t: number) => colorAt(scale.colormap, t),
+      valueLabel: title,
     };
   });
   const layers = p.panels.map((x) => x.layer).join(", ");
@@ -99,7 +91,7 @@ function qkBundle(p: QkPayload): FigureBundle {
     yTitle: "query (token)",
     colour: (t) => colorAt("blues", t),
     valueLabel: "per panel",
-    note: `red = floating keys; each panel spans its own range (score ${rangeText(panels[0])}, cos ${rangeText(panels[1])}, norm ${rangeText(panels[2])})`,
+    note: "red = floating keys; score and cos θ on a diverging scale centred on 0 (±max |value|), each panel its own range",
   });
   return {
     [MIME_QK]: p,
@@ -110,16 +102,17 @@ function qkBundle(p: QkPayload): FigureBundle {
   };
 }
 
-const rangeText = (r: { min: number; max: number }) => `${formatValue(r.min)}…${formatValue(r.max)}`;
-
 function absorptionBundle(p: AbsorptionPayload): FigureBundle {
+  const { title, subtitle } = absorptionTitles(p);
   const svg = linesSvg({
-    title: p.title ?? `Absorption rate per layer (${p.rule})`,
+    title,
+    subtitle,
     xTitle: "Layer Index",
     yTitle: "Absorption Rate (%)",
     series: p.series.map((s, i) => ({
       name: `${s.model} (${s.paradigm})`,
-      color: modelColor(s.model, i),
+      color: modelColour(s.model, i),
+      dash: PARADIGM_DASH[paradigmOf(s.paradigm)].svg,
       x: s.layers,
       y: s.mean,
       lo: s.mean.map((m, k) => m - (s.std[k] ?? 0)),
@@ -182,7 +175,7 @@ function distractorBundle(p: DistractorPayload): FigureBundle {
     title: p.title ?? `${p.metric} vs ${(p.xTitle ?? "gold document position").toLowerCase()}`,
     xTitle: p.xTitle ?? "Gold document position",
     yTitle: p.metric,
-    series: p.series.map((s, i) => ({ name: s.model, color: modelColor(s.model, i), x: p.positions, y: s.values, lo: s.lo, hi: s.hi })),
+    series: p.series.map((s, i) => ({ name: s.model, color: modelColour(s.model, i), x: p.positions, y: s.values, lo: s.lo, hi: s.hi })),
   });
   return { [MIME_DISTRACTOR]: p, "image/svg+xml": svg, "text/plain": `${p.metric} vs ${p.xTitle ?? "gold position"} ${p.positions.join("/")} — ${p.series.map((s) => s.model).join(", ")}${suffix(p)}` };
 }
@@ -213,7 +206,7 @@ function driftBundle(p: DriftSpec): FigureBundle {
 function tokenTypesBundle(p: TokenTypesSpec): FigureBundle {
   const series = p.types.map((t, i) => ({
     name: t,
-    color: modelColor(t, i + 4),
+    color: modelColour(t, i + 4),
     x: p.bands.map((_, b) => b),
     y: p.bands.map((b) => 100 * (b.shares[i] ?? 0)),
   }));

@@ -9,6 +9,7 @@
  */
 import { colorAt, type Colormap } from "./colormap.js";
 import { encodePng } from "./png.js";
+import { niceTicks } from "../protocol/scales.js";
 import { el, fitTitle, formatValue, num, svgDocument, text } from "./svg.js";
 
 export interface HeatPanel {
@@ -17,6 +18,8 @@ export interface HeatPanel {
   rows: number;
   cols: number;
   colormap: Colormap;
+  /** Colour domain [low, high] (outside: clamped); default the panel's own min..max. */
+  domain?: [number, number];
   /** Cells to paint in the mark colour (e.g. anchors), flat indices. */
   highlight?: ArrayLike<number>;
 }
@@ -53,6 +56,7 @@ function paint(p: HeatPanel, sx: number, sy: number, put: (x: number, y: number,
     if (v < min) min = v;
     if (v > max) max = v;
   }
+  if (p.domain) [min, max] = p.domain;
   const span = max > min ? max - min : 1;
   const hi = new Set(Array.from(p.highlight ?? []));
   for (let r = 0; r < p.rows; r++) {
@@ -96,13 +100,19 @@ export interface LineSeries {
   y: number[];
   lo?: number[];
   hi?: number[];
+  /** SVG stroke-dasharray (e.g. "6 4" for MDMs); solid when absent. */
+  dash?: string;
 }
 
-/** A line chart with ± bands and a legend, as a standalone SVG document. */
-export function linesSvg(opts: { title: string; xTitle: string; yTitle: string; series: LineSeries[] }): string {
+/**
+ * A line chart with ± bands and a legend, as a standalone SVG document: a short title, optional
+ * subtitle lines under it (each cut to the width), y ticks at round values.
+ */
+export function linesSvg(opts: { title: string; subtitle?: string[]; xTitle: string; yTitle: string; series: LineSeries[] }): string {
   const W = 560;
-  const H = 340;
-  const m = { l: 56, r: 150, t: 30, b: 44 };
+  const sub = opts.subtitle ?? [];
+  const m = { l: 56, r: 150, t: 30 + 14 * sub.length, b: 44 };
+  const H = 310 + m.t;
   const xs = opts.series.flatMap((s) => s.x);
   const ys = opts.series.flatMap((s) => [...s.y, ...(s.lo ?? []), ...(s.hi ?? [])]).filter(Number.isFinite);
   const x0 = Math.min(...xs);
@@ -110,13 +120,16 @@ export function linesSvg(opts: { title: string; xTitle: string; yTitle: string; 
   let y0 = Math.min(0, ...ys);
   let y1 = Math.max(...ys);
   if (!(y1 > y0)) [y0, y1] = [y0 - 1, y0 + 1];
+  // The axis spans whole ticks, so the top gridline is a round value too.
+  const yticks = niceTicks(y0, y1, 5);
+  [y0, y1] = [Math.min(y0, yticks[0]), Math.max(y1, yticks[yticks.length - 1])];
   const px = (x: number) => m.l + ((x - x0) / (x1 > x0 ? x1 - x0 : 1)) * (W - m.l - m.r);
   const py = (y: number) => H - m.b - ((y - y0) / (y1 - y0)) * (H - m.t - m.b);
   const body: string[] = [];
   body.push(el("rect", { width: W, height: H, fill: "#fff" }));
   body.push(el("text", { x: m.l, y: 18, "font-size": 13, "font-weight": 600 }, text(fitTitle(opts.title, W - m.l - 8, 13))));
-  for (let k = 0; k <= 4; k++) {
-    const y = y0 + ((y1 - y0) * k) / 4;
+  sub.forEach((line, i) => body.push(el("text", { x: m.l, y: 33 + 14 * i, fill: "#555" }, text(fitTitle(line, W - m.l - 8, 11)))));
+  for (const y of yticks) {
     body.push(el("line", { x1: m.l, x2: W - m.r, y1: py(y), y2: py(y), stroke: "#eee" }));
     body.push(el("text", { x: m.l - 4, y: py(y) + 4, "text-anchor": "end" }, text(formatValue(y))));
   }
@@ -136,10 +149,11 @@ export function linesSvg(opts: { title: string; xTitle: string; yTitle: string; 
       body.push(el("polygon", { points: [...up, ...down].join(" "), fill: s.color, "fill-opacity": 0.2, stroke: "none" }));
     }
     const pts = s.x.map((x, k) => `${num(px(x))},${num(py(s.y[k]))}`).join(" ");
-    body.push(el("polyline", { points: pts, fill: "none", stroke: s.color, "stroke-width": 2 }));
+    const dash = s.dash ? { "stroke-dasharray": s.dash } : {};
+    body.push(el("polyline", { points: pts, fill: "none", stroke: s.color, "stroke-width": 2, ...dash }));
     for (let k = 0; k < s.x.length; k++) body.push(el("circle", { cx: px(s.x[k]), cy: py(s.y[k]), r: 2.5, fill: s.color }));
     const ly = m.t + 10 + i * 18;
-    body.push(el("line", { x1: W - m.r + 10, x2: W - m.r + 30, y1: ly, y2: ly, stroke: s.color, "stroke-width": 2 }));
+    body.push(el("line", { x1: W - m.r + 10, x2: W - m.r + 30, y1: ly, y2: ly, stroke: s.color, "stroke-width": 2, ...dash }));
     body.push(el("text", { x: W - m.r + 34, y: ly + 4 }, text(s.name)));
   });
   return svgDocument(W, H, body, { title: opts.title });

@@ -29,6 +29,13 @@ export interface FramedPanel {
   /** Value range the colours span (shown on the colour bar). */
   min: number;
   max: number;
+  /**
+   * This panel's own colour scale (t ∈ [0, 1] → colour) and what it measures: drawn as a colour
+   * bar beside the panel, for figures whose panels show different quantities (QK: score, cos θ,
+   * norm). Without it the figure's one bar applies.
+   */
+  colour?: (t: number) => string;
+  valueLabel?: string;
 }
 
 export interface FramedFigure {
@@ -38,7 +45,7 @@ export interface FramedFigure {
   direction: "row" | "column";
   xTitle: string;
   yTitle: string;
-  /** Colour of t ∈ [0, 1] (low → high), as the raster used: drawn as the colour bar. */
+  /** Colour of t ∈ [0, 1] (low → high), as the raster used: drawn as the colour bar (unless every panel has its own). */
   colour: (t: number) => string;
   /** What the colour bar measures; the range shown is the first panel's. */
   valueLabel: string;
@@ -55,6 +62,8 @@ const PANEL_TITLE_H = 16;
 const MARK_H = 5;
 const GAP = 18;
 const BAR_W = 12;
+/** Room a panel's own colour bar takes to its right: gap, bar, tick labels. */
+const OWN_BAR_W = 6 + BAR_W + 4 + 7 * CHAR;
 
 /** The figure as a standalone SVG document. */
 export function framedRasterSvg(f: FramedFigure): string {
@@ -64,12 +73,13 @@ export function framedRasterSvg(f: FramedFigure): string {
   // Rotated x labels need ~ their length × sin 60° of height.
   const xLabelH = hasX ? Math.ceil(X_LABEL_CHARS * CHAR * 0.87) + 8 : 4;
   const panelTitleH = f.panels.some((p) => p.title) ? PANEL_TITLE_H : 0;
-  const cellBox = (p: FramedPanel) => ({ w: p.width, h: panelTitleH + p.height + MARK_H + 2 + xLabelH });
+  const cellBox = (p: FramedPanel) => ({ w: p.width + (p.colour ? OWN_BAR_W : 0), h: panelTitleH + p.height + MARK_H + 2 + xLabelH });
+  const ownBars = f.panels.every((p) => p.colour);
   const boxes = f.panels.map(cellBox);
   const innerW = f.direction === "row" ? boxes.reduce((a, b) => a + b.w, 0) + GAP * (boxes.length - 1) : Math.max(...boxes.map((b) => b.w));
   const innerH = f.direction === "row" ? Math.max(...boxes.map((b) => b.h)) : boxes.reduce((a, b) => a + b.h, 0) + GAP * (boxes.length - 1);
   const barX = left + innerW + 16;
-  const width = barX + BAR_W + 10 + 9 * CHAR;
+  const width = ownBars ? left + innerW + 10 : barX + BAR_W + 10 + 9 * CHAR;
   const noteH = f.note ? 16 : 0;
   const height = TITLE_H + innerH + 18 + noteH;
   const body: string[] = [
@@ -79,7 +89,12 @@ export function framedRasterSvg(f: FramedFigure): string {
   let ox = left;
   let oy = TITLE_H;
   for (let i = 0; i < f.panels.length; i++) {
-    body.push(...panel(f.panels[i], ox, oy, panelTitleH));
+    const p = f.panels[i];
+    body.push(...panel(p, ox, oy, panelTitleH));
+    if (p.colour) {
+      const h = Math.min(160, Math.max(60, p.height));
+      body.push(...colourBar({ colour: p.colour, min: p.min, max: p.max, label: p.valueLabel ?? "" }, ox + p.width + 6, oy + panelTitleH, h, `fs-bar-${i}`));
+    }
     if (f.direction === "row") ox += boxes[i].w + GAP;
     else oy += boxes[i].h + GAP;
   }
@@ -88,7 +103,10 @@ export function framedRasterSvg(f: FramedFigure): string {
   body.push(
     el("text", { x: 11, y: TITLE_H + innerH / 2, "text-anchor": "middle", fill: "#333", transform: `rotate(-90 11 ${num(TITLE_H + innerH / 2)})` }, text(f.yTitle)),
   );
-  body.push(...colourBar(f, barX, TITLE_H + panelTitleH, Math.min(160, Math.max(60, f.panels[0].height))));
+  if (!ownBars) {
+    const { min, max } = f.panels[0];
+    body.push(...colourBar({ colour: f.colour, min, max, label: f.valueLabel }, barX, TITLE_H + panelTitleH, Math.min(160, Math.max(60, f.panels[0].height)), "fs-bar"));
+  }
   if (f.note) body.push(el("text", { x: left, y: height - 5, fill: "#555" }, text(fitTitle(f.note, width - left, FONT))));
   return svgDocument(width, height, body, { title: f.title });
 }
@@ -140,16 +158,17 @@ function panel(p: FramedPanel, x0: number, y0: number, titleH: number): string[]
   return out;
 }
 
-/** Vertical colour bar: high values at the top, the range of the first panel as tick labels. */
-function colourBar(f: FramedFigure, x: number, y: number, h: number): string[] {
-  const id = "fs-bar";
+/** Vertical colour bar: high values at the top, its range as tick labels (a diverging one also marks 0). */
+function colourBar(f: { colour: (t: number) => string; min: number; max: number; label: string }, x: number, y: number, h: number, id: string): string[] {
   const stops = Array.from({ length: 9 }, (_, i) => el("stop", { offset: `${(i / 8) * 100}%`, "stop-color": f.colour(1 - i / 8) }));
-  const { min, max } = f.panels[0];
+  const { min, max } = f;
+  const zero = min < 0 && max > 0 ? [el("text", { x: x + BAR_W + 3, y: y + (max / (max - min)) * h + FONT * 0.35, fill: "#444" }, "0")] : [];
   return [
     el("defs", {}, el("linearGradient", { id, x1: 0, y1: 0, x2: 0, y2: 1 }, ...stops)),
     el("rect", { x, y, width: BAR_W, height: h, fill: `url(#${id})`, stroke: "#999", "stroke-width": 0.5 }),
     el("text", { x: x + BAR_W + 3, y: y + FONT * 0.8, fill: "#444" }, text(formatValue(max))),
     el("text", { x: x + BAR_W + 3, y: y + h, fill: "#444" }, text(formatValue(min))),
-    el("text", { x, y: y + h + 12, fill: "#444" }, text(truncate(f.valueLabel, 12))),
+    ...zero,
+    el("text", { x, y: y + h + 12, fill: "#444" }, text(truncate(f.label, 12))),
   ];
 }

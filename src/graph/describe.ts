@@ -26,7 +26,7 @@ export interface CheckpointDescription {
   /** Elements of the tensors the model reads (tied embeddings counted once). */
   parameters: number;
   tiedEmbeddings: boolean;
-  /** Per dtype: how many tensors and how many bytes, over every tensor in the checkpoint. */
+  /** Per stored dtype (GGUF: ggml type): how many tensors and how many bytes, over every tensor in the checkpoint. */
   dtypes: Record<string, { tensors: number; bytes: number }>;
   weightFiles: string[];
   specialIds: { bos: number | null; eos: number[]; pad: number | null; mask: number | null };
@@ -45,7 +45,8 @@ export interface CheckpointDescription {
 export function describeCheckpoint(checkpoint: Checkpoint, spec: ModelSpec): CheckpointDescription {
   const dtypes: Record<string, { tensors: number; bytes: number }> = {};
   for (const t of checkpoint.tensors.values()) {
-    const d = (dtypes[t.dtype] ??= { tensors: 0, bytes: 0 });
+    // GGUF: count the stored type (Q4_1, Q8_0, ...), not the float32 it decodes to.
+    const d = (dtypes[t.encoding?.ggmlType ?? t.dtype] ??= { tensors: 0, bytes: 0 });
     d.tensors++;
     d.bytes += t.byteLength;
   }

@@ -19,6 +19,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { toMatMulNBits } from "../checkpoint/gguf/nbits.js";
+import { readTensorBytes } from "../checkpoint/safetensors.js";
 import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError, SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
@@ -26,6 +28,7 @@ import { GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
 import { emitLogitHead, SUMMARY_OUTPUTS } from "./logits.js";
 import { chunkProbes, emitQkProbes, finishProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ChunkPartials, type ProbeContext, type ProbeOutput } from "./probes.js";
+import { emitInterventions, type InterventionGraph } from "./interventions.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
 
@@ -47,6 +50,20 @@ export interface BuildOptions {
    * positions) and the `logit_summary.*` outputs; `logits` becomes [batch, rows, vocab]. See logits.ts.
    */
   logitRows?: boolean;
+  /**
+   * Attention interventions (default false): adds the inputs of interventions.ts (hidden keys and
+   * an additive bias per layer and head, self-only query rows), applied before each softmax.
+   */
+  interventions?: boolean;
+  /**
+   * GGUF Q4_0 / Q4_1 / Q8_0 linear layers (default "dequantize": expanded to float32 once, at build
+   * time). "matmulnbits" keeps them quantised and runs them with onnxruntime's MatMulNBits
+   * (com.microsoft; f32 compute only): ≈ 1/6 of the weight memory for 4-bit layers. The embedding
+   * (a Gather) and a head tied to it stay float32. See checkpoint/gguf/nbits.ts.
+   */
+  quantizedWeights?: "dequantize" | "matmulnbits";
+  /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations, faster, less exact). */
+  nbitsAccuracyLevel?: 0 | 1 | 2 | 3 | 4;
 }
 
 export interface BuiltGraph {
@@ -54,6 +71,11 @@ export interface BuiltGraph {
   bytes: Uint8Array;
   /** Real (symlink-resolved) paths of the safetensors files referenced as external data; locations are their basenames. */
   externalFiles: string[];
+  /**
+   * Weights decoded in memory (GGUF quantised or permuted tensors), handed to onnxruntime as
+   * in-memory external data under these virtual locations.
+   */
+  externalBuffers: { path: string; data: Uint8Array }[];
   inputNames: string[];
   probes: ProbeOutput[];
   nodeCount: number;
@@ -69,6 +91,19 @@ function realpathOrThrow(file: string, tensor: string): string {
   } catch {
     throw new CheckpointError("Weight file not found", { file, field: tensor, expected: "an existing .safetensors file" });
   }
+}
+
+/** A GGUF float tensor that only needs its rows reordered (no dequantisation). */
+function rowOrderOnly(t: TensorInfo): boolean {
+  return t.encoding !== undefined && t.encoding.unpermuteHeads !== undefined && ONNX_DTYPE[t.encoding.ggmlType] !== undefined;
+}
+
+/** For each HF row, the file row holding it: HF row h·d + s·d/2 + i is file row h·d + 2i + s (see checkpoint/gguf/tensor.ts). */
+function hfRowOrder(rows: number, heads: number): number[] {
+  const d = rows / heads;
+  const order: number[] = new Array(rows);
+  for (let h = 0; h < heads; h++) for (let s = 0; s < 2; s++) for (let i = 0; i < d / 2; i++) order[h * d + s * (d / 2) + i] = h * d + 2 * i + s;
+  return order;
 }
 
 function numel(shape: number[]): number {
@@ -96,6 +131,10 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   const files = new Map<string, string>(); // real path → location
   const weightCache = new Map<string, string>();
   const realFiles = new Map<string, string>();
+  const buffers: { path: string; data: Uint8Array }[] = [];
+  // Float tensors whose only encoding is llama.cpp's q/k row order stay in place (Gather below);
+  // anything quantised has to be decoded, and then every weight goes to onnxruntime from memory.
+  const inMemory = [...tensors.values()].some((t) => t.encoding !== undefined && !rowOrderOnly(t));
 
   /** External initializer for a checkpoint tensor, shape-checked, cast to the compute type. */
   const weight = (name: string, shape: number[]): string => {
@@ -108,6 +147,21 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     }
     const dt = ONNX_DTYPE[info.dtype];
     if (dt === undefined) throw new CheckpointError("Unsupported weight dtype", { file: info.file, field: `${name}.dtype`, expected: "F32, F16 or BF16", found: info.dtype });
+    if (inMemory) {
+      // Stored bytes are not the values (quantised blocks, permuted rows): decode once, pass in
+      // memory. onnxruntime then wants every external weight in its in-memory table, so the
+      // tensors usable in place (norms, mostly) are read too.
+      const data = readTensorBytes(info);
+      const location = `floatscope-decoded-${buffers.length}.bin`;
+      buffers.push({ path: location, data });
+      const init = g.initializer({
+        name, dataType: dt, dims: shape,
+        externalData: [{ key: "location", value: location }, { key: "offset", value: "0" }, { key: "length", value: String(data.byteLength) }],
+      });
+      const v = dt === CT ? init : g.cast(init, CT);
+      weightCache.set(name, v);
+      return v;
+    }
     // ORT refuses symlinks that leave the model folder: name the real file (TensorInfo.file
     // normally is already real; a hand-made tensor map may not be).
     const real = realFiles.get(info.file) ?? realpathOrThrow(info.file, name);
@@ -116,23 +170,60 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const prev = [...files].find(([f, loc]) => loc === location && f !== real);
     if (prev) throw new CheckpointError("Two weight files share a base name in different folders", { file: real, field: name, expected: "distinct file names", found: `${prev[0]} and ${real}` });
     files.set(real, location);
+    const heads = info.encoding?.unpermuteHeads;
+    const storedDt = info.encoding ? ONNX_DTYPE[info.encoding.ggmlType] : dt;
     const init = g.initializer({
-      name, dataType: dt, dims: shape,
+      name: heads !== undefined ? `${name}.stored` : name, dataType: storedDt, dims: shape,
       externalData: [
         { key: "location", value: location },
         { key: "offset", value: String(info.byteOffset) },
         { key: "length", value: String(info.byteLength) },
       ],
     });
-    const v = dt === CT ? init : g.cast(init, CT);
+    // A GGUF float tensor in llama.cpp's rotary row order stays in the file; a constant Gather
+    // puts the rows back in HF order (onnxruntime folds it once, at load).
+    const stored = heads !== undefined ? g.gather(init, g.constI64(hfRowOrder(shape[0], heads)), 0) : init;
+    const v = storedDt === CT ? stored : g.cast(stored, CT);
     weightCache.set(name, v);
     return v;
   };
   const toF32 = (x: string) => (f16 ? g.cast(x, DataType.FLOAT) : x);
   const toCT = (x: string) => (f16 ? g.cast(x, CT) : x);
   const dims = (parts: (number | string)[]) => g.concat(parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)), 0);
-  const linear = (x: string, w: string, out: number, inp: number, bias?: string) =>
-    g.gemmTransB(x, weight(w, [out, inp]), bias ? weight(bias, [out]) : undefined);
+  const quantMode = options.quantizedWeights ?? "dequantize";
+  if (quantMode !== "dequantize" && quantMode !== "matmulnbits") {
+    throw new SettingsError("Unknown quantized-weights mode", { field: "quantizedWeights", expected: '"dequantize" or "matmulnbits"', found: String(quantMode) });
+  }
+  const useNBits = quantMode === "matmulnbits" && !f16;
+  /** A quantised GGUF linear layer as MatMulNBits, or undefined (then the plain f32 Gemm). */
+  const nbitsLinear = (x: string, w: string, out: number, inp: number): string | undefined => {
+    const info = tensors.get(w);
+    if (!useNBits || !info?.encoding || info.shape[0] !== out || info.shape[1] !== inp) return undefined;
+    const q = toMatMulNBits(info);
+    if (!q) return undefined;
+    const external = (suffix: string, dataType: number, dims: number[], data: Uint8Array): string => {
+      const location = `floatscope-decoded-${buffers.length}.bin`;
+      buffers.push({ path: location, data });
+      return g.initializer({
+        name: `${w}.${suffix}`, dataType, dims,
+        externalData: [{ key: "location", value: location }, { key: "offset", value: "0" }, { key: "length", value: String(data.byteLength) }],
+      });
+    };
+    const nb = q.k / q.blockSize;
+    const u8 = (a: Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    const inputs = [
+      x,
+      external("nbits_codes", DataType.UINT8, [q.n, nb, (q.blockSize * q.bits) / 8], q.codes),
+      external("nbits_scales", DataType.FLOAT, [q.n * nb], u8(q.scales)),
+    ];
+    if (q.zeroPoints) inputs.push(external("nbits_zero_points", DataType.FLOAT, [q.n * nb], u8(q.zeroPoints)));
+    return g.node("MatMulNBits", inputs, { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level: options.nbitsAccuracyLevel ?? 0 }, 1, "com.microsoft");
+  };
+  const linear = (x: string, w: string, out: number, inp: number, bias?: string) => {
+    const y = nbitsLinear(x, w, out, inp);
+    if (y !== undefined) return bias ? g.add(y, weight(bias, [out])) : y;
+    return g.gemmTransB(x, weight(w, [out, inp]), bias ? weight(bias, [out]) : undefined);
+  };
 
   /** RMSNorm over the last axis, in f32 (HF: normalise in f32, cast back, then × weight). */
   const eps = g.constF32([spec.rmsNormEps], []);
@@ -160,6 +251,11 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     allowed = g.and(allowed, g.not(future));
   }
   const maskFill = g.constF32([F32_MIN], []);
+  let iv: InterventionGraph | undefined;
+  if (options.interventions) {
+    iv = emitInterventions(g, { allowed, T, KV, G, numLayers: spec.numLayers, numHeads: H });
+    inputNames.push(...iv.inputs);
+  }
   // query rows per chunk: ceil(T / K)
   const chunkSize = g.div(g.add(T, g.constI64([K - 1])), g.constI64([K]));
 
@@ -223,7 +319,9 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
         qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
         if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
       }
-      const scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+      if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
+      let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+      if (iv) scores = g.add(scores, iv.layerBias(l));
       const p5 = g.softmax(g.where(allowedC, scores, maskFill), -1);
       const partial = chunkProbes(g, ctx, l, { p5, start, end });
       partials.push(partial);
@@ -263,7 +361,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   if (emitted.length !== probes.length || emitted.some((n) => !probes.some((p) => p.name === n))) {
     throw new Error(`internal: probe outputs disagree: ${emitted.join(",")} vs ${probes.map((p) => p.name).join(",")}`);
   }
-  return { bytes, externalFiles: [...files.keys()], inputNames, probes, nodeCount: g.nodes.length, graph: g.toGraph(name) };
+  return { bytes, externalFiles: [...files.keys()], externalBuffers: buffers, inputNames, probes, nodeCount: g.nodes.length, graph: g.toGraph(name) };
 }
 
 /** Parameter count of the tensors a spec uses (tied heads counted once). */

@@ -16,6 +16,7 @@ import { resolveModelSpec } from "../graph/adapters/index.js";
 import { buildModelGraph, type BuiltGraph } from "../graph/model.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { LOGIT_ROWS_INPUT, SUMMARY_OUTPUTS } from "../graph/logits.js";
+import { INTERVENTION_INPUTS } from "../graph/interventions.js";
 import { PROBE_INPUTS, type ProbeOutput } from "../graph/probes.js";
 import { positionIdsFromMask } from "../graph/rope.js";
 import type { ModelSpec } from "../graph/spec.js";
@@ -40,6 +41,15 @@ export interface EngineOptions extends SessionOptions {
    * samplers then read full rows, which tests use to check that both give the same traces.
    */
   logitRows?: boolean;
+  /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */
+  quantizedWeights?: "dequantize" | "matmulnbits";
+  /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
+  nbitsAccuracyLevel?: 0 | 4;
+  /**
+   * Build the attention-intervention inputs (default false; src/graph/interventions.ts): `forward`
+   * then honours `ForwardInput.intervention`. Without it the graph is unchanged.
+   */
+  interventions?: boolean;
   /**
    * Scan the weights for NaN/Inf before building the session (default true): a checkpoint with
    * non-finite weights is refused with a CheckpointError naming each tensor. false skips the
@@ -57,6 +67,8 @@ export interface OnnxEngine extends Engine {
   readonly queryChunks: number;
   /** Whether the head is row-selectable (EngineOptions.logitRows). */
   readonly logitRows: boolean;
+  /** Whether the graph has the intervention inputs (EngineOptions.interventions). */
+  readonly interventions: boolean;
   /** Graph size, for reports. */
   readonly nodeCount: number;
   estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate;
@@ -85,19 +97,21 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const warn = options.warn ?? ((m: string) => console.warn(m));
   const queryChunks = options.queryChunks ?? 1;
   const logitRows = options.logitRows ?? true;
-  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows });
-  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn });
+  const interventions = options.interventions ?? false;
+  const { quantizedWeights, nbitsAccuracyLevel } = options;
+  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel, interventions });
+  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
     // CPU has no half kernels (ORT would insert casts around every op): rebuild in f32.
     warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows });
-    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn });
+    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel, interventions });
+    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn, externalBuffers: built.externalBuffers });
     dtype = "f32";
   }
-  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, logitRows, created.tempDir);
+  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, logitRows, interventions, created.tempDir);
 }
 
 function bad(field: string, expected: string, found: string): SettingsError {
@@ -118,6 +132,7 @@ class OrtEngine implements OnnxEngine {
     readonly memoryBudgetBytes: number,
     readonly queryChunks: number,
     readonly logitRows: boolean,
+    readonly interventions: boolean,
     private tempDir?: string,
   ) {
     this.outputs = built.probes;
@@ -126,7 +141,7 @@ class OrtEngine implements OnnxEngine {
 
   /** @param logitRows rows of logits per batch row (default: seq) */
   estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate {
-    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows });
+    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows, interventions: this.interventions });
   }
 
   preflight(batch: number, seq: number, logitRows?: number): void {
@@ -182,6 +197,12 @@ class OrtEngine implements OnnxEngine {
       }
       feeds[PROBE_INPUTS.regionOneHot] = new ort.Tensor("float32", m, [B, T, R]);
     }
+    if (this.interventions) Object.assign(feeds, interventionFeeds(input.intervention, B, T, this.spec));
+    else if (input.intervention) {
+      throw new SettingsError("This engine has no intervention inputs", {
+        field: "intervention", expected: "no intervention", found: "an intervention", hint: "create the engine with { interventions: true }",
+      });
+    }
 
     const fetches = this.outputs.map((p) => p.name);
     if (sel) {
@@ -227,6 +248,24 @@ class OrtEngine implements OnnxEngine {
     await this.session.release();
     if (this.tempDir) fs.rmSync(this.tempDir, { recursive: true, force: true });
   }
+}
+
+/** The intervention inputs of one forward, neutral where the caller gave nothing; sizes and values checked. */
+function interventionFeeds(iv: ForwardInput["intervention"], B: number, T: number, spec: ModelSpec): Record<string, ort.Tensor> {
+  const L = spec.numLayers, H = spec.numHeads;
+  const n = B * L * H * T;
+  const hidden = iv?.keyHidden ?? new Uint8Array(n);
+  if (hidden.length !== n) throw bad("intervention.keyHidden", `[batch ${B}, layer ${L}, head ${H}, seq ${T}] = ${n} values`, `${hidden.length}`);
+  const bias = iv?.keyBias ?? new Float32Array(n);
+  if (bias.length !== n) throw bad("intervention.keyBias", `[batch ${B}, layer ${L}, head ${H}, seq ${T}] = ${n} values`, `${bias.length}`);
+  for (let i = 0; i < n; i++) if (!Number.isFinite(bias[i])) throw bad(`intervention.keyBias[${i}]`, "a finite number (hide keys with keyHidden)", String(bias[i]));
+  const selfOnly = iv?.selfOnly ?? new Uint8Array(B * T);
+  if (selfOnly.length !== B * T) throw bad("intervention.selfOnly", `[batch ${B}, seq ${T}] = ${B * T} values`, `${selfOnly.length}`);
+  return {
+    [INTERVENTION_INPUTS.keyHidden]: new ort.Tensor("bool", Uint8Array.from(hidden, (v) => (v ? 1 : 0)), [B, L, H, T]),
+    [INTERVENTION_INPUTS.keyBias]: new ort.Tensor("float32", bias, [B, L, H, T]),
+    [INTERVENTION_INPUTS.selfOnly]: new ort.Tensor("bool", Uint8Array.from(selfOnly, (v) => (v ? 1 : 0)), [B, T]),
+  };
 }
 
 interface RowSelection {

@@ -33,6 +33,11 @@ export interface MemoryEstimateOptions {
   queryChunks?: number;
   /** Logits rows returned per batch row (row selection; default seq): the head runs on only these. */
   logitRows?: number;
+  /**
+   * The graph has the attention-intervention inputs: one [batch, query, key] boolean for the whole
+   * graph and, per chunk, two [batch, head, rows, key] booleans next to the scores.
+   */
+  interventions?: boolean;
 }
 
 export interface MemoryEstimate {
@@ -80,7 +85,7 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const weights = specParameterCount(spec) * bytes;
   // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
   const rowsPerChunk = Math.ceil(T / Math.max(1, o.queryChunks ?? 1));
-  const attention = B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0));
+  const attention = B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0) + (o.interventions ? 2 : 0)) + (o.interventions ? B * T * T : 0);
   // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
   const perToken = 4 * spec.hiddenSize + spec.headDim * (2 * spec.numHeads + 2 * spec.numKvHeads) + 3 * spec.intermediateSize;
   const activations = 2 * B * T * perToken * bytes;

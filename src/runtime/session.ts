@@ -38,6 +38,8 @@ export interface SessionOptions {
   cpuMemArena?: boolean;
   /** Called with warnings (default: console.warn). */
   warn?: (message: string) => void;
+  /** Weights decoded in memory (BuiltGraph.externalBuffers), by their virtual locations. */
+  externalBuffers?: { path: string; data: Uint8Array }[];
 }
 
 export interface CreatedSession {
@@ -92,7 +94,7 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
     enableCpuMemArena: o.cpuMemArena ?? true,
     logSeverityLevel: 3,
     ...(o.threads ? { intraOpNumThreads: o.threads } : {}),
-    ...(plan.buffers ? { externalData: plan.buffers } : {}),
+    ...(plan.buffers || o.externalBuffers?.length ? { externalData: [...(plan.buffers ?? []), ...(o.externalBuffers ?? [])] } : {}),
     extra: {
       session: {
         ...(plan.folder ? { model_external_initializers_file_folder_path: plan.folder } : {}),

@@ -31,6 +31,21 @@ export interface ForwardInput {
   summaries?: boolean;
   /** With `logitRows` and `summaries`: false skips the logits themselves (`logits` is then empty). */
   returnLogits?: boolean;
+  /**
+   * Attention interventions for this forward (engines built with `interventions: true` only;
+   * src/graph/interventions.ts has the rules). Omitted parts are neutral.
+   */
+  intervention?: AttentionIntervention;
+}
+
+/** What a policy changes in one forward's attention. Arrays are row-major; L layers, H query heads. */
+export interface AttentionIntervention {
+  /** [batch, L, H, seq]: 1 hides key k from every other query of that layer and head. */
+  keyHidden?: Uint8Array;
+  /** [batch, L, H, seq]: added to the scores of key k before the softmax (finite). */
+  keyBias?: Float32Array;
+  /** [batch, seq]: 1 makes query row q attend only to itself (a dedicated sink). */
+  selfOnly?: Uint8Array;
 }
 
 /**
@@ -76,6 +91,8 @@ export interface Engine {
   readonly device: string;
   /** True when `forward` honours `ForwardInput.logitRows` / `summaries` (optional; default false). */
   readonly logitRows?: boolean;
+  /** True when `forward` honours `ForwardInput.intervention` (optional; default false). */
+  readonly interventions?: boolean;
   forward(input: ForwardInput): Promise<ForwardOutput>;
   /**
    * Throw (BudgetError) when a forward of this size would be refused, without running anything

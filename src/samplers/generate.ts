@@ -19,6 +19,7 @@ import { resolveRunConfig, type RunConfig, type SamplerKind } from "./config.js"
 import { dreamStrategy } from "./dream.js";
 import { lladaStrategy } from "./llada.js";
 import { finalPass, runSteps, type RowState, type Strategy } from "./loop.js";
+import { makeIntervener, type Intervener, type PolicyInput } from "./interventions.js";
 import { TraceRecorder } from "./recorder.js";
 import { Rng } from "./rng.js";
 
@@ -58,6 +59,13 @@ export interface GenerateOptions {
    */
   batchSize?: number;
   /**
+   * An attention-intervention policy evaluated at every step (src/samplers/interventions.ts):
+   * "anchors", "anchors:first-pass", "first", "random", "random:4", "sink", an
+   * `InterventionPolicy` object or a `CustomPolicy`. The engine must be built with
+   * `interventions: true`. Omitted or "none": a plain run.
+   */
+  intervention?: PolicyInput;
+  /**
    * Where warnings about the prompts go (today: pieces of a prompt that became the unknown token).
    * Default `console.warn`, which a notebook shows under the cell.
    */
@@ -81,7 +89,15 @@ export async function generate(
   engine: Engine, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, options: GenerateOptions,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
-  const { cfg, encoded } = prepareRun(spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer, options.warn);
+  const { cfg, encoded, intervener } = prepareRun(
+    spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer, options.warn, options.intervention,
+  );
+  if (intervener && !engine.interventions) {
+    throw new SettingsError("This engine cannot intervene on attention", {
+      file: "settings", field: "intervention", expected: "an engine built with { interventions: true }", found: intervener.record.policy,
+      hint: "createEngine(model, { interventions: true, … })",
+    });
+  }
   if (canonicalJson(cfg.probes) !== canonicalJson(engine.probes)) {
     throw new SettingsError("The engine computes a different probe set", {
       file: "settings", field: "probes", expected: JSON.stringify(engine.probes), found: JSON.stringify(cfg.probes),
@@ -106,7 +122,7 @@ export async function generate(
   try {
     for (let start = 0; start < encoded.length && !signal.aborted; start += batchSize) {
       const indices = encoded.slice(start, start + batchSize).map((_, j) => start + j);
-      results.push(...(await runBatch(engine, cfg, encoded, indices, options, signal)));
+      results.push(...(await runBatch(engine, cfg, encoded, indices, options, signal, intervener?.fork())));
     }
     return results;
   } finally {
@@ -120,6 +136,7 @@ export async function generate(
  */
 async function runBatch(
   engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[], indices: number[], options: GenerateOptions, signal: AbortSignal,
+  intervener?: Intervener,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
   const strategy = STRATEGIES[cfg.sampler](cfg, spec);
@@ -130,12 +147,13 @@ async function runBatch(
   const recorders = new Map(indices.map((index) => [index, new TraceRecorder({
     spec, modelName: options.modelName ?? spec.architecture, tokenizer: options.tokenizer, config: cfg, device: engine.device,
     stream: index, prompt: encoded[index], file: options.traceFiles?.[index], keepSteps: options.keepSteps ?? true,
+    intervention: intervener?.record,
   })]));
   const padId = spec.padTokenId ?? spec.eosTokenIds[0] ?? 0;
   const regions = cfg.probes.regionSum ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) } : undefined;
   try {
     const res = await runSteps(engine, strategy, rows, {
-      padId, regions, signal,
+      padId, regions, signal, intervener,
       guidance: cfg.cfgScale > 0 ? { scale: cfg.cfgScale, maskId: spec.maskTokenId! } : undefined,
       onStep: (row, step) => {
         recorders.get(row.index)!.step(step);
@@ -143,8 +161,8 @@ async function runBatch(
       },
     });
     if (res.interrupted) return rows.map((r) => result(recorders.get(r.index)!.abandon(r.canvas, r.unmaskedAt), recorders.get(r.index)!.file));
-    const finals = await finalPass(engine, rows, { padId, regions });
-    return rows.map((r, i) => result(recorders.get(r.index)!.finish(r.canvas, finals[i], r.unmaskedAt), recorders.get(r.index)!.file));
+    const finals = await finalPass(engine, rows, { padId, regions, intervener });
+    return rows.map((r, i) => result(recorders.get(r.index)!.finish(r.canvas, finals[i].probes, r.unmaskedAt, finals[i].intervention), recorders.get(r.index)!.file));
   } finally {
     for (const r of recorders.values()) r.close();
   }
@@ -186,10 +204,13 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
 export function prepareRun(
   spec: ModelSpec, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, tokenizer: TextTokenizer,
   warn: (message: string) => void = (m) => console.warn(m),
-): { cfg: RunConfig; encoded: EncodedPrompt[]; traceBytes: number } {
+  intervention?: PolicyInput,
+): { cfg: RunConfig; encoded: EncodedPrompt[]; traceBytes: number; intervener?: Intervener } {
   const cfg = resolveRunConfig(settings, spec);
+  const intervener = makeIntervener(intervention, spec, cfg);
   if (prompts.length === 0) throw new SettingsError("No prompts", { file: "settings", field: "prompts", expected: "at least one prompt" });
-  const encoded = prompts.map((p, i) => encodePrompt(p, i, cfg, spec, tokenizer, warn));
+  const prefix = intervener?.prefix ?? [];
+  const encoded = prompts.map((p, i) => withPrefix(encodePrompt(p, i, cfg, spec, tokenizer, warn, prefix.length), prefix, tokenizer));
   checkRegions(encoded, cfg);
   const longest = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
   const traceBytes = estimateTraceBytes(cfg.probes, {
@@ -203,7 +224,20 @@ export function prepareRun(
       hint: "record fewer layers/heads in pattern, or raise maxTraceBytes",
     });
   }
-  return { cfg, encoded, traceBytes };
+  return intervener ? { cfg, encoded, traceBytes, intervener } : { cfg, encoded, traceBytes };
+}
+
+/** Tokens placed before the prompt (a dedicated sink): ids, token strings, empty spans, regions shifted. */
+function withPrefix(e: EncodedPrompt, prefix: number[], tokenizer: TextTokenizer): EncodedPrompt {
+  const n = prefix.length;
+  if (n === 0) return e;
+  return {
+    text: e.text,
+    ids: [...prefix, ...e.ids],
+    tokens: [...prefix.map((id) => tokenizer.idToToken(id) ?? ""), ...e.tokens],
+    offsets: [...prefix.map((): [number, number] => [0, 0]), ...e.offsets],
+    regions: e.regions.map((r) => ({ ...r, tokens: [r.tokens[0] + n, r.tokens[1] + n] })),
+  };
 }
 
 function result(trace: Trace, file?: string): GenerateResult {
@@ -229,18 +263,20 @@ interface EncodedPrompt {
   regions: Region[];
 }
 
-function encodePrompt(p: PromptInput, i: number, cfg: RunConfig, spec: ModelSpec, tokenizer: TextTokenizer, warn: (message: string) => void): EncodedPrompt {
+function encodePrompt(
+  p: PromptInput, i: number, cfg: RunConfig, spec: ModelSpec, tokenizer: TextTokenizer, warn: (message: string) => void, extra = 0,
+): EncodedPrompt {
   const text = typeof p === "string" ? p : p.text;
   if (typeof text !== "string") throw new SettingsError("Prompt is not text", { file: "settings", field: `prompts[${i}]`, expected: "a string or {text, regions}" });
   const enc = tokenizer.encode(text, { addSpecialTokens: cfg.addSpecialTokens });
   if (enc.unknown && enc.unknown.length > 0) warn(unknownWordsWarning(i, enc.unknown));
   if (enc.ids.length === 0) throw new SettingsError("Prompt is empty", { file: "settings", field: `prompts[${i}]`, expected: "at least one token" });
-  const total = enc.ids.length + cfg.genLength;
+  const total = enc.ids.length + extra + cfg.genLength;
   if (total > spec.maxPositionEmbeddings) {
     throw new SettingsError("Prompt plus generation is longer than the model's maximum", {
       file: "settings", field: `prompts[${i}]`,
-      expected: `prompt tokens + genLength ≤ max_position_embeddings ${spec.maxPositionEmbeddings}`,
-      found: `${enc.ids.length} + ${cfg.genLength} = ${total}`,
+      expected: `prompt tokens${extra ? " + sink" : ""} + genLength ≤ max_position_embeddings ${spec.maxPositionEmbeddings}`,
+      found: `${enc.ids.length}${extra ? ` + ${extra}` : ""} + ${cfg.genLength} = ${total}`,
     });
   }
   return { text, ids: enc.ids, tokens: enc.tokens, offsets: enc.offsets, regions: typeof p === "string" ? [] : p.regions ?? [] };

@@ -7,10 +7,11 @@
  * Nothing here knows which family or algorithm runs: the strategy decides, the spec supplies the
  * mask and padding ids.
  */
-import type { Engine } from "../runtime/types.js";
+import type { Engine, ForwardInput, ForwardOutput } from "../runtime/types.js";
 import type { ProbeTensor } from "../util/probes.js";
-import type { TraceStep } from "../trace/types.js";
+import type { PassIntervention, TraceStep } from "../trace/types.js";
 import { logitRowsInput, logitsView, padBatch, sliceProbes, type LogitsView } from "./batch.js";
+import { batchIntervention, type Intervener } from "./interventions.js";
 import type { Rng } from "./rng.js";
 
 /** One prompt's state while sampling. Positions are unpadded (the prompt starts at 0). */
@@ -68,6 +69,8 @@ export interface LoopOptions {
   signal?: AbortSignal;
   /** Ask the engine for only the rows the strategy reads (default true; false: full logits). */
   selectRows?: boolean;
+  /** An attention-intervention policy evaluated at every pass (interventions.ts). */
+  intervener?: Intervener;
 }
 
 export interface LoopResult {
@@ -101,7 +104,7 @@ export async function runSteps(engine: Engine, strategy: Strategy, rows: RowStat
         input.returnLogits = false;
       }
     }
-    const out = await engine.forward(input);
+    const { out, plans } = await intervenedForward(engine, input, active, pads, opts.intervener);
     const block = strategy.blockOf(step);
     active.forEach((row, b) => {
       const view = logitsView(out, input.seq, b, pads[b], opts.guidance && {
@@ -110,17 +113,46 @@ export async function runSteps(engine: Engine, strategy: Strategy, rows: RowStat
       const fed = row.canvas;
       const t = strategy.decide(step, row, view);
       apply(row, t, step);
-      opts.onStep?.(row, {
+      const probes = sliceProbes(out.probes, b, pads[b]);
+      const record: TraceStep = {
         step, block, canvas: fed,
         transferred: Int32Array.from(t.positions),
         tokens: Int32Array.from(t.tokens),
         confidence: Float32Array.from(t.confidence),
         producingRow: Int32Array.from(t.producingRow),
-        probes: sliceProbes(out.probes, b, pads[b]),
-      });
+        probes,
+      };
+      if (plans) {
+        record.intervention = plans[b];
+        opts.intervener!.observe(row, plans[b], probes);
+      }
+      opts.onStep?.(row, record);
     });
   }
   return { steps: step, interrupted: false };
+}
+
+/**
+ * One forward pass, intervened when a policy is given: an un-intervened first pass when the policy
+ * needs one (its probes only), then each row's plan, placed at its padding (the unconditional CFG
+ * copies, rows `active.length…`, get the same plan as their conditional row).
+ */
+async function intervenedForward(
+  engine: Engine, input: ForwardInput, active: RowState[], pads: number[], intervener?: Intervener,
+): Promise<{ out: ForwardOutput; plans?: PassIntervention[] }> {
+  if (!intervener) return { out: await engine.forward(input) };
+  let first: Map<string, ProbeTensor>[] | undefined;
+  if (intervener.needsFirstPass(active)) {
+    // Only its probes are read: one logits row per batch row, summaries instead of logits.
+    const probeOnly: ForwardInput = { ids: input.ids, batch: input.batch, seq: input.seq, attentionMask: input.attentionMask, regionOneHot: input.regionOneHot };
+    if (engine.logitRows) Object.assign(probeOnly, { logitRows: new Int32Array(input.batch).fill(input.seq - 1), summaries: true, returnLogits: false });
+    const out1 = await engine.forward(probeOnly);
+    first = active.map((_, b) => sliceProbes(out1.probes, b, pads[b]));
+  }
+  const plans = active.map((r, b) => intervener.plan(r, r.canvas, first?.[b]));
+  const all = [...plans, ...plans].slice(0, input.batch);
+  const out = await engine.forward({ ...input, intervention: batchIntervention(all, pads, input.seq, engine.spec) });
+  return { out, plans };
 }
 
 /** The canvas with every prompt position hidden (set to mask), as LLaDA's CFG builds it. */
@@ -148,13 +180,26 @@ function apply(row: RowState, t: Transfer, step: number): void {
   row.canvas = next;
 }
 
-/** One forward pass over the rows' final sequences with the same probes (batched, padded). */
-export async function finalPass(engine: Engine, rows: RowState[], opts: Pick<LoopOptions, "padId" | "regions">): Promise<Map<string, ProbeTensor>[]> {
+/** The final pass of one row: its probes and, in an intervened run, what the policy did. */
+export interface FinalPass {
+  probes: Map<string, ProbeTensor>;
+  intervention?: PassIntervention;
+}
+
+/**
+ * One forward pass over the rows' final sequences with the same probes (batched, padded); an
+ * intervention policy is evaluated for it as for one more step.
+ */
+export async function finalPass(engine: Engine, rows: RowState[], opts: Pick<LoopOptions, "padId" | "regions" | "intervener">): Promise<FinalPass[]> {
   if (rows.length === 0) return [];
   const regionRows = opts.regions ? rows.map((r) => opts.regions!.rows[r.index]) : undefined;
   const { input, pads } = padBatch(rows.map((r) => r.canvas), opts.padId, regionRows, opts.regions?.count);
   // Only the probes are used: one logits row per batch row keeps the LM head off the other rows.
   input.logitRows = new Int32Array(input.batch).fill(input.seq - 1);
-  const out = await engine.forward(input);
-  return rows.map((_, b) => sliceProbes(out.probes, b, pads[b]));
+  const { out, plans } = await intervenedForward(engine, input, rows, pads, opts.intervener);
+  return rows.map((_, b) => {
+    const f: FinalPass = { probes: sliceProbes(out.probes, b, pads[b]) };
+    if (plans) f.intervention = plans[b];
+    return f;
+  });
 }

@@ -6,7 +6,7 @@
 import type { ModelSpec } from "../graph/spec.js";
 import type { TextTokenizer } from "../runtime/types.js";
 import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceStep } from "../trace/types.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type PassIntervention, type Region, type Trace, type TraceIntervention, type TraceModelInfo, type TraceStep } from "../trace/types.js";
 import { CREATED_BY, TraceWriter, type TraceHeader } from "../trace/writer.js";
 import type { RunConfig } from "./config.js";
 
@@ -22,6 +22,8 @@ export interface RecorderInit {
   file?: string;
   /** Keep every step in memory for the returned Trace (default true). */
   keepSteps: boolean;
+  /** The run's intervention policy (meta record), if any. */
+  intervention?: TraceIntervention;
 }
 
 export function modelInfo(spec: ModelSpec, name: string): TraceModelInfo {
@@ -58,6 +60,7 @@ export class TraceRecorder {
     };
     const maskToken = spec.maskTokenId !== undefined ? tokenizer.idToToken(spec.maskTokenId) : undefined;
     if (maskToken !== undefined) this.header.maskToken = maskToken;
+    if (init.intervention) this.header.intervention = init.intervention;
     if (init.file) this.writer = TraceWriter.create(init.file, this.header);
   }
 
@@ -72,7 +75,7 @@ export class TraceRecorder {
   }
 
   /** Complete the trace: final pass, decoded text, token strings and offsets; writes the end record. */
-  finish(sequence: Int32Array, finalProbes: Map<string, ProbeTensor>, unmaskedAt: Int32Array): Trace {
+  finish(sequence: Int32Array, finalProbes: Map<string, ProbeTensor>, unmaskedAt: Int32Array, finalIntervention?: PassIntervention): Trace {
     const { tokenizer, prompt } = this.init;
     const L = prompt.ids.length;
     const generated = Array.from(sequence.subarray(L));
@@ -80,10 +83,12 @@ export class TraceRecorder {
     const answer = decodeKnown(tokenizer, generated, true);
     const tokens = [...prompt.tokens, ...generated.map((id) => tokenizer.idToToken(id) ?? "")];
     const offsets: CharSpan[] = [...prompt.offsets, ...generatedOffsets(tokenizer, generated, prompt.text.length)];
-    this.writer?.writeFinal(sequence, finalProbes);
+    this.writer?.writeFinal(sequence, finalProbes, finalIntervention);
     this.writer?.finish({ tokens, offsets, unmaskedAt, answer, completion, stepCount: this.stepCount });
+    const final: Trace["final"] = { sequence, probes: finalProbes };
+    if (finalIntervention) final.intervention = finalIntervention;
     return {
-      ...this.base(), final: { sequence, probes: finalProbes }, unmaskedAt, tokens, offsets, answer, completion, partial: false,
+      ...this.base(), final, unmaskedAt, tokens, offsets, answer, completion, partial: false,
     };
   }
 
@@ -110,6 +115,7 @@ export class TraceRecorder {
     return {
       formatVersion: h.formatVersion, model: h.model, prompt: h.prompt, settings: h.settings, probes: h.probes,
       steps: this.steps, seed: h.seed, stream: h.stream, device: h.device,
+      ...(h.intervention ? { intervention: h.intervention } : {}),
     };
   }
 }

@@ -14,8 +14,9 @@ import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
 import {
   bufferReader, decodeBlob, decodePreamble, fileReader, framedRecords, PREAMBLE_BYTES, type ReadAt, type RecordPlace, type TraceRecord,
 } from "./codec.js";
+import { readPassIntervention, readTraceIntervention } from "./intervention.js";
 import { Check, checkProbeCoverage, readProbes } from "./schema.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TracePrompt, type TraceStep } from "./types.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceIntervention, type TracePrompt, type TraceStep } from "./types.js";
 
 export interface ReadTraceOptions {
   /** Load the complete records of a file whose last record is cut short (marked partial). */
@@ -163,6 +164,8 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
       const probes = readProbes(c, c.obj(rec.json, "probes"), rec.tensors, h.model, seq.length, FINAL_TENSORS);
       checkProbeCoverage(c, probes, h.model);
       final = { sequence: seq, probes };
+      const intervention = readPassIntervention(c, rec.json, h.model.numLayers, h.model.numHeads, seq.length);
+      if (intervention) final.intervention = intervention;
     } else {
       const T = final ? final.sequence.length : rec.tensors.get("unmasked_at")?.shape[0] ?? 0;
       const unmaskedAt = c.tensor(rec.tensors, "unmasked_at", "I32", [T]).data as Int32Array;
@@ -177,6 +180,7 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
   const base = {
     formatVersion: h.formatVersion, model: h.model, prompt: h.prompt, settings: h.settings, probes: h.probes,
     steps, seed: h.seed, stream: h.stream, device: h.device,
+    ...(h.intervention ? { intervention: h.intervention } : {}),
   };
   if (end && final && !truncated) {
     const c = new Check(end.place);
@@ -237,6 +241,8 @@ export interface TraceMeta {
   device: string;
   /** Token string of the mask id, used to label still-masked positions of partial traces. */
   maskToken?: string;
+  /** The attention-intervention policy of the run (absent without one). */
+  intervention?: TraceIntervention;
 }
 
 function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
@@ -286,6 +292,8 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
     seed: c.int(j, "seed"), stream: c.int(j, "stream"), device: c.str(j, "device"),
   };
   if (j.maskToken !== undefined) meta.maskToken = c.str(j, "maskToken");
+  const intervention = readTraceIntervention(c, j);
+  if (intervention) meta.intervention = intervention;
   return meta;
 }
 
@@ -309,7 +317,7 @@ function readStep(c: Check, rec: TraceRecord, meta: TraceMeta, expectedIndex: nu
   if (tokenStrings.length !== 0 && tokenStrings.length !== n) c.fail("tokenStrings", `0 or ${n} strings`, String(tokenStrings.length));
   const probes = readProbes(c, c.obj(j, "probes"), rec.tensors, model, T, STEP_TENSORS);
   checkProbeCoverage(c, probes, model, meta.probes as unknown as Record<string, unknown>);
-  return {
+  const out: TraceStep = {
     step,
     block: c.int(j, "block"),
     canvas,
@@ -319,6 +327,9 @@ function readStep(c: Check, rec: TraceRecord, meta: TraceMeta, expectedIndex: nu
     producingRow,
     probes,
   };
+  const intervention = readPassIntervention(c, j, model.numLayers, model.numHeads, T);
+  if (intervention) out.intervention = intervention;
+  return out;
 }
 
 /** The first prompt.length tokens of a canvas or final sequence are the prompt's ids. */

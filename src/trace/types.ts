@@ -47,6 +47,29 @@ export interface TracePrompt {
   regions: Region[];
 }
 
+/**
+ * What an attention intervention did in one forward pass (sparse; src/graph/interventions.ts has
+ * the rules). Positions are the prompt's own canvas positions, as everywhere in a trace.
+ */
+export interface PassIntervention {
+  /** Hidden keys as [layer, head, key]; head −1 = every head of that layer. */
+  hidden: [number, number, number][];
+  /** Additive score biases as [layer, head, key, value]; head −1 = every head. */
+  bias: [number, number, number, number][];
+  /** Query rows that attended only to themselves (a dedicated sink). */
+  selfOnly: number[];
+  /** true when an un-intervened first pass ran at this step to choose them. */
+  firstPass: boolean;
+}
+
+/** The policy a run was intervened with (meta record): its name and resolved parameters. */
+export interface TraceIntervention {
+  /** Canonical spelling, e.g. "anchors", "anchors:first-pass", "random:4", "first", "sink". */
+  policy: string;
+  /** Every parameter the policy ran with (rule, k, seed, layers, heads, sink token and position). */
+  params: Record<string, unknown>;
+}
+
 /** Per-step record. All arrays cover the whole canvas (prompt + generation) unless said. */
 export interface TraceStep {
   /** 0-based step index over the whole run (LLaDA: across blocks). */
@@ -68,6 +91,8 @@ export interface TraceStep {
   producingRow: Int32Array;
   /** Probe tensors of this step's forward pass, batch axis removed. */
   probes: Map<string, ProbeTensor>;
+  /** The attention intervention applied in this step's forward pass (intervened runs only). */
+  intervention?: PassIntervention;
 }
 
 export interface Trace {
@@ -85,7 +110,9 @@ export interface Trace {
    * Forward pass over the final sequence with the same probes. In a partial trace: the canvas
    * as the recorded steps left it, and no probes.
    */
-  final: { sequence: Int32Array; probes: Map<string, ProbeTensor> };
+  final: { sequence: Int32Array; probes: Map<string, ProbeTensor>; intervention?: PassIntervention };
+  /** The intervention policy of the run; absent for a run without one. */
+  intervention?: TraceIntervention;
   /** Step at which each position was unmasked (−1 for prompt positions), [seq]. */
   unmaskedAt: Int32Array;
   /** Decoded answer text (generated ids, special tokens skipped, as the paper's evaluation decodes). */

@@ -10,7 +10,8 @@ import * as path from "node:path";
 import type { ProbeTensor } from "../util/probes.js";
 import { encodePreamble, encodeRecord, type RawTensor, type TraceRecord } from "./codec.js";
 import type { TraceMeta } from "./reader.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Trace, type TraceStep } from "./types.js";
+import { passInterventionJson } from "./intervention.js";
+import { TRACE_FORMAT_VERSION, type CharSpan, type PassIntervention, type Trace, type TraceStep } from "./types.js";
 
 /** Everything known before the first step (the `meta` record): the fields the reader validates, and who wrote it. */
 export interface TraceHeader extends TraceMeta {
@@ -55,13 +56,17 @@ export function stepRecord(s: TraceStep, tokenStrings: string[] = []): TraceReco
     ["producing_row", raw(s.producingRow, [s.producingRow.length])],
   ]);
   const probes = probeTensors(s.probes, tensors);
-  return { kind: "step", json: { step: s.step, block: s.block, tokenStrings, probes }, tensors };
+  const json: Record<string, unknown> = { step: s.step, block: s.block, tokenStrings, probes };
+  if (s.intervention) json.intervention = passInterventionJson(s.intervention);
+  return { kind: "step", json, tensors };
 }
 
-export function finalRecord(sequence: Int32Array, probesIn: Map<string, ProbeTensor>): TraceRecord {
+export function finalRecord(sequence: Int32Array, probesIn: Map<string, ProbeTensor>, intervention?: PassIntervention): TraceRecord {
   const tensors = new Map<string, RawTensor>([["sequence", raw(sequence, [sequence.length])]]);
   const probes = probeTensors(probesIn, tensors);
-  return { kind: "final", json: { probes }, tensors };
+  const json: Record<string, unknown> = { probes };
+  if (intervention) json.intervention = passInterventionJson(intervention);
+  return { kind: "final", json, tensors };
 }
 
 export function endRecord(e: TraceEnd): TraceRecord {
@@ -95,8 +100,8 @@ export class TraceWriter {
     this.put(encodeRecord(stepRecord(step, tokenStrings)));
   }
 
-  writeFinal(sequence: Int32Array, probes: Map<string, ProbeTensor>): void {
-    this.put(encodeRecord(finalRecord(sequence, probes)));
+  writeFinal(sequence: Int32Array, probes: Map<string, ProbeTensor>, intervention?: PassIntervention): void {
+    this.put(encodeRecord(finalRecord(sequence, probes, intervention)));
   }
 
   /** Write the end record and close: the trace is complete. */

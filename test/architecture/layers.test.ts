@@ -18,7 +18,8 @@ const ALLOWED: Record<string, string[]> = {
   reference: ["graph", "checkpoint", "util"],
   runtime: ["graph", "checkpoint", "util"],
   trace: ["util"],
-  samplers: ["runtime", "graph", "checkpoint", "trace", "util"],
+  // analysis: the intervention policies detect anchors with the one detector the analyses use
+  samplers: ["runtime", "graph", "checkpoint", "trace", "analysis", "util"],
   analysis: ["trace", "protocol", "util"],
   figures: ["analysis", "trace", "protocol", "util"],
   display: ["figures", "protocol", "util"],

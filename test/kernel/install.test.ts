@@ -34,7 +34,7 @@ describe("install.cjs", () => {
     const prefix = tmp();
     const r = install.installKernelspec(prefix);
     expect(r.dest).toBe(join(prefix, "share", "jupyter", "kernels", "floatscope"));
-    expect(r.changed.sort()).toEqual(["kernel.json", "launch.cjs", "preload.cjs"]);
+    expect(r.changed.sort()).toEqual(["kernel.json", "launch.cjs", "preload.cjs", "shorthand.cjs"]);
     const spec = JSON.parse(readFileSync(join(r.dest, "kernel.json"), "utf8"));
     const template = JSON.parse(readFileSync(join(TEMPLATE, "kernel.json"), "utf8"));
     expect(template.argv[0]).toBe("node");

@@ -12,8 +12,16 @@ import { ROOT, VENV, setupMissing } from "./env.js";
 const run = promisify(execFile);
 const missing = setupMissing();
 const jupyter = join(VENV, "bin", "jupyter");
-// Same environment the entry-point scripts use.
-const env = { ...process.env, JUPYTER_PATH: join(VENV, "share", "jupyter"), JUPYTER_PLATFORM_DIRS: "1" };
+// Same environment the entry-point scripts use (scripts/lib/jupyter-env.sh): nothing under HOME.
+const env = {
+  ...process.env,
+  JUPYTER_PATH: join(VENV, "share", "jupyter"),
+  JUPYTER_PLATFORM_DIRS: "1",
+  JUPYTER_CONFIG_DIR: join(ROOT, ".cache", "jupyter", "config"),
+  JUPYTER_DATA_DIR: join(ROOT, ".cache", "jupyter", "data"),
+  JUPYTER_RUNTIME_DIR: join(ROOT, ".cache", "jupyter", "runtime"),
+  IPYTHONDIR: join(ROOT, ".cache", "ipython"),
+};
 
 describe.skipIf(missing !== null)("jupyter CLI from .venv", () => {
   it("kernelspec list shows floatscope, installed inside .venv", async () => {

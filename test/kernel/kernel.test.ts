@@ -75,6 +75,20 @@ describe.skipIf(missing !== null)("floatscope kernel (installed kernelspec)", ()
     expect(streamText(await ok("answer + 1"), "stdout")).toBe("22\n");
   });
 
+  it("a shorthand property naming an earlier cell's const works (tslab alone throws ReferenceError)", async () => {
+    await ok('const tokenizer = { name: "tiny" };\nlet seen = "";');
+    // object literal, nested literal, destructuring assignment with a default, and a destructuring
+    // declaration (a binding pattern, which must stay as it is)
+    const out = await ok(
+      "const opts = { tokenizer, depth: { tokenizer } };\n" +
+        '({ seen = "default" } = {} as { seen?: string });\n' +
+        "const { depth } = opts;\n" +
+        "console.log(JSON.stringify([opts.tokenizer.name, depth.tokenizer === tokenizer, seen]));",
+    );
+    expect(streamText(out, "stdout")).toBe('["tiny",true,"default"]\n');
+    expect(streamText(await ok("seen"), "stdout")).toBe("default\n");
+  });
+
   it("imports floatscope by package name; its .d.ts type-checks under tslab's TypeScript 5.0", async () => {
     const out = await ok(
       'import { show, heatmap, progress, newDisplay, captureDisplays, DisplayError, FLOATSCOPE_MIME, type HeatmapSpec, type MimeBundle, type Colormap } from "floatscope";\n' +

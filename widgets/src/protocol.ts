@@ -7,3 +7,5 @@ export * from "../../src/protocol/payloads.js";
 export * from "../../src/protocol/specs.js";
 export * from "../../src/protocol/heatmap.js";
 
+export * from "../../src/protocol/scales.js";
+export * from "../../src/protocol/export-names.js";

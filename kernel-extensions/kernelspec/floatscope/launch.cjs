@@ -48,5 +48,8 @@ if (!connectionFile) {
 }
 const mainPath = resolveTslab();
 process.env.FLOATSCOPE_TSLAB = mainPath;
+// tslab loses shorthand properties that name an earlier cell's binding (`{ tokenizer }`);
+// see shorthand.cjs. Patched before tslab creates its converters.
+require("./shorthand.cjs").install(path.dirname(mainPath));
 // enableFindLocal: false — we already chose the copy; tslab's own search would look again.
 require(mainPath).startKernel({ configPath: connectionFile, enableFindLocal: false });

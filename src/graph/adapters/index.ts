@@ -57,7 +57,7 @@ export function detectFamily(config: Record<string, unknown>, configFile = "conf
  *   spec.causal // false
  */
 export function resolveModelSpec(checkpoint: Checkpoint): ModelSpec {
-  const { adapter, architecture } = detectFamily(checkpoint.config, path.join(checkpoint.dir, "config.json"));
+  const { adapter, architecture } = detectFamily(checkpoint.config, checkpoint.configFile ?? path.join(checkpoint.dir, "config.json"));
   return specFromAdapter(adapter, checkpoint, architecture);
 }
 

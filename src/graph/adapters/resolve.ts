@@ -34,7 +34,7 @@ const FLOAT_DTYPES = new Set(["F32", "F16", "BF16"]);
 
 export function specFromAdapter(a: FamilyAdapter, ckpt: Checkpoint, architecture: string): ModelSpec {
   const cfg = ckpt.config;
-  const file = path.join(ckpt.dir, "config.json");
+  const file = ckpt.configFile ?? path.join(ckpt.dir, "config.json");
   const o = { file };
   for (const r of a.requires) {
     const v = cfg[r.key];

@@ -178,7 +178,8 @@ export class GraphBuilder {
   toModel(name: string, metadata: Record<string, string> = {}): ModelProto {
     return {
       irVersion: IR_VERSION,
-      opsetImport: [{ domain: "", version: OPSET }],
+      // Contrib operators (com.microsoft MatMulNBits) need their domain imported too.
+      opsetImport: [{ domain: "", version: OPSET }, ...[...new Set(this.nodes.map((n) => n.domain).filter((d): d is string => !!d))].map((domain) => ({ domain, version: 1 }))],
       producerName: "floatscope",
       producerVersion: "0.1.0",
       graph: this.toGraph(name),

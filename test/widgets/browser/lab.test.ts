@@ -133,7 +133,7 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     const run = (id: string) =>
       page.evaluate((cmd) => (window as unknown as { jupyterapp: { commands: { execute(id: string): Promise<unknown> } } }).jupyterapp.commands.execute(cmd), id);
     const [svgDl] = await Promise.all([page.waitForEvent("download"), run("floatscope:export-svg")]);
-    expect(svgDl.suggestedFilename()).toMatch(/^synthetic-prompt-MDM-vs-ARM_step\d+_layer0\.svg$/);
+    expect(svgDl.suggestedFilename()).toMatch(/^floatscope_scrubber_[A-Za-z0-9.+-]+_layer0_step\d+\.svg$/);
     const svgPath = path.join(ARTIFACTS, "export.svg");
     await svgDl.saveAs(svgPath);
     const svg = fs.readFileSync(svgPath, "utf8");

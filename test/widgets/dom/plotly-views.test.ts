@@ -1,40 +1,16 @@
 // @vitest-environment jsdom
 import "./dom-setup.js";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeArray, MIME_QK, type QkPayload } from "../../../src/protocol/payloads.js";
 import { FLOATSCOPE_MIME } from "../../../src/display/mime.js";
 import { MIME_DRIFT } from "../../../src/protocol/specs.js";
-import { setPlotlyForTests, type PlotlyLike } from "../../../widgets/src/figures/plotly.js";
+import { useFakePlotly } from "./fake-plotly.js";
 import { QkView } from "../../../widgets/src/figures/qk.js";
 import { ChartView } from "../../../widgets/src/figures/charts.js";
 import { MIME_HEATMAP } from "../../../widgets/src/protocol.js";
 import extensions from "../../../widgets/src/index.js";
 
-interface Call {
-  div: HTMLElement;
-  data: Record<string, unknown>[];
-  layout: Record<string, unknown>;
-}
-let calls: Call[] = [];
-const fake: PlotlyLike = {
-  async react(div, data, layout) {
-    calls.push({ div, data: data as Record<string, unknown>[], layout: layout as Record<string, unknown> });
-  },
-  purge() {},
-  async toImage() {
-    return "data:image/svg+xml,%3Csvg%2F%3E";
-  },
-  Plots: { resize() {} },
-};
-
-beforeEach(() => {
-  calls = [];
-  setPlotlyForTests(fake);
-});
-afterEach(() => {
-  setPlotlyForTests(null);
-  document.body.textContent = "";
-});
+const calls = useFakePlotly();
 
 function qkPayload(): QkPayload {
   const n = 4;
@@ -81,7 +57,7 @@ describe("QK view", () => {
     const summary = calls.find((c) => c.div === v.summaryDiv)!;
     expect(summary.data).toHaveLength(4);
     // choosing the second panel redraws all three
-    calls = [];
+    calls.length = 0;
     const select = host.querySelector("select") as HTMLSelectElement;
     select.value = "1";
     select.dispatchEvent(new Event("change"));
@@ -111,8 +87,8 @@ describe("paper-figure charts", () => {
     expect(d).toHaveLength(6);
     expect(d[1].fill).toBe("tonexty");
     expect(d[1].y).toEqual([9, 18, 14]);
-    expect(d[2].line).toMatchObject({ color: "rgb(253,207,158)" });
-    expect(d[5].line).toMatchObject({ color: "rgb(78,101,155)" });
+    expect(d[2].line).toMatchObject({ color: "#fdcf9e" });
+    expect(d[5].line).toMatchObject({ color: "#4e659b" });
   });
 
   it("retrieval: one layers × heads heatmap per model on [0, 1]", async () => {

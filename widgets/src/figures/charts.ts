@@ -9,8 +9,14 @@
  */
 import { el } from "../dom.js";
 import {
+  absorptionTitles,
   decodeArray,
   describeSubsampling,
+  exportStem,
+  modelColour,
+  modelsOf,
+  PARADIGM_DASH,
+  paradigmOf,
   PayloadError,
   type AbsorptionPayload,
   type DistractorPayload,
@@ -24,19 +30,8 @@ import {
 import { isColormap, plotlyScale } from "../colormap.js";
 import { BASE_LAYOUT, exportButtons, frame, loadPlotly, PLOT_CONFIG, plotlyText, rows, type PlotlyLike } from "./plotly.js";
 
-/** Model colours of the paper's absorption figure, then a fallback palette. */
-const MODEL_COLORS: [RegExp, string][] = [
-  [/llama/i, "rgb(78,101,155)"],
-  [/qwen/i, "rgb(184,168,207)"],
-  [/llada/i, "rgb(253,207,158)"],
-  [/dream/i, "rgb(182,118,108)"],
-];
+/** Token-type and fallback palette for series that are not models. */
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
-
-export function modelColor(name: string, i: number): string {
-  for (const [re, c] of MODEL_COLORS) if (re.test(name)) return c;
-  return PALETTE[i % PALETTE.length];
-}
 
 function withAlpha(color: string, a: number): string {
   if (color.startsWith("rgb(")) return color.replace("rgb(", "rgba(").replace(")", `,${a})`);
@@ -54,8 +49,9 @@ export type ChartPayload = FloatscopePayload | DriftSpec | TokenTypesSpec | Heat
 function absorptionFigure(p: AbsorptionPayload): Figure {
   const data: object[] = [];
   p.series.forEach((s, i) => {
-    const c = modelColor(s.model, i);
+    const c = modelColour(s.model, i);
     const name = plotlyText(`${s.model} (${s.paradigm})`);
+    const dash = PARADIGM_DASH[paradigmOf(s.paradigm)].plotly;
     const hi = s.mean.map((m, k) => m + (s.std[k] ?? 0));
     const lo = s.mean.map((m, k) => m - (s.std[k] ?? 0));
     data.push({ type: "scatter", x: s.layers, y: hi, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: name });
@@ -67,18 +63,20 @@ function absorptionFigure(p: AbsorptionPayload): Figure {
       mode: "lines+markers",
       name,
       legendgroup: name,
-      line: { color: c, width: 2 },
+      line: { color: c, width: 2, dash },
       marker: { symbol: MARKERS[i % MARKERS.length], size: 6, color: c },
       customdata: s.std,
       hovertemplate: `${name}<br>layer %{x}: %{y:.1f}% ± %{customdata:.1f} (n=${s.samples})<extra></extra>`,
     });
   });
+  const { title, subtitle } = absorptionTitles(p);
   return [
     {
       data,
       layout: {
         ...BASE_LAYOUT,
-        title: { text: plotlyText(p.title ?? `Absorption rate per layer · rule: ${p.rule}`), font: { size: 13 } },
+        title: { text: [plotlyText(title), ...subtitle.map((l) => `<span style="font-size:11px;color:#555">${plotlyText(l)}</span>`)].join("<br>"), font: { size: 13 } },
+        margin: { ...BASE_LAYOUT.margin, t: 40 + 14 * subtitle.length },
         xaxis: { title: { text: "Layer Index" }, gridcolor: "#eee" },
         yaxis: { title: { text: "Absorption Rate (%)" }, gridcolor: "#eee" },
         height: 420,
@@ -154,7 +152,7 @@ function rolloutFigure(p: RolloutPayload): Figure {
 function distractorFigure(p: DistractorPayload): Figure {
   const data: object[] = [];
   p.series.forEach((s, i) => {
-    const c = modelColor(s.model, i);
+    const c = modelColour(s.model, i);
     const name = plotlyText(s.model);
     if (s.lo && s.hi) {
       data.push({ type: "scatter", x: p.positions, y: s.hi, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: name });
@@ -322,7 +320,9 @@ export class ChartView {
   ) {
     const base = payload as { title?: string; subsampled?: never[]; warnings?: string[] };
     const { root, bar } = frame(base.title ?? "", describeSubsampling(base.subsampled ?? []), base.warnings);
-    bar.append(exportButtons(() => this.divs, () => `floatscope_${payload.kind}`, plotly));
+    const layers = (payload as { layers?: unknown }).layers;
+    const stem = exportStem({ figure: payload.kind, models: modelsOf(payload), layer: Array.isArray(layers) ? (layers as number[]) : undefined });
+    bar.append(exportButtons(() => this.divs, () => stem, plotly));
     const box = el("div", { className: "fs-chart-row" });
     for (let i = 0; i < figure.length; i++) {
       const d = el("div", { className: `fs-plot fs-${payload.kind}` });

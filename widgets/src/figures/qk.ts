@@ -5,7 +5,7 @@
  * floating columns vs other columns) that answers "angle or norm?".
  */
 import { el } from "../dom.js";
-import { decodeArray, describeSubsampling, PayloadError, type QkPanel, type QkPayload } from "../protocol.js";
+import { decodeArray, describeSubsampling, exportStem, PayloadError, qkColourScale, type QkPanel, type QkPayload } from "../protocol.js";
 import { plotlyScale } from "../colormap.js";
 import { BASE_LAYOUT, exportButtons, frame, loadPlotly, PLOT_CONFIG, plotlyText, rows, type PlotlyLike } from "./plotly.js";
 
@@ -47,7 +47,10 @@ export class QkView {
     this.summaryDiv = el("div", { className: "fs-plot fs-qk-summary" });
     bar.append(
       el("label", { className: "fs-slider" }, [el("span", { text: "panel" }), this.select]),
-      exportButtons(() => [...this.heatmapDivs, this.summaryDiv], () => `qk_${payload.model}_${panelLabel(payload.panels[this.panelIndex]).replace(/[^a-z0-9]+/gi, "-")}`, plotly),
+      exportButtons(() => [...this.heatmapDivs, this.summaryDiv], () => {
+        const p = payload.panels[this.panelIndex];
+        return exportStem({ figure: "qk", models: [payload.model], layer: p.layer, head: p.head });
+      }, plotly),
     );
     root.append(el("div", { className: "fs-qk-row" }, this.heatmapDivs), this.summaryDiv);
     this.root = root;
@@ -78,6 +81,8 @@ export class QkView {
       PARTS.map((part, idx) => {
         const values = decodeArray(p[part.key], `panels[${i}].${part.key}`);
         const z = rows(values, n, m);
+        // The same scale rule as the static image (protocol/scales.ts): score and cos θ diverge around 0.
+        const scale = qkColourScale(part.key, values);
         const heat = {
           type: "heatmap",
           x: keys,
@@ -85,7 +90,9 @@ export class QkView {
           z,
           text: hover,
           hovertemplate: "%{text}<br>%{z:.4f}<extra></extra>",
-          colorscale: plotlyScale("gnbu"),
+          colorscale: plotlyScale(scale.colormap),
+          zmin: scale.domain[0],
+          zmax: scale.domain[1],
           colorbar: { thickness: 10 },
         };
         // Notebooks saved before the field was renamed carry it as `floating` (same meaning): still drawn.

@@ -7,7 +7,7 @@
  * Independent of Lumino so that the renderer, the document widget, the tests and the benchmark
  * page all drive the same class. Untrusted text enters the DOM only through textContent.
  */
-import { describeSubsampling, type ScrubberPayload } from "../protocol.js";
+import { describeSubsampling, exportStem, type ScrubberPayload } from "../protocol.js";
 import { download, el, slider, tokenLabel } from "../dom.js";
 import { decodeScrubber, RunData } from "./data.js";
 import { drawMap, drawProfiles, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
@@ -372,12 +372,16 @@ export class ScrubberView {
     });
   }
 
-  /** File name stem for exports: title, step and layer. */
+  /** File name stem for exports: figure, the runs' models, layer and step shown. */
   fileStem(): string {
     const s = this._state;
     const r0 = this.runs[0];
-    const base = (this.payload.title ?? r0.run.label).replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-|-$/g, "") || "scrubber";
-    return `${base}_step${r0.run.steps[r0.clampStep(s.step)]}_layer${r0.run.layers[r0.clampLayer(s.layer)]}`;
+    return exportStem({
+      figure: "scrubber",
+      models: this.runs.map((r) => r.run.label),
+      layer: r0.run.layers[r0.clampLayer(s.layer)],
+      step: r0.run.steps[r0.clampStep(s.step)],
+    });
   }
 
   /** PNG of the current view (title, temporal views, token strips and maps). */

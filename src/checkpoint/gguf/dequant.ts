@@ -1,0 +1,173 @@
+/**
+ * Dequantisation of ggml tensor blocks to float32, one function per block format, following
+ * ggml's reference decoders. Block scales are IEEE half floats; every product and sum is
+ * rounded to float32 in the order ggml (and the `gguf` Python package) evaluate it, so the
+ * results are bit-identical to theirs (`Math.fround` after each operation: a double holds the
+ * exact product of two floats, and rounding a double sum of two floats to float is correctly
+ * rounded, so this is float32 arithmetic).
+ *
+ * Layouts (bytes per block): Q4_0 = d, 16 nibble bytes (low nibbles are elements 0..15, high
+ * nibbles 16..31), value (q − 8)·d · Q4_1 = d, m, 16 nibble bytes, q·d + m · Q5_0 = d, 4 bytes of
+ * fifth bits, 16 nibble bytes, (q − 16)·d · Q5_1 = d, m, fifth bits, nibbles, q·d + m · Q8_0 =
+ * d, 32 int8, q·d · Q4_K / Q5_K = super-blocks of 256 with 8 sub-blocks of 32, each with a 6-bit
+ * scale and min packed into 12 bytes, value (d·sc)·q − (dmin·m) · Q6_K = 16 sub-blocks of 16 with
+ * int8 scales, 6-bit q (4 low bits in ql, 2 high in qh), value (d·sc)·(q − 32).
+ */
+import type { GgmlTypeName } from "./format.js";
+
+const fr = Math.fround;
+
+/** All 65536 half floats as float32 (the table makes decoding a lookup). */
+const HALF = (() => {
+  const t = new Float32Array(65536);
+  for (let h = 0; h < 65536; h++) {
+    const s = h & 0x8000 ? -1 : 1;
+    const e = (h >> 10) & 0x1f;
+    const f = h & 0x3ff;
+    t[h] = e === 0 ? s * f * 2 ** -24 : e === 31 ? (f ? NaN : s * Infinity) : s * (1 + f / 1024) * 2 ** (e - 15);
+  }
+  return t;
+})();
+
+const half = (b: Uint8Array, o: number): number => HALF[b[o] | (b[o + 1] << 8)];
+
+/** Decode `count` elements of `type` from `src` (which must hold exactly their blocks) into float32. */
+export function dequantize(type: GgmlTypeName, src: Uint8Array, count: number): Float32Array {
+  const out = new Float32Array(count);
+  switch (type) {
+    case "F32":
+      new Uint8Array(out.buffer).set(src.subarray(0, count * 4));
+      break;
+    case "F16":
+      for (let i = 0; i < count; i++) out[i] = half(src, 2 * i);
+      break;
+    case "BF16": {
+      const u = new Uint32Array(out.buffer);
+      for (let i = 0; i < count; i++) u[i] = (src[2 * i] | (src[2 * i + 1] << 8)) << 16;
+      break;
+    }
+    case "F64": {
+      const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
+      for (let i = 0; i < count; i++) out[i] = dv.getFloat64(8 * i, true);
+      break;
+    }
+    case "Q4_0": q4_0(src, out, count / 32); break;
+    case "Q4_1": q4_1(src, out, count / 32); break;
+    case "Q5_0": q5_0(src, out, count / 32); break;
+    case "Q5_1": q5_1(src, out, count / 32); break;
+    case "Q8_0": q8_0(src, out, count / 32); break;
+    case "Q4_K": q4_k(src, out, count / 256); break;
+    case "Q5_K": q5_k(src, out, count / 256); break;
+    case "Q6_K": q6_k(src, out, count / 256); break;
+  }
+  return out;
+}
+
+function q4_0(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 18, d = half(b, o), yo = i * 32;
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 2 + j];
+      y[yo + j] = fr(d * ((q & 15) - 8));
+      y[yo + j + 16] = fr(d * ((q >> 4) - 8));
+    }
+  }
+}
+
+function q4_1(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 20, d = half(b, o), m = half(b, o + 2), yo = i * 32;
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 4 + j];
+      y[yo + j] = fr(fr(d * (q & 15)) + m);
+      y[yo + j + 16] = fr(fr(d * (q >> 4)) + m);
+    }
+  }
+}
+
+const u32 = (b: Uint8Array, o: number): number => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
+
+function q5_0(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 22, d = half(b, o), qh = u32(b, o + 2), yo = i * 32;
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 6 + j];
+      const h0 = ((qh >>> j) & 1) << 4, h1 = ((qh >>> (j + 16)) & 1) << 4;
+      y[yo + j] = fr(d * (((q & 15) | h0) - 16));
+      y[yo + j + 16] = fr(d * (((q >> 4) | h1) - 16));
+    }
+  }
+}
+
+function q5_1(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 24, d = half(b, o), m = half(b, o + 2), qh = u32(b, o + 4), yo = i * 32;
+    for (let j = 0; j < 16; j++) {
+      const q = b[o + 8 + j];
+      const h0 = ((qh >>> j) & 1) << 4, h1 = ((qh >>> (j + 16)) & 1) << 4;
+      y[yo + j] = fr(fr(d * ((q & 15) | h0)) + m);
+      y[yo + j + 16] = fr(fr(d * ((q >> 4) | h1)) + m);
+    }
+  }
+}
+
+function q8_0(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 34, d = half(b, o), yo = i * 32;
+    for (let j = 0; j < 32; j++) y[yo + j] = fr(((b[o + 2 + j] << 24) >> 24) * d);
+  }
+}
+
+/** The 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes at `s`. */
+function scaleMin(b: Uint8Array, s: number, j: number): [number, number] {
+  if (j < 4) return [b[s + j] & 63, b[s + j + 4] & 63];
+  return [(b[s + j + 4] & 15) | ((b[s + j - 4] >> 6) << 4), (b[s + j + 4] >> 4) | ((b[s + j] >> 6) << 4)];
+}
+
+function q4_k(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 144, d = half(b, o), dmin = half(b, o + 2), s = o + 4, qs = o + 16;
+    let yo = i * 256;
+    for (let g = 0; g < 4; g++) {
+      const [sc1, m1] = scaleMin(b, s, 2 * g), [sc2, m2] = scaleMin(b, s, 2 * g + 1);
+      const d1 = fr(d * sc1), dm1 = fr(dmin * m1), d2 = fr(d * sc2), dm2 = fr(dmin * m2);
+      const q = qs + 32 * g;
+      for (let l = 0; l < 32; l++) y[yo + l] = fr(fr(d1 * (b[q + l] & 15)) - dm1);
+      for (let l = 0; l < 32; l++) y[yo + 32 + l] = fr(fr(d2 * (b[q + l] >> 4)) - dm2);
+      yo += 64;
+    }
+  }
+}
+
+function q5_k(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 176, d = half(b, o), dmin = half(b, o + 2), s = o + 4, qh = o + 16, qs = o + 48;
+    let yo = i * 256;
+    for (let g = 0; g < 4; g++) {
+      const [sc1, m1] = scaleMin(b, s, 2 * g), [sc2, m2] = scaleMin(b, s, 2 * g + 1);
+      const d1 = fr(d * sc1), dm1 = fr(dmin * m1), d2 = fr(d * sc2), dm2 = fr(dmin * m2);
+      const q = qs + 32 * g, u1 = 1 << (2 * g), u2 = 2 << (2 * g);
+      for (let l = 0; l < 32; l++) y[yo + l] = fr(fr(d1 * ((b[q + l] & 15) + (b[qh + l] & u1 ? 16 : 0))) - dm1);
+      for (let l = 0; l < 32; l++) y[yo + 32 + l] = fr(fr(d2 * ((b[q + l] >> 4) + (b[qh + l] & u2 ? 16 : 0))) - dm2);
+      yo += 64;
+    }
+  }
+}
+
+function q6_k(b: Uint8Array, y: Float32Array, nb: number): void {
+  for (let i = 0; i < nb; i++) {
+    const o = i * 210, d = half(b, o + 208);
+    for (let n = 0; n < 2; n++) {
+      const ql = o + 64 * n, qh = o + 128 + 32 * n, sc = o + 192 + 8 * n, yo = i * 256 + 128 * n;
+      for (let l = 0; l < 32; l++) {
+        const is = l >> 4;
+        const s = (k: number) => fr(d * ((b[sc + is + k] << 24) >> 24));
+        const h = b[qh + l];
+        y[yo + l] = fr(s(0) * (((b[ql + l] & 15) | ((h & 3) << 4)) - 32));
+        y[yo + l + 32] = fr(s(2) * (((b[ql + l + 32] & 15) | (((h >> 2) & 3) << 4)) - 32));
+        y[yo + l + 64] = fr(s(4) * (((b[ql + l] >> 4) | (((h >> 4) & 3) << 4)) - 32));
+        y[yo + l + 96] = fr(s(6) * (((b[ql + l + 32] >> 4) | (((h >> 6) & 3) << 4)) - 32));
+      }
+    }
+  }
+}

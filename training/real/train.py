@@ -1,0 +1,244 @@
+"""Adapt SmolLM2-135M-Instruct on the synthetic world QA with LoRA: a Dream-style masked diffusion model
+(`--objective mdm`) or its causal twin (`--objective arm`). Both see exactly the same examples per step
+(a pure function of seed and step), the same LoRA rank, optimiser and budget; only the objective differs.
+
+    OPENBLAS_CORETYPE=SkylakeX nice -n 19 /usr/bin/python3 training/real/train.py --objective mdm \
+        --run training/runs/smol-mdm --steps 300
+
+Resumable: the run folder holds ckpt.pt (delta, optimiser, step; written every `--ckpt-minutes` and at
+each validation), metrics.csv (loss per step), eval.csv (validation oracle accuracy), delta-best.safetensors
+(the best validation delta so far) and run.json (the arguments). Running the same command again continues.
+
+Recipe (see training/real/README.md): QA examples about fresh people (training/world.py), the gold passage
+among k distractors shared by the batch; k = 0 for the first `--oracle-steps`, then k ~ U{0..k_max} with
+k_max growing by one every `--k-every` steps up to `--k-top` (oracle first). Loss on the answer only.
+- arm: causal attention, next-token cross-entropy on answer + `<|im_end|>`.
+- mdm: bidirectional attention; the answer region (answer + `<|im_end|>` padding to a random length in
+  [len+1, 8]) is masked with ratio t ~ U(0.1, 1) per example (at least one token) with the mask token; the
+  prediction for position i comes from output row i−1 (Dream's shift, so the base's next-token head is
+  reused); loss = Σ cross-entropy over masked tokens / t / region length, averaged over the batch.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import smol  # noqa: E402
+import decode  # noqa: E402
+from world import World, eval_records  # noqa: E402
+from hf_formats import write_safetensors  # noqa: E402
+
+GEN_MAX = decode.GEN
+
+
+def k_for_step(step: int, a) -> int:
+    if step < a.oracle_steps:
+        return 0
+    kmax = min(a.k_top, 1 + (step - a.oracle_steps) // a.k_every)
+    return random.Random(f"k:{a.seed}:{step}").randint(0, kmax)
+
+
+def make_batch(world: World, tok, step: int, a):
+    """Examples for one step: (prompt ids, answer ids) × batch, identical for both objectives."""
+    k = k_for_step(step, a)
+    rng = random.Random(f"qa:{a.seed}:{step}")
+    out = []
+    for _ in range(a.batch):
+        r = world.qa_example(rng, "train", k, fresh=True)
+        ids = decode.prompt_ids(tok, r["question"], [c["text"] for c in r["ctxs"]])
+        out.append((ids, tok.encode(r["answers"][0])))
+    return k, out
+
+
+def loss_arm(m, batch) -> tuple[torch.Tensor, int]:
+    seqs = [p + ans + [smol.IM_END] for p, ans in batch]
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), smol.IM_END)
+    pad = torch.ones(len(seqs), T, dtype=torch.bool)
+    rows = torch.zeros(len(seqs), T, dtype=torch.bool)
+    tgt = []
+    for b, ((p, ans), s) in enumerate(zip(batch, seqs)):
+        ids[b, :len(s)] = torch.tensor(s)
+        pad[b, :len(s)] = False
+        rows[b, len(p) - 1:len(s) - 1] = True  # row j predicts token j+1
+        tgt += s[len(p):]
+    logits = m(ids, key_pad=pad, rows=rows)
+    return F.cross_entropy(logits, torch.tensor(tgt)), T * len(seqs)
+
+
+def loss_mdm(m, batch, step: int, a) -> tuple[torch.Tensor, int]:
+    rng = random.Random(f"mask:{a.seed}:{step}")
+    seqs, regions = [], []
+    for p, ans in batch:
+        L = rng.randint(len(ans) + 1, max(GEN_MAX, len(ans) + 1))
+        region = ans + [smol.IM_END] * (L - len(ans))
+        t = rng.uniform(0.1, 1.0)
+        masked = [rng.random() < t for _ in region]
+        if not any(masked):
+            masked[rng.randrange(L)] = True
+        seqs.append((p, region, masked, t))
+    T = max(len(p) + len(r) for p, r, _, _ in seqs)
+    ids = torch.full((len(seqs), T), smol.IM_END)
+    pad = torch.ones(len(seqs), T, dtype=torch.bool)
+    rows = torch.zeros(len(seqs), T, dtype=torch.bool)
+    tgt, wts = [], []
+    for b, (p, region, masked, t) in enumerate(seqs):
+        noisy = [smol.MASK_ID if mk else tk for tk, mk in zip(region, masked)]
+        s = p + noisy
+        ids[b, :len(s)] = torch.tensor(s)
+        pad[b, :len(s)] = False
+        for j, mk in enumerate(masked):
+            if mk:
+                rows[b, len(p) + j - 1] = True  # shifted: row i−1 predicts position i
+        # rows are gathered in row-major order, so targets follow position order within each example
+        tgt += [tk for tk, mk in zip(region, masked) if mk]
+        wts += [1.0 / (t * len(region))] * sum(masked)
+    logits = m(ids, key_pad=pad, rows=rows)
+    ce = F.cross_entropy(logits, torch.tensor(tgt), reduction="none")
+    return (ce * torch.tensor(wts)).sum() / len(seqs), T * len(seqs)
+
+
+def save_delta(m, path: str, meta: dict) -> int:
+    d = {k: v.float().numpy() for k, v in m.delta_state().items()}
+    write_safetensors(path, d, dtype="bf16", metadata={k: str(v) for k, v in meta.items()})
+    return os.path.getsize(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--objective", choices=["mdm", "arm"], required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--rank", type=int, default=16)
+    ap.add_argument("--alpha", type=float, default=32.0)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--oracle-steps", type=int, default=40)
+    ap.add_argument("--k-every", type=int, default=20)
+    ap.add_argument("--k-top", type=int, default=4)
+    ap.add_argument("--eval-every", type=int, default=40)
+    ap.add_argument("--val-n", type=int, default=20)
+    ap.add_argument("--ckpt-minutes", type=float, default=4.0)
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    os.makedirs(a.run, exist_ok=True)
+    mdm = a.objective == "mdm"
+    m, tok, _ = smol.build(causal=not mdm, rank=a.rank, alpha=a.alpha, train_mask_row=mdm)
+    params = [p for p in m.parameters() if p.requires_grad]
+    n_params = sum(p.numel() for p in params)
+    opt = torch.optim.AdamW(params, lr=a.lr, betas=(0.9, 0.95), weight_decay=0.0)
+    world = World()
+    val = eval_records(world, "val", a.val_n, world.seed, n_distractors=0)
+    ck = os.path.join(a.run, "ckpt.pt")
+    step, tokens, best = 0, 0, -1.0
+    if os.path.exists(ck):
+        st = torch.load(ck)
+        m.load_delta(st["delta"])
+        opt.load_state_dict(st["opt"])
+        step, tokens, best = st["step"], st["tokens"], st["best"]
+        print(f"resumed at step {step}", flush=True)
+        for name in ("metrics.csv", "eval.csv"):  # drop rows written after the checkpoint
+            path = os.path.join(a.run, name)
+            if os.path.exists(path):
+                with open(path) as f:
+                    lines = f.read().splitlines()
+                keep = [lines[0]] + [ln for ln in lines[1:] if int(ln.split(",")[0]) <= step]
+                with open(path, "w") as f:
+                    f.write("\n".join(keep) + "\n")
+    with open(os.path.join(a.run, "run.json"), "w") as f:
+        json.dump({**vars(a), "trainable_params": n_params, "blas_core": smol.blas_core(),
+                   "mask_id": smol.MASK_ID if mdm else None}, f, indent=2)
+    print(f"{a.objective}: {n_params} trainable parameters, OpenBLAS core {smol.blas_core()}", flush=True)
+
+    def checkpoint():
+        torch.save({"delta": m.delta_state(), "opt": opt.state_dict(), "step": step, "tokens": tokens,
+                    "best": best}, ck + ".tmp")
+        os.replace(ck + ".tmp", ck)
+
+    def append(name, row, header):
+        path = os.path.join(a.run, name)
+        new = not os.path.exists(path)
+        with open(path, "a", newline="") as f:
+            w = csv.writer(f)
+            if new:
+                w.writerow(header)
+            w.writerow(row)
+
+    last_ck = time.time()
+    kind = "dream" if mdm else "arm"
+    target = os.path.join(a.run, "target_steps")  # write a number here to change --steps of a live run
+    while step < a.steps:
+        if os.path.exists(target):
+            a.steps = int(open(target).read().strip() or a.steps)
+            if step >= a.steps:
+                break
+        if step % a.eval_every == 0 and not _evaluated(a.run, step):
+            t0 = time.time()
+            acc = decode.evaluate(m, kind, tok, val, ["oracle"])["oracle"]["accuracy"]
+            append("eval.csv", [step, tokens, round(acc, 4), a.val_n, round(time.time() - t0, 1)],
+                   ["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
+            print(f"step {step}: val oracle {acc:.3f} (n={a.val_n}, {time.time() - t0:.0f} s)", flush=True)
+            if acc >= best:
+                best = acc
+                save_delta(m, os.path.join(a.run, "delta-best.safetensors"),
+                           {"objective": a.objective, "step": step, "val_oracle": acc, "rank": a.rank,
+                            "alpha": a.alpha})
+            checkpoint()
+        m.train()
+        t0 = time.time()
+        lr = a.lr * min(1.0, (step + 1) / a.warmup)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        k, batch = make_batch(world, tok, step, a)
+        loss, ntok = loss_mdm(m, batch, step, a) if mdm else loss_arm(m, batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        step += 1
+        tokens += ntok
+        append("metrics.csv", [step, round(loss.item(), 5), k, ntok, round(time.time() - t0, 2), round(lr, 6)],
+               ["step", "loss", "k", "tokens", "seconds", "lr"])
+        if step % 5 == 0:
+            print(f"step {step} loss {loss.item():.3f} k {k} {time.time() - t0:.1f} s/step", flush=True)
+        if time.time() - last_ck > a.ckpt_minutes * 60:
+            checkpoint()
+            last_ck = time.time()
+    if not _evaluated(a.run, step):
+        acc = decode.evaluate(m, kind, tok, val, ["oracle"])["oracle"]["accuracy"]
+        append("eval.csv", [step, tokens, round(acc, 4), a.val_n, 0], ["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
+        if acc >= best:
+            best = acc
+            save_delta(m, os.path.join(a.run, "delta-best.safetensors"),
+                       {"objective": a.objective, "step": step, "val_oracle": acc, "rank": a.rank, "alpha": a.alpha})
+    checkpoint()
+    save_delta(m, os.path.join(a.run, "delta-last.safetensors"),
+               {"objective": a.objective, "step": step, "rank": a.rank, "alpha": a.alpha})
+    print("done", flush=True)
+
+
+def _evaluated(run: str, step: int) -> bool:
+    path = os.path.join(run, "eval.csv")
+    if not os.path.exists(path):
+        return False
+    with open(path) as f:
+        return any(r.get("step") == str(step) for r in csv.DictReader(f))
+
+
+if __name__ == "__main__":
+    main()
