@@ -6,8 +6,19 @@ import tseslint from "typescript-eslint";
 export default tseslint.config(
   {
     ignores: [
-      "**/node_modules/**", "**/dist/**", "src/dist/**", "widgets/lib/**", "widgets/labextension/**", ".venv/**", ".cache/**",
-      "notebooks/**", "training/**", "models/**", "**/*.js", "**/*.cjs", "**/*.mjs",
+      "**/node_modules/**",
+      "**/dist/**",
+      "src/dist/**",
+      "widgets/lib/**",
+      "widgets/labextension/**",
+      ".venv/**",
+      ".cache/**",
+      "notebooks/**",
+      "training/**",
+      "models/**",
+      "**/*.js",
+      "**/*.cjs",
+      "**/*.mjs",
     ],
   },
   js.configs.recommended,
@@ -16,7 +27,10 @@ export default tseslint.config(
     files: ["**/*.ts", "**/*.tsx"],
     rules: {
       // Unused names are dead code or a bug; a leading underscore marks a parameter kept for its position.
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none", ignoreRestSiblings: true },
+      ],
       // `a(), b()` as a statement hides the second call: write two statements.
       "no-sequences": ["error", { allowInParentheses: false }],
       // Data arriving from JSON, arquero rows and ORT is untyped at the edge; `any` there is a deliberate choice.

@@ -4,7 +4,12 @@ import { defineConfig } from "vitest/config";
 // integration = needs a second process, language or checkout (a real Jupyter kernel over ZMQ, Python + torch/numpy,
 // a fresh clone set up with npm ci);
 // notebooks = executes notebooks headless (or reads them); browser = JupyterLab in a headless browser.
-const INTEGRATION = ["test/kernel/**/*.test.ts", "test/training/**/*.test.ts", "test/trace/python-reader.test.ts", "test/cli/fresh-clone.test.ts"];
+const INTEGRATION = [
+  "test/kernel/**/*.test.ts",
+  "test/training/**/*.test.ts",
+  "test/trace/python-reader.test.ts",
+  "test/cli/fresh-clone.test.ts",
+];
 const NOTEBOOKS = ["test/notebooks/**/*.test.ts"];
 const BROWSER = ["test/widgets/browser/**/*.test.ts"];
 
@@ -16,7 +21,10 @@ export default defineConfig({
     maxWorkers: 2,
     pool: "forks",
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["**/node_modules/**", ...INTEGRATION, ...NOTEBOOKS, ...BROWSER] } },
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/**/*.test.ts"], exclude: ["**/node_modules/**", ...INTEGRATION, ...NOTEBOOKS, ...BROWSER] },
+      },
       { extends: true, test: { name: "integration", include: INTEGRATION } },
       { extends: true, test: { name: "notebooks", include: NOTEBOOKS } },
       { extends: true, test: { name: "browser", include: BROWSER } },

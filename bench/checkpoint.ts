@@ -26,7 +26,8 @@ import { loadAverage, loadSentence, machineStamp, markdownTable, ratio, timeRepe
 const quick = process.argv.includes("--quick");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-ckpt-"));
 
-const SAMPLE = "Query: who wrote the book about the capital of France?\n\nPassages:\n[1] She wrote it in 1999 — the café on the straße, naïve 🤗 reviewers said. ";
+const SAMPLE =
+  "Query: who wrote the book about the capital of France?\n\nPassages:\n[1] She wrote it in 1999 — the café on the straße, naïve 🤗 reviewers said. ";
 
 function encodeRows(): (string | number)[][] {
   const dir = path.join(tmp, "tok");
@@ -42,8 +43,14 @@ function encodeRows(): (string | number)[][] {
     const libMs = time(() => lib.encode(text), repeats);
     const oursMs = time(() => ours.encode(text), repeats);
     const exact = ours.encode(text).offsetsExact;
-    rows.push([chars, tokens, `${libMs[0].toFixed(1)} (${libMs[1].toFixed(1)})`, `${oursMs[0].toFixed(1)} (${oursMs[1].toFixed(1)})`,
-      `${ratio(oursMs[0], libMs[0])} (${ratio(oursMs[1], libMs[1])})`, exact ? "yes" : "no"]);
+    rows.push([
+      chars,
+      tokens,
+      `${libMs[0].toFixed(1)} (${libMs[1].toFixed(1)})`,
+      `${oursMs[0].toFixed(1)} (${oursMs[1].toFixed(1)})`,
+      `${ratio(oursMs[0], libMs[0])} (${ratio(oursMs[1], libMs[1])})`,
+      exact ? "yes" : "no",
+    ]);
   }
   return rows;
 }
@@ -62,7 +69,11 @@ function scanRows(): (string | number)[][] {
     const rss0 = process.memoryUsage().rss;
     let peak = rss0;
     const [ms] = time(() => {
-      scanWeights(ck, undefined, { onProgress: () => { peak = Math.max(peak, process.memoryUsage().rss); } });
+      scanWeights(ck, undefined, {
+        onProgress: () => {
+          peak = Math.max(peak, process.memoryUsage().rss);
+        },
+      });
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 3);
     rows.push([dtype, mib, ms.toFixed(0), (bytes / 1e6 / (ms / 1000)).toFixed(0), ((peak - rss0) / 1e6).toFixed(0)]);

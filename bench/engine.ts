@@ -24,7 +24,11 @@ import { estimateMemory, formatBytes } from "../src/runtime/memory.js";
 import type { ProbeRequest } from "../src/util/probes.js";
 import { formatLoad, loadAverage, machineStamp, markdownTable, median, percentile, ratio, writeBenchmarkSection } from "./lib.js";
 
-const L = 4, D = 256, H = 8, F = 688, V = 4096;
+const L = 4,
+  D = 256,
+  H = 8,
+  F = 688,
+  V = 4096;
 const THREADS = 2;
 const CONFIGS: Record<string, { probes: ProbeRequest; lowMemory?: boolean; queryChunks?: number }> = {
   "no probes": { probes: {} },
@@ -40,15 +44,35 @@ function specFor(): ModelSpec {
   const blocks = Array.from({ length: L }, (_, l) => {
     const p = `model.layers.${l}`;
     return {
-      attnNorm: `${p}.input_layernorm.weight`, q: `${p}.self_attn.q_proj.weight`, k: `${p}.self_attn.k_proj.weight`,
-      v: `${p}.self_attn.v_proj.weight`, o: `${p}.self_attn.o_proj.weight`, mlpNorm: `${p}.post_attention_layernorm.weight`,
-      gate: `${p}.mlp.gate_proj.weight`, up: `${p}.mlp.up_proj.weight`, down: `${p}.mlp.down_proj.weight`,
+      attnNorm: `${p}.input_layernorm.weight`,
+      q: `${p}.self_attn.q_proj.weight`,
+      k: `${p}.self_attn.k_proj.weight`,
+      v: `${p}.self_attn.v_proj.weight`,
+      o: `${p}.self_attn.o_proj.weight`,
+      mlpNorm: `${p}.post_attention_layernorm.weight`,
+      gate: `${p}.mlp.gate_proj.weight`,
+      up: `${p}.mlp.up_proj.weight`,
+      down: `${p}.mlp.down_proj.weight`,
     };
   });
   return {
-    family: "llama", architecture: "LlamaForCausalLM", vocabSize: V, hiddenSize: D, numLayers: L, numHeads: H, numKvHeads: H,
-    headDim: D / H, intermediateSize: F, rmsNormEps: 1e-5, rope: { theta: 10000 }, maxPositionEmbeddings: 4096,
-    causal: true, qkvBias: false, logitShift: 0, eosTokenIds: [0], addsBos: false,
+    family: "llama",
+    architecture: "LlamaForCausalLM",
+    vocabSize: V,
+    hiddenSize: D,
+    numLayers: L,
+    numHeads: H,
+    numKvHeads: H,
+    headDim: D / H,
+    intermediateSize: F,
+    rmsNormEps: 1e-5,
+    rope: { theta: 10000 },
+    maxPositionEmbeddings: 4096,
+    causal: true,
+    qkvBias: false,
+    logitShift: 0,
+    eosTokenIds: [0],
+    addsBos: false,
     weights: { embed: "model.embed_tokens.weight", finalNorm: "model.norm.weight", lmHead: "lm_head.weight", blocks },
   };
 }
@@ -63,22 +87,47 @@ function writeModel(dir: string, spec: ModelSpec): void {
   };
   put(spec.weights.embed, [V, D], 1);
   for (const b of spec.weights.blocks) {
-    put(b.attnNorm, [D], 0.1, 1); put(b.q, [D, D], 0.1); put(b.k, [D, D], 0.1); put(b.v, [D, D], 0.06); put(b.o, [D, D], 0.06);
-    put(b.mlpNorm, [D], 0.1, 1); put(b.gate, [F, D], 0.06); put(b.up, [F, D], 0.06); put(b.down, [D, F], 0.04);
+    put(b.attnNorm, [D], 0.1, 1);
+    put(b.q, [D, D], 0.1);
+    put(b.k, [D, D], 0.1);
+    put(b.v, [D, D], 0.06);
+    put(b.o, [D, D], 0.06);
+    put(b.mlpNorm, [D], 0.1, 1);
+    put(b.gate, [F, D], 0.06);
+    put(b.up, [F, D], 0.06);
+    put(b.down, [D, F], 0.04);
   }
   put(spec.weights.finalNorm, [D], 0.1, 1);
   put(spec.weights.lmHead, [V, D], 0.06);
   writeSafetensors(path.join(dir, "model.safetensors"), t);
 }
 
-interface ChildResult { medianMs: number; p90Ms: number; cpuMs: number; createMs: number; maxRssMB: number; estimateMB: number; outputsMB: number }
+interface ChildResult {
+  medianMs: number;
+  p90Ms: number;
+  cpuMs: number;
+  createMs: number;
+  maxRssMB: number;
+  estimateMB: number;
+  outputsMB: number;
+}
 
 async function child(dir: string, config: string, T: number): Promise<void> {
   const spec = specFor();
   const tensors = new Map<string, TensorInfo>(readSafetensorsHeader(path.join(dir, "model.safetensors")).tensors.map((x) => [x.name, x]));
   const { probes, lowMemory, queryChunks } = CONFIGS[config];
   const t0 = performance.now();
-  const engine = await createEngine({ spec, tensors }, { probes, lowMemory, queryChunks, threads: THREADS, memoryBudgetBytes: 16 * 2 ** 30, cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0" });
+  const engine = await createEngine(
+    { spec, tensors },
+    {
+      probes,
+      lowMemory,
+      queryChunks,
+      threads: THREADS,
+      memoryBudgetBytes: 16 * 2 ** 30,
+      cpuMemArena: process.env.FLOATSCOPE_BENCH_ARENA !== "0",
+    },
+  );
   const createMs = performance.now() - t0;
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
   let outputs = 0;
@@ -98,8 +147,13 @@ async function child(dir: string, config: string, T: number): Promise<void> {
   }
   await engine.dispose();
   const res: ChildResult = {
-    medianMs: median(times), p90Ms: percentile(times, 0.9), cpuMs: cpu / times.length, createMs,
-    maxRssMB: process.resourceUsage().maxRSS / 1024, estimateMB: estimateMemory(spec, { batch: 1, seq: T, probes, queryChunks }).total / 2 ** 20, outputsMB: outputs / 2 ** 20,
+    medianMs: median(times),
+    p90Ms: percentile(times, 0.9),
+    cpuMs: cpu / times.length,
+    createMs,
+    maxRssMB: process.resourceUsage().maxRSS / 1024,
+    estimateMB: estimateMemory(spec, { batch: 1, seq: T, probes, queryChunks }).total / 2 ** 20,
+    outputsMB: outputs / 2 ** 20,
   };
   process.stdout.write(JSON.stringify(res) + "\n");
 }
@@ -116,11 +170,16 @@ async function orchestrate(quick: boolean): Promise<void> {
   try {
     for (const T of seqs) {
       for (const config of Object.keys(CONFIGS)) {
-        const p = spawnSync(process.execPath, [...process.execArgv, script, "--child", dir, config, String(T)], { encoding: "utf8", timeout: 600_000 });
+        const p = spawnSync(process.execPath, [...process.execArgv, script, "--child", dir, config, String(T)], {
+          encoding: "utf8",
+          timeout: 600_000,
+        });
         if (p.status !== 0) throw new Error(`child ${config} T=${T} failed: ${p.stderr}`);
         const r = JSON.parse(p.stdout.trim().split("\n").pop()!) as ChildResult;
         rows.push({ T, config, r });
-        console.log(`T=${T} ${config}: ${r.medianMs.toFixed(1)} ms (p90 ${r.p90Ms.toFixed(1)}, CPU ${r.cpuMs.toFixed(1)}), peak RSS ${r.maxRssMB.toFixed(0)} MB, estimate ${r.estimateMB.toFixed(0)} MB`);
+        console.log(
+          `T=${T} ${config}: ${r.medianMs.toFixed(1)} ms (p90 ${r.p90Ms.toFixed(1)}, CPU ${r.cpuMs.toFixed(1)}), peak RSS ${r.maxRssMB.toFixed(0)} MB, estimate ${r.estimateMB.toFixed(0)} MB`,
+        );
       }
     }
   } finally {
@@ -130,18 +189,46 @@ async function orchestrate(quick: boolean): Promise<void> {
   const minutes = (Date.now() - started) / 60000;
   const base = new Map(rows.filter((x) => x.config === "no probes").map((x) => [x.T, x.r]));
   const table = markdownTable(
-    ["T", "probes", "median ms", "p90 ms", "× no-probe time", "CPU ms / forward", "× no-probe CPU", "peak RSS MB", "× no-probe RSS", "estimate MB", "outputs MB", "session create ms"],
+    [
+      "T",
+      "probes",
+      "median ms",
+      "p90 ms",
+      "× no-probe time",
+      "CPU ms / forward",
+      "× no-probe CPU",
+      "peak RSS MB",
+      "× no-probe RSS",
+      "estimate MB",
+      "outputs MB",
+      "session create ms",
+    ],
     rows.map(({ T, config, r }) => {
       const b = base.get(T)!;
-      return [T, config, r.medianMs.toFixed(1), r.p90Ms.toFixed(1), ratio(r.medianMs, b.medianMs), r.cpuMs.toFixed(1), ratio(r.cpuMs, b.cpuMs),
-        r.maxRssMB.toFixed(0), ratio(r.maxRssMB, b.maxRssMB), r.estimateMB.toFixed(0), r.outputsMB.toFixed(1), r.createMs.toFixed(0)];
+      return [
+        T,
+        config,
+        r.medianMs.toFixed(1),
+        r.p90Ms.toFixed(1),
+        ratio(r.medianMs, b.medianMs),
+        r.cpuMs.toFixed(1),
+        ratio(r.cpuMs, b.cpuMs),
+        r.maxRssMB.toFixed(0),
+        ratio(r.maxRssMB, b.maxRssMB),
+        r.estimateMB.toFixed(0),
+        r.outputsMB.toFixed(1),
+        r.createMs.toFixed(0),
+      ];
     }),
   );
   const body = `## Engine
 
 \`npx tsx bench/engine.ts\` — ${machineStamp()}, ${formatBytes(os.totalmem())} RAM, Node ${process.version}, onnxruntime-node CPU, ${THREADS} intra-op threads.
 Model: random tiny Llama, ${L} layers, d ${D}, ${H} heads (MHA), ffn ${F}, vocab ${V}, f32 weights (external data), causal, batch 1.
-Median over ${Object.entries(REPEATS).filter(([t]) => seqs.includes(Number(t))).map(([t, n]) => `${n} (T=${t})`).join(", ")} runs after one warm-up; each row is its own process, so peak RSS
+Median over ${Object.entries(REPEATS)
+    .filter(([t]) => seqs.includes(Number(t)))
+    .map(([t, n]) => `${n} (T=${t})`)
+    .join(", ")} runs after one warm-up; each row is its own process, so peak RSS
 (getrusage maxrss of the whole Node process, incl. ~90 MB of Node + tsx + ORT baseline) is that configuration's own.
 "lowMemory" = \`session.disable_prepacking\` (weights stay memory-mapped). "8 query chunks" = \`queryChunks: 8\` (attention computed for T/8 query rows at a time). "all reductions" = received, received_heads, self, argmax (argmax_key + argmax_prob). "full maps" = \`blocks.{l}.attn.pattern\` [1, 8, T, T] for all 4 layers.
 Estimate = \`estimateMemory()\` total, which the engine compares against its budget (it includes a fixed 96 MiB for Node + ORT; tsx adds ~20 MB here).

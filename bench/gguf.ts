@@ -32,7 +32,12 @@ const MODES: Record<string, { quantizedWeights: "dequantize" | "matmulnbits"; nb
   "MatMulNBits, accuracy 4 (int8)": { quantizedWeights: "matmulnbits", nbitsAccuracyLevel: 4 },
 };
 
-interface ChildResult { medianMs: number; createMs: number; maxRssMB: number; logitsFile: string }
+interface ChildResult {
+  medianMs: number;
+  createMs: number;
+  maxRssMB: number;
+  logitsFile: string;
+}
 
 async function child(mode: string, T: number, out: string): Promise<void> {
   const ck = openCheckpoint(MODEL);
@@ -76,11 +81,16 @@ async function orchestrate(quick: boolean): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       for (const mode of Object.keys(MODES)) {
         const out = path.join(tmp, `${round}-${Object.keys(MODES).indexOf(mode)}.f32`);
-        const p = spawnSync(process.execPath, [...process.execArgv, script, "--child", mode, String(T), out], { encoding: "utf8", timeout: 900_000 });
+        const p = spawnSync(process.execPath, [...process.execArgv, script, "--child", mode, String(T), out], {
+          encoding: "utf8",
+          timeout: 900_000,
+        });
         if (p.status !== 0) throw new Error(`child ${mode} failed: ${p.stderr}`);
         const r = JSON.parse(p.stdout.trim().split("\n").pop()!) as ChildResult;
         (runs.get(mode) ?? runs.set(mode, []).get(mode)!).push(r);
-        console.log(`round ${round} ${mode}: ${r.medianMs.toFixed(0)} ms / forward, peak RSS ${r.maxRssMB.toFixed(0)} MB, create ${r.createMs.toFixed(0)} ms`);
+        console.log(
+          `round ${round} ${mode}: ${r.medianMs.toFixed(0)} ms / forward, peak RSS ${r.maxRssMB.toFixed(0)} MB, create ${r.createMs.toFixed(0)} ms`,
+        );
       }
     }
     const base = readF32(runs.get(Object.keys(MODES)[0])![0].logitsFile);
@@ -90,12 +100,37 @@ async function orchestrate(quick: boolean): Promise<void> {
       let diff = 0;
       for (let i = 0; i < base.length; i++) diff = Math.max(diff, Math.abs(base[i] - logits[i]));
       // The machine is shared: the best round is the least disturbed one; every round is shown.
-      return { mode, ms: Math.min(...rs.map((r) => r.medianMs)), rounds: rs.map((r) => r.medianMs.toFixed(0)).join(" / "), rss: Math.max(...rs.map((r) => r.maxRssMB)), create: Math.min(...rs.map((r) => r.createMs)), diff };
+      return {
+        mode,
+        ms: Math.min(...rs.map((r) => r.medianMs)),
+        rounds: rs.map((r) => r.medianMs.toFixed(0)).join(" / "),
+        rss: Math.max(...rs.map((r) => r.maxRssMB)),
+        create: Math.min(...rs.map((r) => r.createMs)),
+        diff,
+      };
     });
     const b = rows[0];
     const table = markdownTable(
-      ["linear layers", "ms / forward (best round)", "each round", "× f32 time", "peak RSS MB (max)", "× f32 RSS", "session create ms (best)", "max |Δ logit| vs f32"],
-      rows.map((r) => [r.mode, r.ms.toFixed(0), r.rounds, ratio(r.ms, b.ms), r.rss.toFixed(0), ratio(r.rss, b.rss), r.create.toFixed(0), r.diff === 0 ? "0" : r.diff.toExponential(1)]),
+      [
+        "linear layers",
+        "ms / forward (best round)",
+        "each round",
+        "× f32 time",
+        "peak RSS MB (max)",
+        "× f32 RSS",
+        "session create ms (best)",
+        "max |Δ logit| vs f32",
+      ],
+      rows.map((r) => [
+        r.mode,
+        r.ms.toFixed(0),
+        r.rounds,
+        ratio(r.ms, b.ms),
+        r.rss.toFixed(0),
+        ratio(r.rss, b.rss),
+        r.create.toFixed(0),
+        r.diff === 0 ? "0" : r.diff.toExponential(1),
+      ]),
     );
     const nb = rows[1];
     const est = llada8bEstimate(nb.ms, T);

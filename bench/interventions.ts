@@ -28,7 +28,11 @@ function counted(engine: OnnxEngine): { engine: Engine; calls: () => number } {
   return {
     calls: () => n,
     engine: {
-      spec: engine.spec, probes: engine.probes, device: engine.device, logitRows: engine.logitRows, interventions: engine.interventions,
+      spec: engine.spec,
+      probes: engine.probes,
+      device: engine.device,
+      logitRows: engine.logitRows,
+      interventions: engine.interventions,
       dispose: () => engine.dispose(),
       forward: (input: ForwardInput) => {
         n++;
@@ -39,9 +43,11 @@ function counted(engine: OnnxEngine): { engine: Engine; calls: () => number } {
 }
 
 /** A QA-length prompt for the tiny-world tokenizer (≈ 80 tokens). */
-const PROMPTS = [0, 1, 2, 3].map((i) =>
-  `Passage: Mimosis is a green animal that lives in Bifo ${i}. Renedi was born in Fipovu and likes the colour blue. ` +
-  `Zubuve lives in Dekipos. Guvuvo was born in Punudu.\nQuestion: what colour is Mimosis ${i}?\nAnswer:`);
+const PROMPTS = [0, 1, 2, 3].map(
+  (i) =>
+    `Passage: Mimosis is a green animal that lives in Bifo ${i}. Renedi was born in Fipovu and likes the colour blue. ` +
+    `Zubuve lives in Dekipos. Guvuvo was born in Punudu.\nQuestion: what colour is Mimosis ${i}?\nAnswer:`,
+);
 
 async function policies(model: string): Promise<string[][]> {
   const ckpt = openCheckpoint(path.join(ROOT, "models", model));
@@ -49,8 +55,13 @@ async function policies(model: string): Promise<string[][]> {
   const plain = await createEngine(ckpt, { threads: 1, probes });
   const iv = await createEngine(ckpt, { threads: 1, probes, interventions: true });
   const tokenizer = loadTokenizer(ckpt.tokenizer!, { bosTokenId: plain.spec.bosTokenId, eosTokenIds: plain.spec.eosTokenIds });
-  const settings = plain.spec.causal ? { genLength: 16, stopAtEos: false } : { genLength: 16, steps: 16, temperature: 0, ...(plain.spec.family === "dream" ? { topP: null } : {}) };
-  const variants: [string, OnnxEngine, string | undefined][] = [["plain engine", plain, undefined], ...POLICIES.map((p): [string, OnnxEngine, string] => [p, iv, p])];
+  const settings = plain.spec.causal
+    ? { genLength: 16, stopAtEos: false }
+    : { genLength: 16, steps: 16, temperature: 0, ...(plain.spec.family === "dream" ? { topP: null } : {}) };
+  const variants: [string, OnnxEngine, string | undefined][] = [
+    ["plain engine", plain, undefined],
+    ...POLICIES.map((p): [string, OnnxEngine, string] => [p, iv, p]),
+  ];
   const perStep = new Map<string, number[]>(variants.map(([k]) => [k, []]));
   const cpuPerStep = new Map<string, number[]>(variants.map(([k]) => [k, []]));
   const forwards = new Map<string, number>();
@@ -63,7 +74,8 @@ async function policies(model: string): Promise<string[][]> {
       const res = await generate(c.engine, PROMPTS, settings, { tokenizer, intervention, stopOnInterrupt: false });
       const cpu = process.cpuUsage(c0);
       const steps = res[0].trace.steps.length;
-      if (r > 0) { // round 0 warms up
+      if (r > 0) {
+        // round 0 warms up
         perStep.get(key)!.push((performance.now() - t0) / steps);
         cpuPerStep.get(key)!.push((cpu.user + cpu.system) / 1000 / steps);
       }
@@ -78,7 +90,15 @@ async function policies(model: string): Promise<string[][]> {
   return variants.map(([key]) => {
     const cpu = median(cpuPerStep.get(key)!);
     const ms = median(perStep.get(key)!);
-    return [`${model} (T ≤ ${T}, batch 4)`, key === "plain engine" ? "— (no intervention inputs)" : `\`${key}\``, cpu.toFixed(2), ratio(cpu, base), ms.toFixed(2), ratio(ms, baseWall), forwards.get(key)!.toFixed(2)];
+    return [
+      `${model} (T ≤ ${T}, batch 4)`,
+      key === "plain engine" ? "— (no intervention inputs)" : `\`${key}\``,
+      cpu.toFixed(2),
+      ratio(cpu, base),
+      ms.toFixed(2),
+      ratio(ms, baseWall),
+      forwards.get(key)!.toFixed(2),
+    ];
   });
 }
 
@@ -95,7 +115,10 @@ async function graphOverhead(): Promise<string[][]> {
     const cases: [string, () => Promise<unknown>][] = [
       ["graph without intervention inputs", () => plain.forward({ ids, batch: 1, seq: T, logitRows: Int32Array.from([T - 1]) })],
       ["intervention inputs, neutral", () => iv.forward({ ids, batch: 1, seq: T, logitRows: Int32Array.from([T - 1]) })],
-      ["intervention inputs, 3 keys hidden per layer", () => iv.forward({ ids, batch: 1, seq: T, logitRows: Int32Array.from([T - 1]), intervention: { keyHidden: hidden } })],
+      [
+        "intervention inputs, 3 keys hidden per layer",
+        () => iv.forward({ ids, batch: 1, seq: T, logitRows: Int32Array.from([T - 1]), intervention: { keyHidden: hidden } }),
+      ],
     ];
     const times = cases.map((): number[] => []);
     const cpus = cases.map((): number[] => []);
@@ -112,7 +135,9 @@ async function graphOverhead(): Promise<string[][]> {
       }
     }
     const base = median(cpus[0]);
-    cases.forEach(([label], c) => rows.push([String(T), label, median(cpus[c]).toFixed(2), ratio(median(cpus[c]), base), median(times[c]).toFixed(2)]));
+    cases.forEach(([label], c) =>
+      rows.push([String(T), label, median(cpus[c]).toFixed(2), ratio(median(cpus[c]), base), median(times[c]).toFixed(2)]),
+    );
   }
   await plain.dispose();
   await iv.dispose();

@@ -26,7 +26,12 @@ const quick = process.argv.includes("--quick");
 const REPEATS = quick ? 2 : 5;
 type Mode = "full" | "rows" | "summaries";
 
-interface Measured { forward: number; choice: number; total: number; bytes: number }
+interface Measured {
+  forward: number;
+  choice: number;
+  total: number;
+  bytes: number;
+}
 
 /** LLaDA τ 0 low_confidence, or Dream τ 0 entropy: the JS choice on one row, and the summary it needs. */
 type Algo = "llada" | "dream";
@@ -53,7 +58,10 @@ async function measure(engine: OnnxEngine, mode: Mode, T: number, R: number, alg
       for (let j = 0; j < R; j++) {
         const row = mode === "full" ? cand[j] : j;
         const l = out.logits.subarray(row * V, (row + 1) * V);
-        sum += algo === "llada" ? lladaChoose(l, 0, "low_confidence", rng).confidence : dreamSampleToken(l, { temperature: 0 }, "entropy", rng).confidence;
+        sum +=
+          algo === "llada"
+            ? lladaChoose(l, 0, "low_confidence", rng).confidence
+            : dreamSampleToken(l, { temperature: 0 }, "entropy", rng).confidence;
       }
     }
     const t2 = performance.now();
@@ -62,8 +70,10 @@ async function measure(engine: OnnxEngine, mode: Mode, T: number, R: number, alg
     if (k > 0) runs.push({ forward: t1 - t0, choice: t2 - t1, total: t2 - t0, bytes });
   }
   return {
-    forward: median(runs.map((r) => r.forward)), choice: median(runs.map((r) => r.choice)),
-    total: median(runs.map((r) => r.total)), bytes: runs[0].bytes,
+    forward: median(runs.map((r) => r.forward)),
+    choice: median(runs.map((r) => r.choice)),
+    total: median(runs.map((r) => r.total)),
+    bytes: runs[0].bytes,
   };
 }
 
@@ -85,17 +95,37 @@ for (const V of quick ? [32768] : [32768, 131072]) {
       const full = await measure(plain, "full", T, R, "llada");
       for (const mode of ["full", "rows", "summaries"] as Mode[]) {
         const m = mode === "full" ? full : await measure(sel, mode, T, R, "llada");
-        rows.push([V.toLocaleString("en-US"), T, mode, m.forward.toFixed(1), m.choice.toFixed(1), m.total.toFixed(1), ratio(m.total, full.total), mib(m.bytes)]);
+        rows.push([
+          V.toLocaleString("en-US"),
+          T,
+          mode,
+          m.forward.toFixed(1),
+          m.choice.toFixed(1),
+          m.total.toFixed(1),
+          ratio(m.total, full.total),
+          mib(m.bytes),
+        ]);
         console.log(rows.at(-1)!.join(" | "));
       }
     }
     if (V === 131072) {
       // Dream's first step: every generated position is masked, R = 256 of T = 1024.
-      const T = 1024, RD = 256;
+      const T = 1024,
+        RD = 256;
       const full = await measure(plain, "full", T, RD, "dream");
       for (const mode of ["full", "rows", "summaries"] as Mode[]) {
         const m = mode === "full" ? full : await measure(sel, mode, T, RD, "dream");
-        dreamRows.push([V.toLocaleString("en-US"), T, RD, mode, m.forward.toFixed(1), m.choice.toFixed(1), m.total.toFixed(1), ratio(m.total, full.total), mib(m.bytes)]);
+        dreamRows.push([
+          V.toLocaleString("en-US"),
+          T,
+          RD,
+          mode,
+          m.forward.toFixed(1),
+          m.choice.toFixed(1),
+          m.total.toFixed(1),
+          ratio(m.total, full.total),
+          mib(m.bytes),
+        ]);
         console.log(dreamRows.at(-1)!.join(" | "));
       }
     }
@@ -121,12 +151,16 @@ what the graph hands to JS per step. Traces are identical on all three paths (te
 The JS-choice column does the same work on the full and rows paths, so its spread between them shows the noise of this loaded machine (±30 %). At R = 256 the float64 summaries (cast, exp, p·log p over 256 × 131k) cost about as much as the head on those rows; they still replace 2–3 s of JS per step.
 
 ${markdownTable(["vocab", "T", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], rows)}
-${dreamRows.length ? `
+${
+  dreamRows.length
+    ? `
 Dream's first step (τ 0, \`entropy\`: Σ p·log(p + 1e-10) per row, float64 in JS or in the graph), all R = 256 generated
 positions masked:
 
 ${markdownTable(["vocab", "T", "R", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], dreamRows)}
-` : ""}`;
+`
+    : ""
+}`;
 console.log(body);
 if (!quick) {
   writeBenchmarkSection("## Logits row selection", body);

@@ -59,7 +59,10 @@ function tokenChoice(): string {
 function timed(engine: Engine): { engine: Engine; ms: number[] } {
   const ms: number[] = [];
   const wrapped: Engine = {
-    spec: engine.spec, probes: engine.probes, device: engine.device, dispose: () => engine.dispose(),
+    spec: engine.spec,
+    probes: engine.probes,
+    device: engine.device,
+    dispose: () => engine.dispose(),
     async forward(input: ForwardInput) {
       const t0 = performance.now();
       const out = await engine.forward(input);
@@ -88,8 +91,10 @@ async function wholeRuns(): Promise<string> {
     for (let r = 0; r < (quick ? 1 : 5); r++) {
       const { engine, ms } = timed(inner);
       const t0 = performance.now();
-      const res = await generate(engine, ["the cat sat on the mat.", "What is the capital of France?"], settings,
-        { tokenizer, traceFiles: [path.join(dir, "a.fstrace"), path.join(dir, "b.fstrace")] });
+      const res = await generate(engine, ["the cat sat on the mat.", "What is the capital of France?"], settings, {
+        tokenizer,
+        traceFiles: [path.join(dir, "a.fstrace"), path.join(dir, "b.fstrace")],
+      });
       steps = res[0].trace.steps.length;
       totals.push((performance.now() - t0) / steps);
       forwards.push(ms.reduce((a, b) => a + b, 0) / steps);
@@ -100,14 +105,26 @@ async function wholeRuns(): Promise<string> {
     rows.push([label, steps, t.toFixed(2), f.toFixed(2), (t - f).toFixed(2)]);
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  return markdownTable(["run (tiny parity checkpoint, 2 prompts batched, trace streamed)", "steps", "ms per step: total", "forward", "sampler + trace"], rows);
+  return markdownTable(
+    ["run (tiny parity checkpoint, 2 prompts batched, trace streamed)", "steps", "ms per step: total", "forward", "sampler + trace"],
+    rows,
+  );
 }
 
 function traceSizes(): string {
   const rows: (string | number)[][] = [];
-  for (const [T, L, S] of [[1024, 32, 64], [512, 32, 64], [1024, 16, 64], [1024, 32, 32], [256, 28, 32]]) {
+  for (const [T, L, S] of [
+    [1024, 32, 64],
+    [512, 32, 64],
+    [1024, 16, 64],
+    [1024, 32, 32],
+    [256, 28, 32],
+  ]) {
     const bytes = syntheticTraceBytes({ seq: T, layers: L, steps: S, prompt: T - 2 * S, transfersPerStep: 2 });
-    const est = estimateTraceBytes({ received: true }, { numLayers: L, numHeads: 32, numKvHeads: 32, headDim: 128, seq: T, steps: S, transfersPerStep: 2 });
+    const est = estimateTraceBytes(
+      { received: true },
+      { numLayers: L, numHeads: 32, numKvHeads: 32, headDim: 128, seq: T, steps: S, transfersPerStep: 2 },
+    );
     rows.push([T, L, S, bytes, est, (bytes / (S * L * T)).toFixed(2)]);
   }
   return markdownTable(["T", "layers", "steps", "bytes (measured)", "bytes (estimate)", "bytes / (steps·layers·T)"], rows);

@@ -37,7 +37,14 @@ if (!fs.existsSync(path.join(LIB, "widgets/src/scrubber/view.js"))) {
 }
 
 const t0 = performance.now();
-const trace = syntheticTrace({ promptLength: N / 4, genLength: (3 * N) / 4, steps: STEPS, layers: LAYERS, heads: 32, mapLayers: [LAYERS - 1] });
+const trace = syntheticTrace({
+  promptLength: N / 4,
+  genLength: (3 * N) / 4,
+  steps: STEPS,
+  layers: LAYERS,
+  heads: 32,
+  mapLayers: [LAYERS - 1],
+});
 const tTrace = performance.now() - t0;
 const t1 = performance.now();
 const payload = scrubberPayload(trace, { title: `benchmark: ${N} tokens × ${LAYERS} layers × ${STEPS} steps` });
@@ -125,7 +132,10 @@ await tab.goto(`http://127.0.0.1:${port}/`);
 // Page functions run in the browser; globalThis there is the window.
 await tab.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
 const load = loadAverage()[0];
-const r = (await tab.evaluate((n) => (globalThis as unknown as { runBench(n: number): Promise<Record<string, number[]>> }).runBench(n), REPEATS)) as Record<string, number[]>;
+const r = (await tab.evaluate(
+  (n) => (globalThis as unknown as { runBench(n: number): Promise<Record<string, number[]>> }).runBench(n),
+  REPEATS,
+)) as Record<string, number[]>;
 await browser.close();
 server.close();
 
@@ -135,7 +145,11 @@ const fps = (v: number) => `${Math.floor(1000 / v)} fps bound`;
 const rows = [
   ["step move, rasterised (temporal view + step outline + token strip)", `${ms(stepMs)} ms`, fps(stepMs)],
   ["step move, JS only (draw calls queued)", `${ms(med(r.stepMove))} ms`, fps(med(r.stepMove))],
-  ["step move once per animation frame, 256 frames", "—", `${med(r.rafFps).toFixed(1)} fps achieved (idle page: ${med(r.idleFps).toFixed(1)})`],
+  [
+    "step move once per animation frame, 256 frames",
+    "—",
+    `${med(r.rafFps).toFixed(1)} fps achieved (idle page: ${med(r.idleFps).toFixed(1)})`,
+  ],
   ["step move on the map layer, maps cached (+ full map)", `${ms(med(r.mapStepMove))} ms`, fps(med(r.mapStepMove))],
   ["step move on the map layer, first visit (paints each map)", `${ms(med(r.mapStepMoveFirst))} ms`, fps(med(r.mapStepMoveFirst))],
   ["layer move (paints the layer's steps × positions image)", `${ms(med(r.layerMove))} ms`, fps(med(r.layerMove))],
@@ -157,6 +171,9 @@ console.log(body);
 if (!quick) {
   writeBenchmarkSection("## Widgets", `## Widgets\n\n${body.trim()}\n`);
   fs.mkdirSync(path.join(ROOT, "bench/out"), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, "bench/out/scrubber.json"), JSON.stringify({ N, LAYERS, STEPS, bytes, maps, chromium: version, raw: r }, null, 1));
+  fs.writeFileSync(
+    path.join(ROOT, "bench/out/scrubber.json"),
+    JSON.stringify({ N, LAYERS, STEPS, bytes, maps, chromium: version, raw: r }, null, 1),
+  );
   console.log("wrote BENCHMARKS.md (## Widgets)");
 }

@@ -27,7 +27,11 @@ import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, 
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 2 : 3;
-const L = quick ? 1 : 8, D = 2048, H = 16, F = 5632, V = 32000;
+const L = quick ? 1 : 8,
+  D = 2048,
+  H = 16,
+  F = 5632,
+  V = 32000;
 
 /** Write the checkpoint tensor by tensor (never the whole file in memory). */
 function writeCheckpoint(dir: string): number {
@@ -35,9 +39,15 @@ function writeCheckpoint(dir: string): number {
   for (let l = 0; l < L; l++) {
     const p = `model.layers.${l}`;
     shapes.push(
-      [`${p}.input_layernorm.weight`, [D]], [`${p}.self_attn.q_proj.weight`, [D, D]], [`${p}.self_attn.k_proj.weight`, [D, D]],
-      [`${p}.self_attn.v_proj.weight`, [D, D]], [`${p}.self_attn.o_proj.weight`, [D, D]], [`${p}.post_attention_layernorm.weight`, [D]],
-      [`${p}.mlp.gate_proj.weight`, [F, D]], [`${p}.mlp.up_proj.weight`, [F, D]], [`${p}.mlp.down_proj.weight`, [D, F]],
+      [`${p}.input_layernorm.weight`, [D]],
+      [`${p}.self_attn.q_proj.weight`, [D, D]],
+      [`${p}.self_attn.k_proj.weight`, [D, D]],
+      [`${p}.self_attn.v_proj.weight`, [D, D]],
+      [`${p}.self_attn.o_proj.weight`, [D, D]],
+      [`${p}.post_attention_layernorm.weight`, [D]],
+      [`${p}.mlp.gate_proj.weight`, [F, D]],
+      [`${p}.mlp.up_proj.weight`, [F, D]],
+      [`${p}.mlp.down_proj.weight`, [D, F]],
     );
   }
   shapes.push(["model.norm.weight", [D]], ["lm_head.weight", [V, D]]);
@@ -60,7 +70,9 @@ function writeCheckpoint(dir: string): number {
   const chunk = new Uint16Array(8 << 20);
   let x = 2463534242;
   for (let i = 0; i < chunk.length; i++) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
     chunk[i] = ((x >>> 16) & 0x8000) | 0x3c00 | (x & 0x007f);
   }
   for (const [, shape] of shapes) {
@@ -72,11 +84,25 @@ function writeCheckpoint(dir: string): number {
     }
   }
   fs.closeSync(fd);
-  fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify({
-    architectures: ["LlamaForCausalLM"], model_type: "llama", hidden_size: D, num_hidden_layers: L, num_attention_heads: H,
-    num_key_value_heads: H, intermediate_size: F, vocab_size: V, rms_norm_eps: 1e-5, hidden_act: "silu",
-    max_position_embeddings: 2048, tie_word_embeddings: false, rope_theta: 10000, torch_dtype: "bfloat16",
-  }));
+  fs.writeFileSync(
+    path.join(dir, "config.json"),
+    JSON.stringify({
+      architectures: ["LlamaForCausalLM"],
+      model_type: "llama",
+      hidden_size: D,
+      num_hidden_layers: L,
+      num_attention_heads: H,
+      num_key_value_heads: H,
+      intermediate_size: F,
+      vocab_size: V,
+      rms_norm_eps: 1e-5,
+      hidden_act: "silu",
+      max_position_embeddings: 2048,
+      tie_word_embeddings: false,
+      rope_theta: 10000,
+      torch_dtype: "bfloat16",
+    }),
+  );
   return fs.statSync(file).size;
 }
 
@@ -94,8 +120,12 @@ async function timeIt(f: () => unknown): Promise<number> {
 }
 const tasks: Record<string, () => unknown> = {
   open: () => resolveModelSpec(openCheckpoint(dir)),
-  read: () => { for (const n of specTensorNames(spec)) streamTensorBytes(ckpt.tensors.get(n)!, 16 << 20, () => {}); },
-  scan: () => { if (scanWeights(ckpt, spec).nonFinite.length) throw new Error("unexpected non-finite weights"); },
+  read: () => {
+    for (const n of specTensorNames(spec)) streamTensorBytes(ckpt.tensors.get(n)!, 16 << 20, () => {});
+  },
+  scan: () => {
+    if (scanWeights(ckpt, spec).nonFinite.length) throw new Error("unexpected non-finite weights");
+  },
   engine: async () => (await createEngine(dir, { probes: {}, scanWeights: false, threads: 1 })).dispose(),
   "engine+scan": async () => (await createEngine(dir, { probes: {}, threads: 1 })).dispose(),
 };
@@ -115,7 +145,13 @@ const load1 = loadAverage();
 fs.rmSync(dir, { recursive: true, force: true });
 
 const med = Object.fromEntries(names.map((n) => [n, median(times[n])]));
-const rows = names.map((n) => [n, med[n].toFixed(0), Math.min(...times[n]).toFixed(0), n === "read" || n === "scan" ? (weightBytes / 1e6 / (med[n] / 1000)).toFixed(0) : "", ratio(med[n], med.engine)]);
+const rows = names.map((n) => [
+  n,
+  med[n].toFixed(0),
+  Math.min(...times[n]).toFixed(0),
+  n === "read" || n === "scan" ? (weightBytes / 1e6 / (med[n] / 1000)).toFixed(0) : "",
+  ratio(med[n], med.engine),
+]);
 const extra = med["engine+scan"] - med.engine;
 const body = `## Weight scan
 

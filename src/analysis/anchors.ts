@@ -106,8 +106,10 @@ export function resolveRule(opts: AnchorOptions = {}, analysis: UpstreamAnalysis
   const topK = opts.topK ?? 1;
   const epsilon = opts.epsilon ?? 3;
   if (!Number.isFinite(k)) throw new SettingsError("bad k", { field: "k", expected: "a finite number", found: String(k) });
-  if (!Number.isInteger(topK) || topK < 1) throw new SettingsError("bad topK", { field: "topK", expected: "an integer ≥ 1", found: String(topK) });
-  if (!Number.isFinite(epsilon)) throw new SettingsError("bad epsilon", { field: "epsilon", expected: "a finite number", found: String(epsilon) });
+  if (!Number.isInteger(topK) || topK < 1)
+    throw new SettingsError("bad topK", { field: "topK", expected: "an integer ≥ 1", found: String(topK) });
+  if (!Number.isFinite(epsilon))
+    throw new SettingsError("bad epsilon", { field: "epsilon", expected: "a finite number", found: String(epsilon) });
   return {
     rule,
     k,
@@ -133,7 +135,8 @@ export function adjustReceived(
   const n = received.length;
   const nq = opts.numQueries ?? n;
   const dropFirst = !!opts.firstRow && !!opts.causal; // row 0 is only trivial under a causal mask
-  if (opts.diagonal && !opts.self) throw new SettingsError("excluding the diagonal needs the self probe", { field: "exclude", expected: "a `self` vector" });
+  if (opts.diagonal && !opts.self)
+    throw new SettingsError("excluding the diagonal needs the self probe", { field: "exclude", expected: "a `self` vector" });
   const out = new Float64Array(n);
   for (let j = 0; j < n; j++) {
     let sum = nq * received[j];
@@ -156,7 +159,8 @@ export function adjustReceived(
 export function eligibleKeys(n: number, exclude: AnchorExclusion[], ctx: AnchorContext): Uint8Array {
   const ok = new Uint8Array(n).fill(1);
   const byId = exclude.filter((e) => e === "bos" || e === "mask" || e === "eos" || e === "pad");
-  if (byId.length && !ctx.ids) throw new SettingsError("token-class exclusions need token ids", { field: "exclude", found: byId.join(", ") });
+  if (byId.length && !ctx.ids)
+    throw new SettingsError("token-class exclusions need token ids", { field: "exclude", found: byId.join(", ") });
   if (exclude.includes("first-token") && n > 0) ok[0] = 0;
   const ids = ctx.ids;
   if (ids) {
@@ -284,9 +288,14 @@ export function passAnchors(
 /** Words for a resolved rule, e.g. "mean+ksigma (k=3)" or "upstream (rulli-eps, mean scale, ε=3 → top-1)". */
 export function describeRule(r: ResolvedRule): string {
   const core =
-    r.rule === "mean+ksigma" ? `mean+ksigma (k=${r.k})` : r.rule === "top-k" ? `top-k (k=${r.topK})` : r.rule === "rulli-eps" ? `rulli-eps (ε=${r.epsilon}, ${r.scale} scale)` : r.rule;
+    r.rule === "mean+ksigma"
+      ? `mean+ksigma (k=${r.k})`
+      : r.rule === "top-k"
+        ? `top-k (k=${r.topK})`
+        : r.rule === "rulli-eps"
+          ? `rulli-eps (ε=${r.epsilon}, ${r.scale} scale)`
+          : r.rule;
   const fb = r.fallback === "top-1" ? ", fallback top-1" : "";
   const ex = r.exclude.length ? `, excluding ${r.exclude.join(", ")}` : "";
   return r.label === "upstream" ? `upstream: ${core}${fb}${ex}` : `${core}${fb}${ex}`;
 }
-

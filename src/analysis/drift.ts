@@ -144,7 +144,14 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
   const mask = trace.model.maskTokenId;
   const rows: Float64Array[] = [];
   const sets: Int32Array[] = [];
-  const anc = { step: [] as number[], layer: [] as number[], position: [] as number[], value: [] as number[], masked: [] as boolean[], token: [] as string[] };
+  const anc = {
+    step: [] as number[],
+    layer: [] as number[],
+    position: [] as number[],
+    value: [] as number[],
+    masked: [] as boolean[],
+    token: [] as string[],
+  };
   trace.steps.forEach((st, s) => {
     const per = layers.map((l) => passAnchors(trace, s, l, rule, label));
     const row = meanVectors(per.map((p) => p.received));
@@ -180,7 +187,13 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
     { model: label, layers: layers.join(","), rule: ruleText },
   );
   const anchorTable = longTable(
-    { ...anc, step: Int32Array.from(anc.step), layer: Int32Array.from(anc.layer), position: Int32Array.from(anc.position), value: Float64Array.from(anc.value) },
+    {
+      ...anc,
+      step: Int32Array.from(anc.step),
+      layer: Int32Array.from(anc.layer),
+      position: Int32Array.from(anc.position),
+      value: Float64Array.from(anc.value),
+    },
     { model: label, rule: ruleText },
   );
   const tracks = trackAnchors(sets, { maxJump: opts.maxJump, maxGap: opts.maxGap });
@@ -211,7 +224,14 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
     anchors: encodeArray(isAnchor, [S, T], { dtype: "uint8", range: [0, 255] }),
     masked: encodeArray(isMasked, [S, T], { dtype: "uint8", range: [0, 255] }),
     tokens: trace.tokens,
-    tracks: tracks.map((t) => ({ id: t.id, birth: stepOf[t.birth], death: stepAfter(t.death), from: t.from, to: t.to, lifetime: t.lifetime })),
+    tracks: tracks.map((t) => ({
+      id: t.id,
+      birth: stepOf[t.birth],
+      death: stepAfter(t.death),
+      from: t.from,
+      to: t.to,
+      lifetime: t.lifetime,
+    })),
   };
   return { heat: heatTable, anchors: anchorTable, tracks: trackTable, spec };
 }

@@ -46,7 +46,8 @@ export function probesOf(trace: Trace, pass: PassRef): Map<string, ProbeTensor> 
 export function getProbe(trace: Trace, pass: PassRef, kind: string, layer: number, label = "trace"): ProbeTensor {
   const name = `blocks.${layer}.attn.${kind}`;
   const axes = PROBE_AXES[kind];
-  if (axes === undefined) throw new SettingsError("unknown probe kind", { field: "kind", expected: Object.keys(PROBE_AXES).join(", "), found: kind });
+  if (axes === undefined)
+    throw new SettingsError("unknown probe kind", { field: "kind", expected: Object.keys(PROBE_AXES).join(", "), found: kind });
   const t = probesOf(trace, pass).get(name);
   const partial = describePartial(trace);
   if (t === undefined && pass === "final" && partial && partial.missing.includes("the final-sequence pass")) {
@@ -119,7 +120,11 @@ export function resolveLayers(trace: Trace, pass: PassRef, kind: string, layers:
   }
   for (const l of layers) {
     if (!Number.isInteger(l) || l < 0 || l >= trace.model.numLayers) {
-      throw new SettingsError("layer out of range", { field: "layers", expected: `integers in [0, ${trace.model.numLayers})`, found: String(l) });
+      throw new SettingsError("layer out of range", {
+        field: "layers",
+        expected: `integers in [0, ${trace.model.numLayers})`,
+        found: String(l),
+      });
     }
     getProbe(trace, pass, kind, l, label);
   }

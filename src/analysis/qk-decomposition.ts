@@ -26,7 +26,12 @@ import { type ColumnTable, concatTables, longTable } from "./tables.js";
 
 /** KV head read by query head h: ⌊h / (H/H_kv)⌋, or upstream's h mod H_kv. */
 export function kvHeadOf(h: number, numHeads: number, numKvHeads: number, mapping: "grouped" | "upstream" = "grouped"): number {
-  if (numHeads % numKvHeads !== 0) throw new SettingsError("heads not divisible by KV heads", { field: "numKvHeads", expected: `a divisor of ${numHeads}`, found: String(numKvHeads) });
+  if (numHeads % numKvHeads !== 0)
+    throw new SettingsError("heads not divisible by KV heads", {
+      field: "numKvHeads",
+      expected: `a divisor of ${numHeads}`,
+      found: String(numKvHeads),
+    });
   return mapping === "upstream" ? h % numKvHeads : Math.floor(h / (numHeads / numKvHeads));
 }
 
@@ -44,7 +49,14 @@ export interface QkParts {
  * @param opts.scale multiplies score and normProd (1/√d for what the softmax sees); cos is scale-free.
  * @param opts.causal hide keys after the query (absolute positions `offset + index`).
  */
-export function qkParts(q: ArrayLike<number>, k: ArrayLike<number>, numQuery: number, numKey: number, dHead: number, opts: { scale?: number; causal?: boolean } = {}): QkParts {
+export function qkParts(
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  numQuery: number,
+  numKey: number,
+  dHead: number,
+  opts: { scale?: number; causal?: boolean } = {},
+): QkParts {
   const scale = opts.scale ?? 1;
   const qn = rowNorms(q, numQuery, dHead);
   const kn = rowNorms(k, numKey, dHead);
@@ -108,7 +120,9 @@ export function floatingAdvantage(p: QkParts, floating: ArrayLike<number>): Omit
   const [nq, nk] = p.dims;
   const isF = new Uint8Array(nk);
   for (let i = 0; i < floating.length; i++) isF[floating[i]] = 1;
-  let angle = 0, norm = 0, count = 0;
+  let angle = 0,
+    norm = 0,
+    count = 0;
   const m = { cf: 0, co: 0, nf: 0, no: 0, kf: 0, ko: 0 };
   for (let i = 0; i < nq; i++) {
     const row = i * nk;
@@ -127,10 +141,12 @@ export function floatingAdvantage(p: QkParts, floating: ArrayLike<number>): Omit
     }
     for (let f = 0; f < nk; f++) {
       if (!isF[f] || Number.isNaN(p.cos[row + f])) continue;
-      const cf = p.cos[row + f], nf = p.normProd[row + f];
+      const cf = p.cos[row + f],
+        nf = p.normProd[row + f];
       for (let o = 0; o < nk; o++) {
         if (isF[o] || Number.isNaN(p.cos[row + o])) continue;
-        const co = p.cos[row + o], no = p.normProd[row + o];
+        const co = p.cos[row + o],
+          no = p.normProd[row + o];
         angle += 0.5 * (nf + no) * (cf - co);
         norm += 0.5 * (cf + co) * (nf - no);
         count++;
@@ -190,7 +206,11 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
   const rule = resolveRule({ fallback: "top-1", ...opts, ...(up ? { rule: "upstream" as const } : {}) }, "qk", trace.model.causal);
   const { numHeads: H, numKvHeads: Hkv, headDim: d } = trace.model;
   if (typeof heads === "number" && !(Number.isInteger(heads) && heads >= 0 && heads < H)) {
-    throw new SettingsError("head out of range", { field: "heads", expected: `"score-mean", "vector-mean" or an integer in [0, ${H})`, found: String(heads) });
+    throw new SettingsError("head out of range", {
+      field: "heads",
+      expected: `"score-mean", "vector-mean" or an integer in [0, ${H})`,
+      found: String(heads),
+    });
   }
   const layers = resolveLayers(trace, pass, qKind, opts.layers, label);
   const tables: ColumnTable[] = [];
@@ -210,7 +230,14 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     const win = passReceived(trace, pass, layer, rule, label).subarray(start, end);
     const floating = detectAnchors(win, rule, { ...ctx, ids: Array.from(ctx.ids ?? []).slice(start, end) });
     const partsOf = (h: number) =>
-      qkParts(headRows(q.data, h, T, d, start, end), headRows(k.data, kvHeadOf(h, H, Hkv, up ? "upstream" : "grouped"), T, d, start, end), n, n, d, { scale, causal });
+      qkParts(
+        headRows(q.data, h, T, d, start, end),
+        headRows(k.data, kvHeadOf(h, H, Hkv, up ? "upstream" : "grouped"), T, d, start, end),
+        n,
+        n,
+        d,
+        { scale, causal },
+      );
     let parts: QkParts;
     let sum: Omit<QkSummarySpec, "layer">;
     if (heads === "vector-mean") {
@@ -232,12 +259,18 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     }
     const abs = Array.from(floating, (f) => f + start);
     const isF = new Set(abs);
-    const qi = new Int32Array(n * n), ki = new Int32Array(n * n);
+    const qi = new Int32Array(n * n),
+      ki = new Int32Array(n * n);
     for (let i = 0; i < n * n; i++) {
       qi[i] = start + Math.floor(i / n);
       ki[i] = start + (i % n);
     }
-    tables.push(longTable({ query: qi, key: ki, score: parts.score, cos: parts.cos, normProd: parts.normProd, anchor: Array.from(ki, (j) => isF.has(j)) }, { model: label, layer, heads: String(heads) }));
+    tables.push(
+      longTable(
+        { query: qi, key: ki, score: parts.score, cos: parts.cos, normProd: parts.normProd, anchor: Array.from(ki, (j) => isF.has(j)) },
+        { model: label, layer, heads: String(heads) },
+      ),
+    );
     summaries.push({ layer, ...sum });
     panels.push({
       layer,
@@ -251,21 +284,28 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
   }
   const s = summaries;
   const col = (key: keyof QkSummarySpec) => Float64Array.from(s, (r) => r[key]);
-  const summary = longTable({
-    layer: Int32Array.from(layers),
-    cosFloating: col("cosFloating"),
-    cosOther: col("cosOther"),
-    normFloating: col("normFloating"),
-    normOther: col("normOther"),
-    advantage: col("advantage"),
-    angleTerm: col("angleTerm"),
-    normTerm: col("normTerm"),
-    // Share of the advantage carried by the angle (the rest by the norms); NaN when there is no advantage.
-    angleShare: Float64Array.from(s, (r) => (Math.abs(r.advantage) > 1e-12 ? r.angleTerm / r.advantage : NaN)),
-  }, { model: label, heads: String(heads) });
+  const summary = longTable(
+    {
+      layer: Int32Array.from(layers),
+      cosFloating: col("cosFloating"),
+      cosOther: col("cosOther"),
+      normFloating: col("normFloating"),
+      normOther: col("normOther"),
+      advantage: col("advantage"),
+      angleTerm: col("angleTerm"),
+      normTerm: col("normTerm"),
+      // Share of the advantage carried by the angle (the rest by the norms); NaN when there is no advantage.
+      angleShare: Float64Array.from(s, (r) => (Math.abs(r.advantage) > 1e-12 ? r.angleTerm / r.advantage : NaN)),
+    },
+    { model: label, heads: String(heads) },
+  );
   const warnings: string[] = partialWarnings([trace]);
-  if (up && H !== Hkv && typeof heads === "number") warnings.push(`upstream head mapping h mod ${Hkv} is wrong for GQA: head ${heads} reads KV head ${heads % Hkv}, the model uses ${kvHeadOf(heads, H, Hkv)}`);
-  if (up && causal !== trace.model.causal) warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);
+  if (up && H !== Hkv && typeof heads === "number")
+    warnings.push(
+      `upstream head mapping h mod ${Hkv} is wrong for GQA: head ${heads} reads KV head ${heads % Hkv}, the model uses ${kvHeadOf(heads, H, Hkv)}`,
+    );
+  if (up && causal !== trace.model.causal)
+    warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);
   const spec: QKSpec = {
     kind: "qk",
     version: 1,
@@ -285,7 +325,8 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
 function windowOf(w: [number, number], T: number): [number, number] {
   const start = Math.max(0, w[0]);
   const end = Math.min(T, w[1]);
-  if (!(end > start)) throw new SettingsError("empty token window", { field: "window", expected: `[start, end) inside [0, ${T})`, found: `[${w}]` });
+  if (!(end > start))
+    throw new SettingsError("empty token window", { field: "window", expected: `[start, end) inside [0, ${T})`, found: `[${w}]` });
   return [start, end];
 }
 

@@ -34,7 +34,8 @@ export type Evidence = { text: string; within?: string } | { region: string } | 
  * @param offsets [seq] character span of each token.
  */
 export function charsToTokens(offsets: ArrayLike<[number, number]>, chars: [number, number], limit = offsets.length): TokenSpan {
-  let lo = -1, hi = -1;
+  let lo = -1,
+    hi = -1;
   for (let t = 0; t < limit; t++) {
     const [s, e] = offsets[t];
     if (e > s && s < chars[1] && e > chars[0]) {
@@ -42,7 +43,12 @@ export function charsToTokens(offsets: ArrayLike<[number, number]>, chars: [numb
       hi = t + 1;
     }
   }
-  if (lo < 0) throw new SettingsError("evidence covers no prompt token", { field: "evidence", expected: "a character span overlapping prompt tokens", found: `[${chars}]` });
+  if (lo < 0)
+    throw new SettingsError("evidence covers no prompt token", {
+      field: "evidence",
+      expected: "a character span overlapping prompt tokens",
+      found: `[${chars}]`,
+    });
   return [lo, hi];
 }
 
@@ -52,16 +58,29 @@ export function evidenceSpan(trace: Trace, ev: Evidence | undefined): { tokens: 
   const text = trace.prompt.text;
   const region = (name: string) => {
     const r = trace.prompt.regions.find((x) => x.name === name);
-    if (!r) throw new SettingsError(`no region named ${JSON.stringify(name)}`, { field: "evidence", expected: `one of ${trace.prompt.regions.map((x) => JSON.stringify(x.name)).join(", ") || "(none recorded)"}` });
+    if (!r)
+      throw new SettingsError(`no region named ${JSON.stringify(name)}`, {
+        field: "evidence",
+        expected: `one of ${trace.prompt.regions.map((x) => JSON.stringify(x.name)).join(", ") || "(none recorded)"}`,
+      });
     return r;
   };
   if (ev === undefined) {
     if (trace.prompt.regions.some((r) => r.name === "evidence")) ev = { region: "evidence" };
-    else throw new SettingsError("retrieval scores need an evidence span", { field: "evidence", expected: '{ text }, { region }, { chars } or { tokens }, or a prompt region named "evidence"' });
+    else
+      throw new SettingsError("retrieval scores need an evidence span", {
+        field: "evidence",
+        expected: '{ text }, { region }, { chars } or { tokens }, or a prompt region named "evidence"',
+      });
   }
   if ("tokens" in ev) {
     const [s, e] = ev.tokens;
-    if (!(Number.isInteger(s) && Number.isInteger(e) && 0 <= s && s < e && e <= P)) throw new SettingsError("bad evidence token span", { field: "evidence.tokens", expected: `0 ≤ start < end ≤ ${P}`, found: `[${ev.tokens}]` });
+    if (!(Number.isInteger(s) && Number.isInteger(e) && 0 <= s && s < e && e <= P))
+      throw new SettingsError("bad evidence token span", {
+        field: "evidence.tokens",
+        expected: `0 ≤ start < end ≤ ${P}`,
+        found: `[${ev.tokens}]`,
+      });
     const chars: [number, number] = [trace.offsets[s][0], trace.offsets[e - 1][1]];
     return { tokens: [s, e], text: text.slice(chars[0], chars[1]) };
   }
@@ -75,7 +94,11 @@ export function evidenceSpan(trace: Trace, ev: Evidence | undefined): { tokens: 
     const from = ev.within !== undefined ? region(ev.within).chars[0] : 0;
     const at = text.indexOf(ev.text, from);
     if (at < 0 || (ev.within !== undefined && at + ev.text.length > region(ev.within).chars[1])) {
-      throw new SettingsError("evidence text not found in the prompt", { field: "evidence.text", expected: ev.within ? `text inside region ${ev.within}` : "text of the prompt", found: JSON.stringify(ev.text.slice(0, 60)) });
+      throw new SettingsError("evidence text not found in the prompt", {
+        field: "evidence.text",
+        expected: ev.within ? `text inside region ${ev.within}` : "text of the prompt",
+        found: JSON.stringify(ev.text.slice(0, 60)),
+      });
     }
     chars = [at, at + ev.text.length];
   }
@@ -87,7 +110,15 @@ export function evidenceSpan(trace: Trace, ev: Evidence | undefined): { tokens: 
  * @param argmaxKey [head, query] of one layer.  @param ids [key] token ids the pass saw.
  * @returns [head] 0/1.
  */
-export function copyHits(argmaxKey: ArrayLike<number>, numHeads: number, numQuery: number, row: number, token: number, ids: ArrayLike<number>, span: TokenSpan): Uint8Array {
+export function copyHits(
+  argmaxKey: ArrayLike<number>,
+  numHeads: number,
+  numQuery: number,
+  row: number,
+  token: number,
+  ids: ArrayLike<number>,
+  span: TokenSpan,
+): Uint8Array {
   const hits = new Uint8Array(numHeads);
   for (let h = 0; h < numHeads; h++) {
     const j = argmaxKey[h * numQuery + row];
@@ -99,7 +130,10 @@ export function copyHits(argmaxKey: ArrayLike<number>, numHeads: number, numQuer
 /** SQuAD-style words: lowercase, ASCII punctuation removed, articles dropped, split on whitespace. */
 export function words(s: string): string[] {
   const noPunct = s.toLowerCase().replace(/[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g, "");
-  return noPunct.replace(/\b(a|an|the)\b/g, " ").split(/\s+/).filter(Boolean);
+  return noPunct
+    .replace(/\b(a|an|the)\b/g, " ")
+    .split(/\s+/)
+    .filter(Boolean);
 }
 
 /** ROUGE-1 recall: clipped word overlap / number of reference words. */
@@ -154,8 +188,24 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
   const filter = keyword(opts.filter ?? "rouge1", ["rouge1", "contains", "none"] as const, { field: "filter" });
   const normalize = keyword(opts.normalize ?? "none", ["none", "max"] as const, { field: "normalize" });
   const threshold = opts.threshold ?? 0.5;
-  const per = { model: [] as string[], sample: [] as string[], layer: [] as number[], head: [] as number[], value: [] as number[], kept: [] as boolean[] };
-  const ev = { model: [] as string[], sample: [] as string[], step: [] as number[], position: [] as number[], token: [] as number[], layer: [] as number[], head: [] as number[], key: [] as number[] };
+  const per = {
+    model: [] as string[],
+    sample: [] as string[],
+    layer: [] as number[],
+    head: [] as number[],
+    value: [] as number[],
+    kept: [] as boolean[],
+  };
+  const ev = {
+    model: [] as string[],
+    sample: [] as string[],
+    step: [] as number[],
+    position: [] as number[],
+    token: [] as number[],
+    layer: [] as number[],
+    head: [] as number[],
+    key: [] as number[],
+  };
   const acc = new Map<string, { sum: Float64Array; layers: number[]; H: number; kept: number; total: number }>();
   list.forEach((trace, i) => {
     const model = opts.models?.[i] ?? trace.model.name;
@@ -165,7 +215,10 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     const H = trace.model.numHeads;
     if (rows === "unmask-step" && trace.steps.length === 0) {
       throw new ProbeMissingError(`${model} has no per-step records`, {
-        file: model, field: "steps", expected: "one TraceStep per denoising step with blocks.{l}.attn.argmax_key", found: "0 steps",
+        file: model,
+        field: "steps",
+        expected: "one TraceStep per denoising step with blocks.{l}.attn.argmax_key",
+        found: "0 steps",
         hint: 'record the run with a sampler and probes: { argmax: true }, or use rows: "final"',
       });
     }
@@ -205,7 +258,11 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
       const seq = trace.final.sequence;
       for (let p = trace.prompt.promptLength; p < seq.length; p++) score("final", seq, p - shift, seq[p], trace.unmaskedAt[p], p);
     }
-    const keep = filter === "none" || (filter === "contains" ? words(trace.answer).join(" ").includes(words(text).join(" ")) : rouge1Recall(trace.answer, text) > threshold);
+    const keep =
+      filter === "none" ||
+      (filter === "contains"
+        ? words(trace.answer).join(" ").includes(words(text).join(" "))
+        : rouge1Recall(trace.answer, text) > threshold);
     layers.forEach((layer, li) => {
       for (let h = 0; h < H; h++) {
         per.model.push(model);
@@ -218,7 +275,11 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     });
     let a = acc.get(model);
     if (!a) acc.set(model, (a = { sum: new Float64Array(layers.length * H), layers, H, kept: 0, total: 0 }));
-    if (a.layers.join() !== layers.join() || a.H !== H) throw new SettingsError("traces of one model disagree on layers/heads", { field: "layers", found: `${model}: [${layers}] vs [${a.layers}]` });
+    if (a.layers.join() !== layers.join() || a.H !== H)
+      throw new SettingsError("traces of one model disagree on layers/heads", {
+        field: "layers",
+        found: `${model}: [${layers}] vs [${a.layers}]`,
+      });
     a.total++;
     if (keep) {
       a.kept++;
@@ -249,7 +310,23 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
   return {
     scores: longTable({ ...sc, layer: ints(sc.layer), head: ints(sc.head), score: Float64Array.from(sc.score) }),
     table: longTable({ ...per, layer: ints(per.layer), head: ints(per.head), value: Float64Array.from(per.value) }),
-    events: longTable({ ...ev, step: ints(ev.step), position: ints(ev.position), token: ints(ev.token), layer: ints(ev.layer), head: ints(ev.head), key: ints(ev.key) }),
-    spec: { kind: "retrieval", version: 1, subsampled: [], warnings, models, normalisation: normalize === "max" ? "max-normalised" : "raw", kept },
+    events: longTable({
+      ...ev,
+      step: ints(ev.step),
+      position: ints(ev.position),
+      token: ints(ev.token),
+      layer: ints(ev.layer),
+      head: ints(ev.head),
+      key: ints(ev.key),
+    }),
+    spec: {
+      kind: "retrieval",
+      version: 1,
+      subsampled: [],
+      warnings,
+      models,
+      normalisation: normalize === "max" ? "max-normalised" : "raw",
+      kept,
+    },
   };
 }

@@ -68,8 +68,10 @@ export interface BootstrapOptions {
 export function bootstrap(n: number, stat: (idx: ArrayLike<number>) => number, o: BootstrapOptions = {}): Interval {
   const B = o.resamples ?? 2000;
   const level = o.level ?? 0.95;
-  if (!Number.isInteger(n) || n < 1) throw new SettingsError("Bootstrap needs data", { field: "n", expected: "at least one unit", found: String(n) });
-  if (!(level > 0 && level < 1)) throw new SettingsError("Bad bootstrap level", { field: "level", expected: "in (0, 1)", found: String(level) });
+  if (!Number.isInteger(n) || n < 1)
+    throw new SettingsError("Bootstrap needs data", { field: "n", expected: "at least one unit", found: String(n) });
+  if (!(level > 0 && level < 1))
+    throw new SettingsError("Bad bootstrap level", { field: "level", expected: "in (0, 1)", found: String(level) });
   const all = Int32Array.from({ length: n }, (_, i) => i);
   const mean = stat(all);
   const rand = generator(o.seed ?? 0);
@@ -86,11 +88,15 @@ export function bootstrap(n: number, stat: (idx: ArrayLike<number>) => number, o
 
 /** Mean of 0/1 (or any) values with its bootstrap interval. */
 export function bootstrapMean(values: readonly number[], o: BootstrapOptions = {}): Interval {
-  return bootstrap(values.length, (idx) => {
-    let s = 0;
-    for (let i = 0; i < idx.length; i++) s += values[idx[i]];
-    return s / idx.length;
-  }, o);
+  return bootstrap(
+    values.length,
+    (idx) => {
+      let s = 0;
+      for (let i = 0; i < idx.length; i++) s += values[idx[i]];
+      return s / idx.length;
+    },
+    o,
+  );
 }
 
 export type RobustnessAxis = "k" | "goldIndex";
@@ -130,7 +136,10 @@ function table(rows: readonly QaRow[], axis: RobustnessAxis): Map<number, Map<st
 export function accuracyCurves(rows: readonly QaRow[], axis: RobustnessAxis, o: BootstrapOptions = {}): AccuracyCurve[] {
   const models = [...new Set(rows.map((r) => r.model))];
   return models.map((model) => {
-    const byX = table(rows.filter((r) => r.model === model), axis);
+    const byX = table(
+      rows.filter((r) => r.model === model),
+      axis,
+    );
     const xs = [...byX.keys()].sort((a, b) => a - b);
     const points = xs.map((x) => {
       const iv = bootstrapMean([...byX.get(x)!.values()], o);
@@ -141,21 +150,36 @@ export function accuracyCurves(rows: readonly QaRow[], axis: RobustnessAxis, o: 
 }
 
 /** Paired statistic over the questions present at every x of one model. */
-function paired(rows: readonly QaRow[], axis: RobustnessAxis, stat: (accByX: number[]) => number, o: BootstrapOptions): Interval & { xs: number[] } {
+function paired(
+  rows: readonly QaRow[],
+  axis: RobustnessAxis,
+  stat: (accByX: number[]) => number,
+  o: BootstrapOptions,
+): Interval & { xs: number[] } {
   const byX = table(rows, axis);
   const xs = [...byX.keys()].sort((a, b) => a - b);
-  if (xs.length < 2) throw new SettingsError("A robustness summary needs at least two settings", { field: axis, expected: "rows at ≥ 2 values", found: xs.join(", ") || "none" });
-  const ids = [...byX.get(xs[0])!.keys()].filter((id) => xs.every((x) => byX.get(x)!.has(id)));
-  if (ids.length === 0) throw new SettingsError("No question was answered at every setting", { field: axis, expected: "the same questions at every x" });
-  const acc = ids.map((id) => xs.map((x) => byX.get(x)!.get(id)!));
-  const iv = bootstrap(ids.length, (idx) => {
-    const means = xs.map((_, j) => {
-      let s = 0;
-      for (let i = 0; i < idx.length; i++) s += acc[idx[i]][j];
-      return (100 * s) / idx.length;
+  if (xs.length < 2)
+    throw new SettingsError("A robustness summary needs at least two settings", {
+      field: axis,
+      expected: "rows at ≥ 2 values",
+      found: xs.join(", ") || "none",
     });
-    return stat(means);
-  }, o);
+  const ids = [...byX.get(xs[0])!.keys()].filter((id) => xs.every((x) => byX.get(x)!.has(id)));
+  if (ids.length === 0)
+    throw new SettingsError("No question was answered at every setting", { field: axis, expected: "the same questions at every x" });
+  const acc = ids.map((id) => xs.map((x) => byX.get(x)!.get(id)!));
+  const iv = bootstrap(
+    ids.length,
+    (idx) => {
+      const means = xs.map((_, j) => {
+        let s = 0;
+        for (let i = 0; i < idx.length; i++) s += acc[idx[i]][j];
+        return (100 * s) / idx.length;
+      });
+      return stat(means);
+    },
+    o,
+  );
   return { ...iv, xs };
 }
 
@@ -167,12 +191,20 @@ export function distractorDrop(rows: readonly QaRow[], o: BootstrapOptions = {})
 /** Best minus worst accuracy over gold positions (points), paired over questions. Rows of one k. */
 export function positionSpread(rows: readonly QaRow[], o: BootstrapOptions = {}): Interval & { xs: number[] } {
   const ks = new Set(rows.filter(usable).map((r) => r.k));
-  if (ks.size > 1) throw new SettingsError("Position spread is over one k", { field: "k", expected: "rows of one distractor count", found: [...ks].join(", ") });
+  if (ks.size > 1)
+    throw new SettingsError("Position spread is over one k", {
+      field: "k",
+      expected: "rows of one distractor count",
+      found: [...ks].join(", "),
+    });
   return paired(rows, "goldIndex", (m) => Math.max(...m) - Math.min(...m), o);
 }
 
 /** Curves → the distractor-sweep figure payload (src/figures), bands = the 95 % intervals. */
-export function curvesPayload(curves: readonly AccuracyCurve[], o: { title?: string; xTitle: string; oneBased?: boolean }): DistractorPayload {
+export function curvesPayload(
+  curves: readonly AccuracyCurve[],
+  o: { title?: string; xTitle: string; oneBased?: boolean },
+): DistractorPayload {
   const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
   const shift = o.oneBased ? 1 : 0;
   const at = (c: AccuracyCurve, x: number, f: (p: CurvePoint) => number) => {
@@ -180,8 +212,18 @@ export function curvesPayload(curves: readonly AccuracyCurve[], o: { title?: str
     return p ? f(p) : NaN;
   };
   return {
-    kind: "distractor", version: 1, title: o.title, subsampled: [], metric: "Accuracy (%)", xTitle: o.xTitle,
+    kind: "distractor",
+    version: 1,
+    title: o.title,
+    subsampled: [],
+    metric: "Accuracy (%)",
+    xTitle: o.xTitle,
     positions: xs.map((x) => x + shift),
-    series: curves.map((c) => ({ model: c.model, values: xs.map((x) => at(c, x, (p) => p.mean)), lo: xs.map((x) => at(c, x, (p) => p.lo)), hi: xs.map((x) => at(c, x, (p) => p.hi)) })),
+    series: curves.map((c) => ({
+      model: c.model,
+      values: xs.map((x) => at(c, x, (p) => p.mean)),
+      lo: xs.map((x) => at(c, x, (p) => p.lo)),
+      hi: xs.map((x) => at(c, x, (p) => p.hi)),
+    })),
   };
 }

@@ -49,7 +49,9 @@ export function offsetsLayout(trace: Trace): RegionLayout {
     names.push("BOS");
     assign[0] = 0;
   }
-  const sorted = [...spans.entries()].map(([k, n]) => [k.split(":").map(Number), n.join(" / ")] as [number[], string]).sort((a, b) => a[0][0] - b[0][0] || b[0][1] - a[0][1]);
+  const sorted = [...spans.entries()]
+    .map(([k, n]) => [k.split(":").map(Number), n.join(" / ")] as [number[], string])
+    .sort((a, b) => a[0][0] - b[0][0] || b[0][1] - a[0][1]);
   for (const [[s, e], name] of sorted) {
     const idx = names.push(name) - 1;
     for (let t = s; t < Math.min(e, T); t++) if (assign[t] < 0) assign[t] = idx; // first (outermost) region wins
@@ -100,7 +102,12 @@ export function upstreamLayout(trace: Trace): RegionLayout {
   const T = trace.final.sequence.length;
   const P = trace.prompt.promptLength;
   const docs = trace.prompt.regions.filter((r) => /^doc/i.test(r.name)).sort((a, b) => a.tokens[0] - b.tokens[0]);
-  if (docs.length === 0) throw new SettingsError("the upstream layout needs document regions", { field: "prompt.regions", expected: 'regions named "doc 1", "doc 2", …', found: trace.prompt.regions.map((r) => r.name).join(", ") || "none" });
+  if (docs.length === 0)
+    throw new SettingsError("the upstream layout needs document regions", {
+      field: "prompt.regions",
+      expected: 'regions named "doc 1", "doc 2", …',
+      found: trace.prompt.regions.map((r) => r.name).join(", ") || "none",
+    });
   const gold = trace.prompt.regions.find((r) => r.name === "gold");
   const bos = trace.model.bosTokenId !== undefined && trace.final.sequence[0] === trace.model.bosTokenId;
   const header = docs[0].tokens[0] - (bos ? 1 : 0);
@@ -207,7 +214,12 @@ export interface RolloutResult {
 }
 
 /** Pooled maps of one trace, [layer][region·regionKey], with the layout used. */
-export function regionMaps(trace: Trace, layout: RegionLayout, source: "region_sum" | "pattern_mean" | "pattern", label = "trace"): { layers: number[]; maps: Float64Array[] } {
+export function regionMaps(
+  trace: Trace,
+  layout: RegionLayout,
+  source: "region_sum" | "pattern_mean" | "pattern",
+  label = "trace",
+): { layers: number[]; maps: Float64Array[] } {
   const R = layout.names.length;
   const T = trace.final.sequence.length;
   const layers = probeLayers(trace, "final", source);
@@ -215,7 +227,13 @@ export function regionMaps(trace: Trace, layout: RegionLayout, source: "region_s
   const maps = layers.map((l) => {
     const t = getProbe(trace, "final", source, l, label);
     if (source === "region_sum") {
-      if (t.dims[0] !== R) throw new SettingsError("region_sum has a different region count than the layout", { file: label, field: t.name, expected: `${R} regions (${layout.names.join(", ")})`, found: `${t.dims[0]}` });
+      if (t.dims[0] !== R)
+        throw new SettingsError("region_sum has a different region count than the layout", {
+          file: label,
+          field: t.name,
+          expected: `${R} regions (${layout.names.join(", ")})`,
+          found: `${t.dims[0]}`,
+        });
       return Float64Array.from(t.data);
     }
     if (source === "pattern_mean") return poolRegions(t.data, T, layout);
@@ -245,8 +263,15 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
   list.forEach((trace, i) => {
     const label = trace.model.name;
     const has = (k: string) => probeLayers(trace, "final", k).length > 0;
-    const source = opts.source ?? (layoutName === "offsets" && has("region_sum") ? "region_sum" : has("pattern_mean") || !has("pattern") ? "pattern_mean" : "pattern");
-    if (layoutName === "upstream" && source === "region_sum") throw new SettingsError("the upstream layout needs full maps", { field: "source", expected: '"pattern_mean" or "pattern"', found: '"region_sum"' });
+    const source =
+      opts.source ??
+      (layoutName === "offsets" && has("region_sum") ? "region_sum" : has("pattern_mean") || !has("pattern") ? "pattern_mean" : "pattern");
+    if (layoutName === "upstream" && source === "region_sum")
+      throw new SettingsError("the upstream layout needs full maps", {
+        field: "source",
+        expected: '"pattern_mean" or "pattern"',
+        found: '"region_sum"',
+      });
     let layout: RegionLayout;
     if (source === "region_sum") {
       const rec = recordedLayout(trace);
@@ -254,7 +279,13 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
       if (rec.uncovered) warnings.add(`${label}: ${rec.uncovered} tokens lie in no recorded region and are left out of region_sum`);
       layout = rec;
     } else layout = layoutName === "upstream" ? upstreamLayout(trace) : offsetsLayout(trace);
-    if (names && names.join("|") !== layout.names.join("|")) throw new SettingsError("traces have different regions", { file: label, field: "prompt.regions", expected: names.join(", "), found: layout.names.join(", ") });
+    if (names && names.join("|") !== layout.names.join("|"))
+      throw new SettingsError("traces have different regions", {
+        file: label,
+        field: "prompt.regions",
+        expected: names.join(", "),
+        found: layout.names.join(", "),
+      });
     names = layout.names;
     const R = names.length;
     const { layers, maps } = regionMaps(trace, layout, source, label);
@@ -268,7 +299,9 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
     normed.forEach((m, li) => m.forEach((v, x) => (perLayerMean[li][x] += v / list.length)));
     const val = new Float64Array(layers.length * R2);
     normed.forEach((m, li) => val.set(m, li * R2));
-    const lc = new Int32Array(val.length), fc: string[] = [], tc: string[] = [];
+    const lc = new Int32Array(val.length),
+      fc: string[] = [],
+      tc: string[] = [];
     for (let x = 0; x < val.length; x++) {
       lc[x] = layers[Math.floor(x / R2)];
       fc.push(names[Math.floor((x % R2) / R)]);
@@ -278,22 +311,30 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
     const r = rollout(maps, R);
     sum ??= new Float64Array(R2);
     r.forEach((v, x) => (sum![x] += v / list.length));
-    if (trace.model.causal) warnings.add(`${label} is causal: the first region (${names[0]}) only attends to itself, so the rollout drains to it with depth regardless of the model; read the per-layer maps instead`);
+    if (trace.model.causal)
+      warnings.add(
+        `${label} is causal: the first region (${names[0]}) only attends to itself, so the rollout drains to it with depth regardless of the model; read the per-layer maps instead`,
+      );
   });
   const R = names!.length;
   const mean = sum!;
   const pi = stationary(mean, R);
   let spread = 0;
   for (let b = 0; b < R; b++) {
-    let lo = Infinity, hi = -Infinity;
+    let lo = Infinity,
+      hi = -Infinity;
     for (let a = 0; a < R; a++) {
       lo = Math.min(lo, mean[a * R + b]);
       hi = Math.max(hi, mean[a * R + b]);
     }
     spread = Math.max(spread, hi - lo);
   }
-  if (spread < 1e-3) warnings.add("every row of the rollout is the same (rank-one limit): only the column profile, the stationary vector, carries information");
-  const from: string[] = [], to: string[] = [];
+  if (spread < 1e-3)
+    warnings.add(
+      "every row of the rollout is the same (rank-one limit): only the column profile, the stationary vector, carries information",
+    );
+  const from: string[] = [],
+    to: string[] = [];
   for (let x = 0; x < R * R; x++) {
     from.push(names![Math.floor(x / R)]);
     to.push(names![x % R]);

@@ -58,9 +58,13 @@ export function isStructural(t: TokenType): boolean {
 }
 
 /** Band of each layer: `n` equal bands over [0, L) (default 3, shallow/middle/deep), or explicit inclusive ranges. */
-export function layerBands(numLayers: number, bands: number | [number, number][] = Math.min(3, numLayers)): { name: string; layers: [number, number] }[] {
+export function layerBands(
+  numLayers: number,
+  bands: number | [number, number][] = Math.min(3, numLayers),
+): { name: string; layers: [number, number] }[] {
   if (Array.isArray(bands)) return bands.map(([a, b]) => ({ name: `layers ${a}–${b}`, layers: [a, b] }));
-  if (!Number.isInteger(bands) || bands < 1 || bands > numLayers) throw new SettingsError("bad band count", { field: "bands", expected: `an integer in [1, ${numLayers}]`, found: String(bands) });
+  if (!Number.isInteger(bands) || bands < 1 || bands > numLayers)
+    throw new SettingsError("bad band count", { field: "bands", expected: `an integer in [1, ${numLayers}]`, found: String(bands) });
   return Array.from({ length: bands }, (_, b) => {
     const a = Math.ceil((b * numLayers) / bands);
     const e = Math.ceil(((b + 1) * numLayers) / bands) - 1;
@@ -93,7 +97,17 @@ export interface TokenTypeResult {
  */
 export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {}): TokenTypeResult {
   const list = Array.isArray(traces) ? traces : [traces];
-  const rows = { model: [] as string[], sample: [] as string[], step: [] as number[], layer: [] as number[], band: [] as string[], position: [] as number[], token: [] as string[], type: [] as string[], structural: [] as boolean[] };
+  const rows = {
+    model: [] as string[],
+    sample: [] as string[],
+    step: [] as number[],
+    layer: [] as number[],
+    band: [] as string[],
+    position: [] as number[],
+    token: [] as string[],
+    type: [] as string[],
+    structural: [] as boolean[],
+  };
   const bandsOf = new Map<string, { name: string; layers: [number, number] }[]>();
   list.forEach((trace, i) => {
     const model = opts.models?.[i] ?? trace.model.name;
@@ -101,7 +115,7 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
     const bands = layerBands(trace.model.numLayers, opts.bands);
     bandsOf.set(model, bands);
     const rule = resolveRule(opts, "absorption", trace.model.causal);
-    const passes: PassRef[] = opts.pass === "steps" ? trace.steps.map((_, s) => s) : [opts.pass ?? "final"] as PassRef[];
+    const passes: PassRef[] = opts.pass === "steps" ? trace.steps.map((_, s) => s) : ([opts.pass ?? "final"] as PassRef[]);
     for (const pass of passes) {
       const seq = pass === "final" ? trace.final.sequence : trace.steps[pass].canvas;
       for (const layer of resolveLayers(trace, pass, "received", opts.layers, model)) {
@@ -123,7 +137,12 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
       }
     }
   });
-  const table = longTable({ ...rows, step: Int32Array.from(rows.step), layer: Int32Array.from(rows.layer), position: Int32Array.from(rows.position) });
+  const table = longTable({
+    ...rows,
+    step: Int32Array.from(rows.step),
+    layer: Int32Array.from(rows.layer),
+    position: Int32Array.from(rows.position),
+  });
   const sh = { model: [] as string[], band: [] as string[], type: [] as string[], count: [] as number[], share: [] as number[] };
   const specBands: TokenTypesSpec["bands"] = [];
   const used = TOKEN_TYPES.filter((t) => t !== "unknown" || rows.type.includes("unknown"));
@@ -144,6 +163,14 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
     }
   }
   const shares = longTable({ ...sh, count: Int32Array.from(sh.count), share: Float64Array.from(sh.share) });
-  const spec: TokenTypesSpec = { kind: "token-types", version: 1, subsampled: [], warnings: partialWarnings(list), model: firstModel, types: [...used], bands: specBands };
+  const spec: TokenTypesSpec = {
+    kind: "token-types",
+    version: 1,
+    subsampled: [],
+    warnings: partialWarnings(list),
+    model: firstModel,
+    types: [...used],
+    bands: specBands,
+  };
   return { table, shares, spec };
 }

@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
 
 const cli = new URL("../dist/cli/main.js", import.meta.url);
 if (!existsSync(fileURLToPath(cli))) {
-  process.stderr.write("floatscope: the library is not built yet (no src/dist/cli/main.js); run `bash scripts/setup.sh` (or `npm run build`) in the repository\n");
+  process.stderr.write(
+    "floatscope: the library is not built yet (no src/dist/cli/main.js); run `bash scripts/setup.sh` (or `npm run build`) in the repository\n",
+  );
   process.exit(1);
 }
 const { runCli } = await import(cli.href);

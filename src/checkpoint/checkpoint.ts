@@ -31,15 +31,29 @@ const MAX_SHARDS = 10_000;
 export function openCheckpoint(dir: string): Checkpoint {
   const abs = path.resolve(dir);
   if (abs.toLowerCase().endsWith(".gguf")) {
-    requireFile(abs, { what: "GGUF file", error: CheckpointError, field: "(file)", hint: "give a .gguf file or a folder with config.json and *.safetensors" });
+    requireFile(abs, {
+      what: "GGUF file",
+      error: CheckpointError,
+      field: "(file)",
+      hint: "give a .gguf file or a folder with config.json and *.safetensors",
+    });
     return openGgufCheckpoint(abs);
   }
   // Kind, readability, loops and dangling links first: "has no config.json" must not be what a
   // symlink loop or an unreadable folder says.
-  requireDirectory(abs, { what: "checkpoint folder", error: CheckpointError, field: "(folder)", hint: "give a folder with config.json and *.safetensors, or a .gguf file" });
+  requireDirectory(abs, {
+    what: "checkpoint folder",
+    error: CheckpointError,
+    field: "(folder)",
+    hint: "give a folder with config.json and *.safetensors, or a .gguf file",
+  });
   const configPath = path.join(abs, "config.json");
   if (inspectPath(configPath).kind === "missing") {
-    throw new CheckpointError("Checkpoint has no config.json", { file: configPath, field: "(file)", expected: "config.json from the Hugging Face checkpoint" });
+    throw new CheckpointError("Checkpoint has no config.json", {
+      file: configPath,
+      field: "(file)",
+      expected: "config.json from the Hugging Face checkpoint",
+    });
   }
   const config = readJsonObject(configPath);
   const genPath = path.join(abs, "generation_config.json");
@@ -60,7 +74,9 @@ function readWeights(dir: string): Map<string, TensorInfo> {
   if (checkedOptional(indexPath, "shard index")) return readSharded(dir, indexPath);
   const hasBin = fs.readdirSync(dir).some((f) => f.endsWith(".bin") || f.endsWith(".pt"));
   throw new CheckpointError("Checkpoint has no safetensors weights", {
-    file: dir, field: "weights", expected: `${SINGLE_WEIGHTS_FILE} or ${INDEX_FILE} with its shards`,
+    file: dir,
+    field: "weights",
+    expected: `${SINGLE_WEIGHTS_FILE} or ${INDEX_FILE} with its shards`,
     found: hasBin ? "PyTorch .bin/.pt files only" : "no weight files",
     hint: hasBin ? "convert the checkpoint to safetensors (e.g. save_pretrained(..., safe_serialization=True))" : undefined,
   });
@@ -77,7 +93,10 @@ function readSharded(dir: string, indexPath: string): Map<string, TensorInfo> {
   const map = index.weight_map;
   if (map === null || typeof map !== "object" || Array.isArray(map)) {
     throw new CheckpointError("Shard index has no weight_map object", {
-      file: indexPath, field: "weight_map", expected: "{tensor name: shard file name}", found: describeValue(map),
+      file: indexPath,
+      field: "weight_map",
+      expected: "{tensor name: shard file name}",
+      found: describeValue(map),
     });
   }
   const wanted = new Map<string, string>();
@@ -85,13 +104,20 @@ function readSharded(dir: string, indexPath: string): Map<string, TensorInfo> {
   for (const [name, shard] of Object.entries(map as JsonObject)) {
     if (typeof shard !== "string" || shard === "" || shard !== path.basename(shard) || shard === "." || shard === "..") {
       throw new CheckpointError("Shard index entry is not a shard file name", {
-        file: indexPath, field: `weight_map.${name}`, expected: "a file name in the checkpoint folder (no directories)", found: describeValue(shard),
+        file: indexPath,
+        field: `weight_map.${name}`,
+        expected: "a file name in the checkpoint folder (no directories)",
+        found: describeValue(shard),
       });
     }
     wanted.set(name, shard);
     shardNames.add(shard);
     if (shardNames.size > MAX_SHARDS) {
-      throw new CheckpointError("Shard index names too many shards", { file: indexPath, field: "weight_map", expected: `at most ${MAX_SHARDS} shards` });
+      throw new CheckpointError("Shard index names too many shards", {
+        file: indexPath,
+        field: "weight_map",
+        expected: `at most ${MAX_SHARDS} shards`,
+      });
     }
   }
   if (wanted.size === 0) {
@@ -103,7 +129,10 @@ function readSharded(dir: string, indexPath: string): Map<string, TensorInfo> {
     if (!checkedOptional(shardPath, "weight shard")) {
       const example = [...wanted].find(([, s]) => s === shard)?.[0];
       throw new CheckpointError("Shard named in the index is missing", {
-        file: indexPath, field: `weight_map.${example}`, expected: `an existing file ${shard}`, found: "no such file",
+        file: indexPath,
+        field: `weight_map.${example}`,
+        expected: `an existing file ${shard}`,
+        found: "no such file",
       });
     }
     headers.set(shard, readSafetensorsHeader(shardPath));
@@ -117,19 +146,28 @@ function readSharded(dir: string, indexPath: string): Map<string, TensorInfo> {
       const other = seenIn.get(t.name);
       if (other !== undefined) {
         throw new CheckpointError("Tensor appears in two shards", {
-          file: path.join(dir, shard), field: t.name, expected: "each tensor in exactly one shard", found: `also in ${other}`,
+          file: path.join(dir, shard),
+          field: t.name,
+          expected: "each tensor in exactly one shard",
+          found: `also in ${other}`,
         });
       }
       seenIn.set(t.name, shard);
       const listed = wanted.get(t.name);
       if (listed === undefined) {
         throw new CheckpointError("Shard holds a tensor the index does not list", {
-          file: indexPath, field: `weight_map.${t.name}`, expected: `an entry pointing at ${shard}`, found: "missing",
+          file: indexPath,
+          field: `weight_map.${t.name}`,
+          expected: `an entry pointing at ${shard}`,
+          found: "missing",
         });
       }
       if (listed !== shard) {
         throw new CheckpointError("Tensor is not in the shard the index names", {
-          file: indexPath, field: `weight_map.${t.name}`, expected: shard, found: listed,
+          file: indexPath,
+          field: `weight_map.${t.name}`,
+          expected: shard,
+          found: listed,
         });
       }
       tensors.set(t.name, t);
@@ -138,7 +176,10 @@ function readSharded(dir: string, indexPath: string): Map<string, TensorInfo> {
   for (const [name, shard] of wanted) {
     if (!tensors.has(name)) {
       throw new CheckpointError("Tensor listed in the index is not in its shard", {
-        file: path.join(dir, shard), field: name, expected: `tensor ${name} in ${shard}`, found: "missing",
+        file: path.join(dir, shard),
+        field: name,
+        expected: `tensor ${name} in ${shard}`,
+        found: "missing",
       });
     }
   }
@@ -150,7 +191,12 @@ function checkTotalSize(indexPath: string, index: JsonObject, dataBytes: number)
   const meta = index.metadata;
   if (meta === undefined || meta === null) return;
   if (typeof meta !== "object" || Array.isArray(meta)) {
-    throw new CheckpointError("Shard index metadata is not an object", { file: indexPath, field: "metadata", expected: "an object", found: describeValue(meta) });
+    throw new CheckpointError("Shard index metadata is not an object", {
+      file: indexPath,
+      field: "metadata",
+      expected: "an object",
+      found: describeValue(meta),
+    });
   }
   const total = (meta as JsonObject).total_size;
   if (total === undefined || total === null) return;
@@ -158,13 +204,19 @@ function checkTotalSize(indexPath: string, index: JsonObject, dataBytes: number)
   const n = typeof total === "string" && /^\d+$/.test(total) ? Number(total) : total;
   if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
     throw new CheckpointError("Shard index total_size is not a byte count", {
-      file: indexPath, field: "metadata.total_size", expected: "a non-negative integer", found: describeValue(total),
+      file: indexPath,
+      field: "metadata.total_size",
+      expected: "a non-negative integer",
+      found: describeValue(total),
     });
   }
   // It may be smaller than the data (writers count tied tensors once), never larger.
   if (n > dataBytes) {
     throw new CheckpointError("Shard index total_size exceeds the data in the shards", {
-      file: indexPath, field: "metadata.total_size", expected: `<= ${dataBytes} bytes (sum of shard data)`, found: String(n),
+      file: indexPath,
+      field: "metadata.total_size",
+      expected: `<= ${dataBytes} bytes (sum of shard data)`,
+      found: String(n),
       hint: "a shard is truncated or missing; re-download the checkpoint",
     });
   }
@@ -188,7 +240,9 @@ export function readTokenizerFiles(dir: string): TokenizerFiles | undefined {
   }
   const jinjaPath = path.join(dir, "chat_template.jinja");
   if (checkedOptional(jinjaPath, "chat_template.jinja")) {
-    chatTemplate = readFileBounded(jinjaPath, { what: "chat_template.jinja", error: CheckpointError, maxBytes: 16 * 1024 * 1024 }).toString("utf8");
+    chatTemplate = readFileBounded(jinjaPath, { what: "chat_template.jinja", error: CheckpointError, maxBytes: 16 * 1024 * 1024 }).toString(
+      "utf8",
+    );
   }
   return { path: fs.realpathSync(tokPath), json, config, chatTemplate };
 }
@@ -212,6 +266,9 @@ function templateFromConfig(config: JsonObject, file: string): string | undefine
     if (pick && typeof pick.template === "string") return pick.template;
   }
   throw new CheckpointError("chat_template has an unknown form", {
-    file, field: "chat_template", expected: "a Jinja string or a list of {name, template}", found: describeValue(t),
+    file,
+    field: "chat_template",
+    expected: "a Jinja string or a list of {name, template}",
+    found: describeValue(t),
   });
 }

@@ -51,7 +51,10 @@ export function parseJsonObject(text: string, file: string): JsonObject {
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new CheckpointError("File does not hold a JSON object", {
-      file, field: "(top level)", expected: "a JSON object {...}", found: value === null ? "null" : Array.isArray(value) ? "an array" : typeof value,
+      file,
+      field: "(top level)",
+      expected: "a JSON object {...}",
+      found: value === null ? "null" : Array.isArray(value) ? "an array" : typeof value,
     });
   }
   return value as JsonObject;
@@ -76,7 +79,10 @@ export function describeValue(v: unknown): string {
 function fail(o: AccessorOptions, key: string, expected: string, found: unknown): never {
   const name = path.basename(o.file ?? "config.json");
   throw new CheckpointError(found === undefined ? `Missing key in ${name}` : `Invalid value in ${name}`, {
-    file: o.file ?? "config.json", field: key, expected, found: describeValue(found),
+    file: o.file ?? "config.json",
+    field: key,
+    expected,
+    found: describeValue(found),
   });
 }
 
@@ -115,7 +121,12 @@ export function requireNumber(obj: JsonObject, key: string, o: AccessorOptions =
 }
 
 /** A finite number, or `fallback` when absent or null. */
-export function optionalNumber<T extends number | undefined>(obj: JsonObject, key: string, fallback: T, o: AccessorOptions = {}): number | T {
+export function optionalNumber<T extends number | undefined>(
+  obj: JsonObject,
+  key: string,
+  fallback: T,
+  o: AccessorOptions = {},
+): number | T {
   const v = obj[key];
   return v === undefined || v === null ? fallback : checkNumber(v, key, o, false);
 }

@@ -84,8 +84,10 @@ interface Units {
 }
 
 function unitsOf(s: string, bytes: boolean): Units {
-  const values: number[] = [], start: number[] = [], end: number[] = [];
-  for (let i = 0; i < s.length; ) {
+  const values: number[] = [],
+    start: number[] = [],
+    end: number[] = [];
+  for (let i = 0; i < s.length;) {
     let cp = s.codePointAt(i)!;
     const w = cp > 0xffff ? 2 : 1;
     if (bytes) {
@@ -143,9 +145,14 @@ function indexOfSeq(hay: number[], needle: number[], from: number): number {
  * char knows its source span. Falls back to one span for the whole section when per-cluster
  * normalization does not reproduce the whole-string result.
  */
-function normalizeAligned(t: string, base: number, normalizer: ((s: string) => string) | null): { text: string; start: number[]; end: number[]; coarse?: true } {
+function normalizeAligned(
+  t: string,
+  base: number,
+  normalizer: ((s: string) => string) | null,
+): { text: string; start: number[]; end: number[]; coarse?: true } {
   if (!normalizer) {
-    const start: number[] = [], end: number[] = [];
+    const start: number[] = [],
+      end: number[] = [];
     for (let i = 0; i < t.length; i++) {
       start.push(base + i);
       end.push(base + i + 1);
@@ -161,10 +168,12 @@ function normalizeAligned(t: string, base: number, normalizer: ((s: string) => s
     return { text: t, start, end };
   }
   const whole = normalizer(t);
-  const start: number[] = [], end: number[] = [];
+  const start: number[] = [],
+    end: number[] = [];
   let rebuilt = "";
   for (const m of t.matchAll(/\P{M}\p{M}*|\p{M}+/gsu)) {
-    const s = base + m.index!, e = s + m[0].length;
+    const s = base + m.index!,
+      e = s + m[0].length;
     const n = normalizer(m[0]);
     rebuilt += n;
     for (let k = 0; k < n.length; k++) {
@@ -181,7 +190,11 @@ function normalizeAligned(t: string, base: number, normalizer: ((s: string) => s
  * with its start; an added token's [from, to) also covers the whitespace it stripped from its
  * neighbours (Rust reports that span too).
  */
-function splitAdded(tok: TokenizerInternals, splitter: { split(s: string): string[] }, text: string): { s: string; at: number; from: number; to: number }[] {
+function splitAdded(
+  tok: TokenizerInternals,
+  splitter: { split(s: string): string[] },
+  text: string,
+): { s: string; at: number; from: number; to: number }[] {
   const parts = splitter.split(text);
   const out: { s: string; at: number; from: number; to: number }[] = [];
   let at = 0;
@@ -214,7 +227,11 @@ function splitAdded(tok: TokenizerInternals, splitter: { split(s: string): strin
  * a step cannot be replayed (options that rewrite text before normalization). `coarse` is set
  * when a normalizer could not be aligned per character and a whole section shares one span.
  */
-export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: PipelineFlags): { pieces: Piece[]; coarse: boolean } | undefined {
+export function piecesWithOffsets(
+  tok: TokenizerInternals,
+  text: string,
+  flags: PipelineFlags,
+): { pieces: Piece[]; coarse: boolean } | undefined {
   if (tok.remove_space === true || tok.do_lowercase_and_remove_accent) return undefined;
   const pieces: Piece[] = [];
   let coarse = false;
@@ -234,7 +251,8 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
         const p = a < norm.start.length ? norm.start[a] : (norm.end[norm.end.length - 1] ?? at);
         return [p, p];
       }
-      let s = Infinity, e = -Infinity;
+      let s = Infinity,
+        e = -Infinity;
       for (let i = a; i < b; i++) {
         s = Math.min(s, norm.start[i]);
         e = Math.max(e, norm.end[i]);
@@ -268,7 +286,8 @@ export function piecesWithOffsets(tok: TokenizerInternals, text: string, flags: 
         for (let ti = 0; ti < perWord[wi].length; ti++) {
           const [a, b] = spans[ti];
           // Word-relative units → subsection units (minus the virtual prefix) → normalized chars → source.
-          const ua = Math.max(pos, pos + a - virtual), ub = Math.max(pos, pos + b - virtual);
+          const ua = Math.max(pos, pos + a - virtual),
+            ub = Math.max(pos, pos + b - virtual);
           const na = ua < units.start.length ? units.start[ua] : sub.s.length;
           const nb = ub > ua ? units.end[ub - 1] : na;
           let span = normSpan(sub.at + na, sub.at + nb);
@@ -328,7 +347,8 @@ function tokenUnitSpans(tokens: string[], word: number[], tok: TokenizerInternal
 function trim(token: string, span: CharSpan, f: PipelineFlags): CharSpan {
   const isSpace = (c: string) => c === "\u0120" || (!f.byteLevel && /\s/u.test(c));
   const chars = [...token];
-  let lead = 0, trail = 0;
+  let lead = 0,
+    trail = 0;
   while (lead < chars.length && isSpace(chars[lead])) lead++;
   while (trail < chars.length - lead && isSpace(chars[chars.length - 1 - trail])) trail++;
   let [s, e] = span;

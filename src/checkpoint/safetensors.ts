@@ -16,14 +16,30 @@ import * as path from "node:path";
 import { CheckpointError } from "../util/errors.js";
 import { openRegularFile } from "../util/paths.js";
 import { decodeTensor } from "./gguf/tensor.js";
-import { checkCoverage, layoutSafetensors, parseHeaderJson, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
+import {
+  checkCoverage,
+  layoutSafetensors,
+  parseHeaderJson,
+  validateTensorEntries,
+  type SafetensorsIssue,
+  type TensorBytes,
+} from "../util/safetensors-codec.js";
 import type { SafetensorsDType, TensorInfo } from "./types.js";
 
 /** Bytes per element for each dtype. */
 export const DTYPE_BYTES: Record<SafetensorsDType, number> = {
-  F64: 8, F32: 4, F16: 2, BF16: 2,
-  I64: 8, I32: 4, I16: 2, I8: 1,
-  U64: 8, U32: 4, U16: 2, U8: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
+  U8: 1,
   BOOL: 1,
 };
 
@@ -60,7 +76,10 @@ export function readSafetensorsHeader(file: string): SafetensorsHeader {
     const fileSize = opened.size;
     if (fileSize < 8) {
       throw new CheckpointError("Safetensors file is too short to hold a header length", {
-        file, field: "header length", expected: "at least 8 bytes", found: `${fileSize} bytes`,
+        file,
+        field: "header length",
+        expected: "at least 8 bytes",
+        found: `${fileSize} bytes`,
       });
     }
     const lenBuf = Buffer.alloc(8);
@@ -68,7 +87,8 @@ export function readSafetensorsHeader(file: string): SafetensorsHeader {
     const headerLen = lenBuf.readBigUInt64LE(0);
     if (headerLen === 0n || headerLen > BigInt(Math.min(MAX_HEADER_BYTES, fileSize - 8))) {
       throw new CheckpointError("Safetensors header length is impossible", {
-        file, field: "header length",
+        file,
+        field: "header length",
         expected: `1..${Math.min(MAX_HEADER_BYTES, fileSize - 8)} bytes (file is ${fileSize} bytes)`,
         found: headerLen.toString(),
       });
@@ -77,7 +97,12 @@ export function readSafetensorsHeader(file: string): SafetensorsHeader {
     const headerBuf = Buffer.alloc(n);
     const got = fs.readSync(fd, headerBuf, 0, n, 8);
     if (got !== n) {
-      throw new CheckpointError("Safetensors header is truncated", { file, field: "header", expected: `${n} bytes`, found: `${got} bytes` });
+      throw new CheckpointError("Safetensors header is truncated", {
+        file,
+        field: "header",
+        expected: `${n} bytes`,
+        found: `${got} bytes`,
+      });
     }
     return parseHeader(real, headerBuf, 8 + n, fileSize);
   } finally {
@@ -113,7 +138,12 @@ function parseHeader(file: string, headerBuf: Buffer, dataStart: number, fileSiz
   });
   checkCoverage(entries, fileSize - dataStart, fail);
   const tensors: TensorInfo[] = entries.map(({ name, dtype, shape, begin, end }) => ({
-    name, file, dtype: dtype as SafetensorsDType, shape, byteOffset: dataStart + begin, byteLength: end - begin,
+    name,
+    file,
+    dtype: dtype as SafetensorsDType,
+    shape,
+    byteOffset: dataStart + begin,
+    byteLength: end - begin,
   }));
   return { file, dataStart, fileSize, tensors, metadata };
 }
@@ -124,7 +154,12 @@ function validateMetadata(file: string, entry: unknown): Record<string, string> 
   }
   for (const [k, v] of Object.entries(entry)) {
     if (typeof v !== "string") {
-      throw new CheckpointError("Safetensors __metadata__ value is not a string", { file, field: `__metadata__.${k}`, expected: "string", found: typeof v });
+      throw new CheckpointError("Safetensors __metadata__ value is not a string", {
+        file,
+        field: `__metadata__.${k}`,
+        expected: "string",
+        found: typeof v,
+      });
     }
   }
   return entry as Record<string, string>;
@@ -156,7 +191,10 @@ function readFully(fd: number, buf: Buffer, position: number, info: TensorInfo):
     const got = fs.readSync(fd, buf, done, Math.min(buf.length - done, 1 << 30), position + done);
     if (got <= 0) {
       throw new CheckpointError("Tensor data is truncated", {
-        file: info.file, field: info.name, expected: `${buf.length} bytes at offset ${position}`, found: `${done} bytes`,
+        file: info.file,
+        field: info.name,
+        expected: `${buf.length} bytes at offset ${position}`,
+        found: `${done} bytes`,
       });
     }
     done += got;
@@ -168,11 +206,7 @@ function readFully(fd: number, buf: Buffer, position: number, info: TensorInfo):
  * so a multi-GB embedding never has to sit in memory at once. `onChunk` receives the bytes and
  * the index of the chunk's first element; the buffer is reused between calls.
  */
-export function streamTensorBytes(
-  info: TensorInfo,
-  chunkBytes: number,
-  onChunk: (bytes: Buffer, firstElement: number) => void,
-): void {
+export function streamTensorBytes(info: TensorInfo, chunkBytes: number, onChunk: (bytes: Buffer, firstElement: number) => void): void {
   if (info.encoding) {
     // Quantised blocks decode as a whole; then hand the float32 bytes out in the same chunks.
     const all = readTensorBytes(info);
@@ -222,7 +256,12 @@ export function readTensorF32(info: TensorInfo): Float32Array {
       return out;
     }
     default:
-      throw new CheckpointError("Tensor is not floating point", { file: info.file, field: `${info.name}.dtype`, expected: "F32, F16, BF16 or F64", found: info.dtype });
+      throw new CheckpointError("Tensor is not floating point", {
+        file: info.file,
+        field: `${info.name}.dtype`,
+        expected: "F32, F16, BF16 or F64",
+        found: info.dtype,
+      });
   }
 }
 
@@ -253,7 +292,9 @@ export function encodeSafetensors(tensors: Record<string, TensorToWrite>, metada
     const count = t.shape.reduce((a, b) => a * b, 1);
     if (count * DTYPE_BYTES[t.dtype] !== bytes.length) {
       throw new CheckpointError("Tensor data does not match its shape and dtype", {
-        field: name, expected: `${count * DTYPE_BYTES[t.dtype]} bytes`, found: `${bytes.length} bytes`,
+        field: name,
+        expected: `${count * DTYPE_BYTES[t.dtype]} bytes`,
+        found: `${bytes.length} bytes`,
       });
     }
     return [name, { dtype: t.dtype, shape: t.shape, bytes }];

@@ -20,7 +20,8 @@ export type TokenSpan = [number, number];
 export function charSpanToTokenSpan(offsets: readonly CharSpan[], span: CharSpan): TokenSpan | undefined {
   const [s, e] = span;
   if (!(e > s)) return undefined;
-  let first = -1, last = -1;
+  let first = -1,
+    last = -1;
   for (let i = 0; i < offsets.length; i++) {
     const [a, b] = offsets[i];
     if (b > a && a < e && b > s) {
@@ -36,7 +37,8 @@ export function charSpanToTokenSpan(offsets: readonly CharSpan[], span: CharSpan
  * token's end, skipping tokens with empty spans. undefined when every token in range is empty.
  */
 export function tokenSpanToCharSpan(offsets: readonly CharSpan[], span: TokenSpan): CharSpan | undefined {
-  let s = Infinity, e = -Infinity;
+  let s = Infinity,
+    e = -Infinity;
   for (let i = Math.max(0, span[0]); i < Math.min(offsets.length, span[1]); i++) {
     const [a, b] = offsets[i];
     if (b > a) {

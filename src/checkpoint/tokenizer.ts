@@ -66,7 +66,9 @@ export function loadTokenizer(files: TokenizerFiles, spec: TokenizerSpecHints = 
   // An absent type is fine: Rust `tokenizers` and the library both infer it from the fields.
   if (model.type !== undefined && !(TOKENIZER_MODEL_TYPES as readonly unknown[]).includes(model.type)) {
     throw new CheckpointError("tokenizer.json has an unknown tokenizer model type", {
-      file: files.path, field: "model.type", expected: TOKENIZER_MODEL_TYPES.map((t) => JSON.stringify(t)).join(", "),
+      file: files.path,
+      field: "model.type",
+      expected: TOKENIZER_MODEL_TYPES.map((t) => JSON.stringify(t)).join(", "),
       found: typeof model.type === "string" ? JSON.stringify(model.type.slice(0, 60)) : typeof model.type,
     });
   }
@@ -78,7 +80,9 @@ export function loadTokenizer(files: TokenizerFiles, spec: TokenizerSpecHints = 
     lib = new Tokenizer(files.json, libConfig);
   } catch (e) {
     throw new CheckpointError("tokenizer.json cannot be loaded", {
-      file: files.path, field: "model / pre_tokenizer / normalizer", found: (e as Error).message.slice(0, 200),
+      file: files.path,
+      field: "model / pre_tokenizer / normalizer",
+      found: (e as Error).message.slice(0, 200),
     });
   }
   const internals = lib as unknown as TokenizerInternals;
@@ -176,7 +180,10 @@ class HfTokenizer implements LoadedTokenizer {
     const replayed = this.replayedOffsets(text, rawTokens);
     const offsetsExact = replayed !== undefined && !replayed.coarse;
     const offsets = replayed?.offsets ?? this.fallbackOffsets(text, rawTokens);
-    const ids: number[] = [], tokens: string[] = [], spans: CharSpan[] = [], unknown: string[] = [];
+    const ids: number[] = [],
+      tokens: string[] = [],
+      spans: CharSpan[] = [],
+      unknown: string[] = [];
     for (let i = 0; i < rawTokens.length; i++) {
       let id: number | undefined = r.ids[i];
       let token = rawTokens[i];
@@ -228,9 +235,10 @@ class HfTokenizer implements LoadedTokenizer {
     let cursor = 0;
     return tokens.map((t) => {
       const id = this.lib.token_to_id(t);
-      const surface = this.internals.added_tokens_map.has(t) || id === undefined
-        ? t
-        : this.lib.decode([id], { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+      const surface =
+        this.internals.added_tokens_map.has(t) || id === undefined
+          ? t
+          : this.lib.decode([id], { skip_special_tokens: false, clean_up_tokenization_spaces: false });
       const probe = surface.trim() || surface;
       const at = probe.length ? text.indexOf(probe, cursor) : -1;
       if (at < 0) return [0, 0] as CharSpan;
@@ -244,7 +252,10 @@ class HfTokenizer implements LoadedTokenizer {
     for (const [i, id] of ids.entries()) {
       if (!Number.isInteger(id) || id < 0 || this.lib.id_to_token(id) === undefined) {
         throw new SettingsError("Token id is not in the tokenizer's vocabulary", {
-          file: this.files.path, field: `ids[${i}]`, expected: `an id in [0, ${this.size})`, found: String(id),
+          file: this.files.path,
+          field: `ids[${i}]`,
+          expected: `an id in [0, ${this.size})`,
+          found: String(id),
         });
       }
     }
@@ -260,7 +271,8 @@ class HfTokenizer implements LoadedTokenizer {
   applyChatTemplate(messages: ChatMessage[], options: { addGenerationPrompt?: boolean } = {}): string {
     if (this.chatTemplate === undefined) {
       throw new CheckpointError("Checkpoint has no chat template", {
-        file: this.files.path.replace(/tokenizer\.json$/, "tokenizer_config.json"), field: "chat_template",
+        file: this.files.path.replace(/tokenizer\.json$/, "tokenizer_config.json"),
+        field: "chat_template",
         expected: "a Jinja template (tokenizer_config.json chat_template or chat_template.jinja)",
         hint: "use plain prompts (encode) for base models",
       });
@@ -274,7 +286,9 @@ class HfTokenizer implements LoadedTokenizer {
       });
     } catch (e) {
       throw new CheckpointError("Chat template failed to render", {
-        file: this.files.path.replace(/tokenizer\.json$/, "tokenizer_config.json"), field: "chat_template", found: (e as Error).message.slice(0, 200),
+        file: this.files.path.replace(/tokenizer\.json$/, "tokenizer_config.json"),
+        field: "chat_template",
+        found: (e as Error).message.slice(0, 200),
       });
     }
   }

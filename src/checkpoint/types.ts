@@ -5,11 +5,7 @@
  */
 
 /** safetensors dtype strings, as written in the file header. */
-export type SafetensorsDType =
-  | "F64" | "F32" | "F16" | "BF16"
-  | "I64" | "I32" | "I16" | "I8"
-  | "U64" | "U32" | "U16" | "U8"
-  | "BOOL";
+export type SafetensorsDType = "F64" | "F32" | "F16" | "BF16" | "I64" | "I32" | "I16" | "I8" | "U64" | "U32" | "U16" | "U8" | "BOOL";
 
 export interface TensorInfo {
   /** Tensor name as written in the checkpoint, e.g. `model.layers.0.self_attn.q_proj.weight`. */

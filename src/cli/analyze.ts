@@ -79,20 +79,34 @@ function rows(t: ColumnTable): Record<string, unknown>[] {
 }
 
 /** The numeric and list options, parsed strictly (usage errors before any trace is read). */
-function parseOptions(values: Record<string, string | boolean | undefined>): { anchor: AnchorOptions; layers?: number[]; maxJump?: number } {
+function parseOptions(values: Record<string, string | boolean | undefined>): {
+  anchor: AnchorOptions;
+  layers?: number[];
+  maxJump?: number;
+} {
   const anchor: AnchorOptions = {
     rule: values.rule as AnchorOptions["rule"],
     k: optionalNumber("analyze", "k", values.k),
     topK: optionalInt("analyze", "top-k", values["top-k"], { min: 1 }),
     epsilon: optionalNumber("analyze", "epsilon", values.epsilon),
-    exclude: typeof values.exclude === "string" ? (values.exclude.split(",").map((s) => s.trim()).filter(Boolean) as AnchorExclusion[]) : undefined,
+    exclude:
+      typeof values.exclude === "string"
+        ? (values.exclude
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean) as AnchorExclusion[])
+        : undefined,
   };
   const layers = typeof values.layers === "string" ? intList("analyze", "layers", values.layers, { min: 0 }) : undefined;
   return { anchor, layers, maxJump: optionalInt("analyze", "max-jump", values["max-jump"], { min: 0 }) };
 }
 
 /** Run one analysis on loaded traces; returns the JSON-able result with its tables named. */
-export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values: Record<string, string | boolean | undefined>): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
+export function analyze(
+  name: (typeof ANALYSES)[number],
+  traces: Trace[],
+  values: Record<string, string | boolean | undefined>,
+): { tables: Record<string, ColumnTable>; extra: Record<string, unknown>; warnings: string[] } {
   const { anchor, layers, maxJump } = parseOptions(values);
   switch (name) {
     case "absorption": {
@@ -100,23 +114,49 @@ export function analyze(name: (typeof ANALYSES)[number], traces: Trace[], values
       return { tables: { summary: r.summary, samples: r.table }, extra: { rule: r.spec.rule }, warnings: r.spec.warnings ?? [] };
     }
     case "drift": {
-      if (traces.length !== 1) throw new UsageError("`floatscope analyze drift` takes one trace", { field: "<trace>", expected: "one path", found: `${traces.length}` });
+      if (traces.length !== 1)
+        throw new UsageError("`floatscope analyze drift` takes one trace", {
+          field: "<trace>",
+          expected: "one path",
+          found: `${traces.length}`,
+        });
       const r = temporalDrift(traces[0], { ...anchor, layers, maxJump });
-      return { tables: { tracks: r.tracks, anchors: r.anchors }, extra: { rule: r.spec.rule, layers: r.spec.layers, steps: r.spec.steps }, warnings: r.spec.warnings ?? [] };
+      return {
+        tables: { tracks: r.tracks, anchors: r.anchors },
+        extra: { rule: r.spec.rule, layers: r.spec.layers, steps: r.spec.steps },
+        warnings: r.spec.warnings ?? [],
+      };
     }
     case "qk": {
-      const heads = values.heads === undefined ? undefined : /^\d+$/.test(String(values.heads)) ? Number(values.heads) : keyword(values.heads, ["score-mean", "vector-mean"] as const, { field: "--heads" });
+      const heads =
+        values.heads === undefined
+          ? undefined
+          : /^\d+$/.test(String(values.heads))
+            ? Number(values.heads)
+            : keyword(values.heads, ["score-mean", "vector-mean"] as const, { field: "--heads" });
       const all = traces.map((t) => qkDecomposition(t, { ...anchor, rule: anchor.rule, layers, heads, upstream: !!values.upstream }));
-      return { tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])), extra: { anchors: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, anchors: p.anchors }))) }, warnings: all.flatMap((r) => r.spec.warnings ?? []) };
+      return {
+        tables: Object.fromEntries(all.map((r, i) => [`summary${traces.length > 1 ? ` ${i}` : ""}`, r.summary])),
+        extra: { anchors: all.map((r) => r.spec.panels.map((p) => ({ layer: p.layer, anchors: p.anchors }))) },
+        warnings: all.flatMap((r) => r.spec.warnings ?? []),
+      };
     }
     case "retrieval": {
       const evidence: Evidence | undefined = typeof values.evidence === "string" ? { text: values.evidence } : undefined;
       const r = retrievalHeads(traces, { evidence, layers, rows: values.rows as never, filter: values.filter as never });
-      return { tables: { scores: r.scores }, extra: { kept: r.spec.kept, normalisation: r.spec.normalisation }, warnings: r.spec.warnings ?? [] };
+      return {
+        tables: { scores: r.scores },
+        extra: { kept: r.spec.kept, normalisation: r.spec.normalisation },
+        warnings: r.spec.warnings ?? [],
+      };
     }
     case "rollout": {
       const r = regionRollout(traces, { layout: values.layout as never });
-      return { tables: { rollout: r.rollout, stationary: r.stationary }, extra: { regions: r.spec.regions, rowSpread: r.spec.rowSpread }, warnings: r.spec.warnings ?? [] };
+      return {
+        tables: { rollout: r.rollout, stationary: r.stationary },
+        extra: { regions: r.spec.regions, rowSpread: r.spec.rowSpread },
+        warnings: r.spec.warnings ?? [],
+      };
     }
     case "token-types": {
       const r = tokenTypes(traces, { ...anchor, layers });
@@ -130,15 +170,32 @@ export const command: CliCommand = {
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values, positionals } = parseFlags("analyze", argv, FLAGS);
     const [name, ...files] = positionals;
-    if (name === undefined) throw new UsageError("`floatscope analyze` needs an analysis", { field: "<analysis>", expected: ANALYSES.join(", "), found: "nothing" });
-    if (!(ANALYSES as readonly string[]).includes(name)) throw new UsageError(`unknown analysis "${name}"`, { field: "<analysis>", expected: ANALYSES.join(", "), found: name });
+    if (name === undefined)
+      throw new UsageError("`floatscope analyze` needs an analysis", {
+        field: "<analysis>",
+        expected: ANALYSES.join(", "),
+        found: "nothing",
+      });
+    if (!(ANALYSES as readonly string[]).includes(name))
+      throw new UsageError(`unknown analysis "${name}"`, { field: "<analysis>", expected: ANALYSES.join(", "), found: name });
     const analysis = name as (typeof ANALYSES)[number];
-    if (files.length === 0) throw new UsageError("`floatscope analyze` needs at least one trace", { field: "<trace>", expected: "one or more .fstrace files", found: "nothing" });
+    if (files.length === 0)
+      throw new UsageError("`floatscope analyze` needs at least one trace", {
+        field: "<trace>",
+        expected: "one or more .fstrace files",
+        found: "nothing",
+      });
     parseOptions(values);
     const target = exportTarget("analyze", values);
     // A folder (a checkpoint given by mistake), a FIFO or a dangling link is one clear error
     // before the trace reader opens anything.
-    for (const f of files) requireFile(f, { what: "trace file", error: TraceFormatError, field: "<trace>", hint: "give .fstrace files written by `floatscope generate --trace`" });
+    for (const f of files)
+      requireFile(f, {
+        what: "trace file",
+        error: TraceFormatError,
+        field: "<trace>",
+        hint: "give .fstrace files written by `floatscope generate --trace`",
+      });
     const traces = files.map((f) => readTrace(f));
     const { tables, extra, warnings } = analyze(analysis, traces, values);
     if (target) {
@@ -158,7 +215,19 @@ export const command: CliCommand = {
     }
     for (const [k, t] of Object.entries(tables)) {
       io.out(`## ${k}\n`);
-      io.out(t.toMarkdown({ limit: Infinity, format: Object.fromEntries(t.columnNames().map((c) => [c, (v: unknown) => (typeof v === "number" && !Number.isInteger(v) ? v.toFixed(4) : Array.isArray(v) ? v.join(" ") : String(v))])) }));
+      io.out(
+        t.toMarkdown({
+          limit: Infinity,
+          format: Object.fromEntries(
+            t
+              .columnNames()
+              .map((c) => [
+                c,
+                (v: unknown) => (typeof v === "number" && !Number.isInteger(v) ? v.toFixed(4) : Array.isArray(v) ? v.join(" ") : String(v)),
+              ]),
+          ),
+        }),
+      );
     }
     for (const w of warnings) io.err(`warning: ${w}`);
     return 0;

@@ -41,7 +41,9 @@ export function parseFlags(command: string, argv: string[], flags: FlagSpec): Pa
     const flag = /'(-[^' ]+)/.exec(msg)?.[1];
     throw new UsageError(`Bad arguments for \`floatscope ${command}\``, {
       field: flag ?? "arguments",
-      expected: `one of: ${Object.keys(flags).map((f) => `--${f}`).join(", ")}, --help`,
+      expected: `one of: ${Object.keys(flags)
+        .map((f) => `--${f}`)
+        .join(", ")}, --help`,
       found: msg.split("\n")[0],
       hint: `run \`floatscope ${command} --help\``,
     });
@@ -73,7 +75,12 @@ function inRange(n: number, r: NumberRange): boolean {
 }
 
 function badValue(command: string, flag: string, expected: string, value: string): UsageError {
-  return new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, { field: `--${flag}`, expected, found: JSON.stringify(value), hint: `run \`floatscope ${command} --help\`` });
+  return new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, {
+    field: `--${flag}`,
+    expected,
+    found: JSON.stringify(value),
+    hint: `run \`floatscope ${command} --help\``,
+  });
 }
 
 /** A decimal integer in range ("16", "-2"; never "0x10", "1e3", "16.0" or "16 "). */
@@ -94,12 +101,22 @@ export function numberFlag(command: string, flag: string, value: string | boolea
 }
 
 /** The flag's integer when given, else undefined. */
-export function optionalInt(command: string, flag: string, value: string | boolean | undefined, range: NumberRange = {}): number | undefined {
+export function optionalInt(
+  command: string,
+  flag: string,
+  value: string | boolean | undefined,
+  range: NumberRange = {},
+): number | undefined {
   return value === undefined ? undefined : intFlag(command, flag, value, range);
 }
 
 /** The flag's number when given, else undefined. */
-export function optionalNumber(command: string, flag: string, value: string | boolean | undefined, range: NumberRange = {}): number | undefined {
+export function optionalNumber(
+  command: string,
+  flag: string,
+  value: string | boolean | undefined,
+  range: NumberRange = {},
+): number | undefined {
   return value === undefined ? undefined : numberFlag(command, flag, value, range);
 }
 
@@ -111,7 +128,9 @@ export function intList(command: string, flag: string, value: string, range: Num
   if (value.trim() === "" || bad >= 0) {
     const shown = bad >= 0 ? `${JSON.stringify(parts[bad])} (item ${bad + 1} of ${parts.length})` : JSON.stringify(value);
     throw new UsageError(`Bad value for --${flag} of \`floatscope ${command}\``, {
-      field: `--${flag}`, expected: `comma-separated ${rangeWords("decimal integers", range)}, e.g. 2,3,7`, found: shown,
+      field: `--${flag}`,
+      expected: `comma-separated ${rangeWords("decimal integers", range)}, e.g. 2,3,7`,
+      found: shown,
     });
   }
   return out;

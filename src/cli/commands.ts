@@ -20,9 +20,15 @@ export interface CommandEntry {
 export const COMMANDS: Record<string, CommandEntry> = {
   inspect: { summary: "architecture, sizes, special ids and estimated memory of a checkpoint", load: () => import("./inspect.js") },
   forward: { summary: "run one forward pass and write logits/attention probes to safetensors", load: () => import("./forward.js") },
-  eval: { summary: "QA evaluation (Acc/F1/EM) in closed-book, oracle or gold-among-k-distractors settings", load: () => import("./eval.js") },
+  eval: {
+    summary: "QA evaluation (Acc/F1/EM) in closed-book, oracle or gold-among-k-distractors settings",
+    load: () => import("./eval.js"),
+  },
   generate: { summary: "sample an answer and record the per-step attention trace (.fstrace)", load: () => import("./generate.js") },
-  analyze: { summary: "the paper's analyses (absorption, drift, qk, retrieval, rollout, token-types) on traces", load: () => import("./analyze.js") },
+  analyze: {
+    summary: "the paper's analyses (absorption, drift, qk, retrieval, rollout, token-types) on traces",
+    load: () => import("./analyze.js"),
+  },
   merge: { summary: "combine the shard files of a grid run into one table (jsonl, csv, parquet, arrow)", load: () => import("./merge.js") },
   status: { summary: "progress of a grid run from its shard files", load: () => import("./status.js") },
   slurm: { summary: "write an sbatch array script (one task per shard) and its dependent merge job", load: () => import("./slurm.js") },

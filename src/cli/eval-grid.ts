@@ -26,10 +26,19 @@ version, settings, seeds, model and data hashes); rerunning resumes. Then: float
 
 export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   const { values: v, positionals } = parseFlags("eval", argv, {
-    grid: { type: "string" }, shard: { type: "string" }, out: { type: "string" }, "batch-size": { type: "string" },
-    device: { type: "string" }, threads: { type: "string" },
+    grid: { type: "string" },
+    shard: { type: "string" },
+    out: { type: "string" },
+    "batch-size": { type: "string" },
+    device: { type: "string" },
+    threads: { type: "string" },
   });
-  if (positionals.length) throw new UsageError("`floatscope eval --grid` takes no model folder (the grid names the models)", { field: "<model-dir>", expected: "no positional arguments", found: positionals.join(" ") });
+  if (positionals.length)
+    throw new UsageError("`floatscope eval --grid` takes no model folder (the grid names the models)", {
+      field: "<model-dir>",
+      expected: "no positional arguments",
+      found: positionals.join(" "),
+    });
   const gridFile = String(v.grid);
   let shard: { index: number; count: number };
   try {
@@ -39,7 +48,8 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   }
   const int = (flag: string) => (v[flag] === undefined ? undefined : intList("eval", flag, String(v[flag]))[0]);
   const device = v.device === undefined ? "cpu" : String(v.device);
-  if (device !== "cpu" && device !== "cuda" && device !== "auto") throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
+  if (device !== "cpu" && device !== "cuda" && device !== "auto")
+    throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
   const grid = readGrid(gridFile);
   const outDir = String(v.out ?? path.join("grid-runs", grid.name));
   const pg = await prepareGrid(grid);
@@ -48,23 +58,35 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
     io.err(`eval: ${sig}: stopping after the current batch (finished rows are saved; rerun to resume)`);
     controller.abort();
   };
-  const onTerm = stop("SIGTERM"), onInt = stop("SIGINT");
+  const onTerm = stop("SIGTERM"),
+    onInt = stop("SIGINT");
   process.once("SIGTERM", onTerm);
   process.once("SIGINT", onInt);
   const t0 = Date.now();
   let lastUnit = "";
   try {
     const s = await runShard(pg, {
-      index: shard.index, count: shard.count, outDir, threads: int("threads"), device, batchSize: int("batch-size"), signal: controller.signal, warn: io.err,
+      index: shard.index,
+      count: shard.count,
+      outDir,
+      threads: int("threads"),
+      device,
+      batchSize: int("batch-size"),
+      signal: controller.signal,
+      warn: io.err,
       onProgress: (p) => {
         if (p.unit.id !== lastUnit || p.questionsDone === p.questions) {
           lastUnit = p.unit.id;
-          io.err(`eval: shard ${shard.index}/${shard.count}: unit ${p.unitsDone + 1}/${p.units} ${p.unit.id} · ${p.questionsDone}/${p.questions} questions (${p.resumed} resumed, ${p.errors} errors)`);
+          io.err(
+            `eval: shard ${shard.index}/${shard.count}: unit ${p.unitsDone + 1}/${p.units} ${p.unit.id} · ${p.questionsDone}/${p.questions} questions (${p.resumed} resumed, ${p.errors} errors)`,
+          );
         }
       },
     });
     const secs = ((Date.now() - t0) / 1000).toFixed(1);
-    io.out(`shard ${shard.index}/${shard.count} of grid "${grid.name}": ${s.units} units, ${s.questions} questions — ran ${s.ran}, resumed ${s.resumed}, ${s.errors} errors, ${secs} s → ${s.file}`);
+    io.out(
+      `shard ${shard.index}/${shard.count} of grid "${grid.name}": ${s.units} units, ${s.questions} questions — ran ${s.ran}, resumed ${s.resumed}, ${s.errors} errors, ${secs} s → ${s.file}`,
+    );
     if (s.aborted) {
       io.err(`eval: interrupted; rerun the same command to continue`);
       return EXIT.interrupted;

@@ -79,18 +79,46 @@ export const command: CliCommand = {
   async run(argv: string[], io: CliIO): Promise<number> {
     if (argv.some((a) => a === "--grid" || a.startsWith("--grid="))) return runGridEval(argv, io);
     const { values: v, positionals } = parseFlags("eval", argv, {
-      data: { type: "string" }, limit: { type: "string" }, skip: { type: "string" },
-      setting: { type: "string" }, k: { type: "string" }, "gold-position": { type: "string" }, source: { type: "string" }, seed: { type: "string" },
-      format: { type: "string" }, "no-chat-template": { type: "boolean" }, "double-bos": { type: "boolean" },
-      "gen-length": { type: "string" }, steps: { type: "string" }, "block-length": { type: "string" }, temperature: { type: "string" },
-      extraction: { type: "string" }, "batch-size": { type: "string" }, out: { type: "string" }, traces: { type: "string" },
-      device: { type: "string" }, threads: { type: "string" }, "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG, ...EXPORT_FLAGS,
+      data: { type: "string" },
+      limit: { type: "string" },
+      skip: { type: "string" },
+      setting: { type: "string" },
+      k: { type: "string" },
+      "gold-position": { type: "string" },
+      source: { type: "string" },
+      seed: { type: "string" },
+      format: { type: "string" },
+      "no-chat-template": { type: "boolean" },
+      "double-bos": { type: "boolean" },
+      "gen-length": { type: "string" },
+      steps: { type: "string" },
+      "block-length": { type: "string" },
+      temperature: { type: "string" },
+      extraction: { type: "string" },
+      "batch-size": { type: "string" },
+      out: { type: "string" },
+      traces: { type: "string" },
+      device: { type: "string" },
+      threads: { type: "string" },
+      "no-weight-scan": { type: "boolean" },
+      ...MKDIR_FLAG,
+      ...EXPORT_FLAGS,
       intervene: { type: "string" },
     });
     const target = exportTarget("eval", v);
-    if (positionals.length !== 1) throw new UsageError("`floatscope eval` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
+    if (positionals.length !== 1)
+      throw new UsageError("`floatscope eval` takes one model folder", {
+        field: "<model-dir>",
+        expected: "one path",
+        found: positionals.length ? positionals.join(" ") : "nothing",
+      });
     const data = (v.data as string | undefined) ?? process.env[NQ_ENV];
-    if (!data) throw new UsageError("No data file", { field: "--data", expected: `a jsonl(.gz) path, or the ${NQ_ENV} environment variable`, hint: "the NQ-open oracle file comes from nelson-liu/lost-in-the-middle (qa_data/nq-open-oracle.jsonl.gz)" });
+    if (!data)
+      throw new UsageError("No data file", {
+        field: "--data",
+        expected: `a jsonl(.gz) path, or the ${NQ_ENV} environment variable`,
+        hint: "the NQ-open oracle file comes from nelson-liu/lost-in-the-middle (qa_data/nq-open-oracle.jsonl.gz)",
+      });
     const kind = keyword(v.setting ?? "oracle", ["closed-book", "oracle", "distractors"] as const, { field: "--setting" });
     const k = int("k", v.k, 1) ?? 4;
     const seed = int("seed", v.seed) ?? 0;
@@ -111,50 +139,94 @@ export const command: CliCommand = {
 
     const report = newDataReport();
     const all = await loadQaJsonl(data, { report });
-    if (all.length === 0) throw new DatasetError("QA data file has no records", { file: data, expected: "one JSON record per line", found: report.blankLines ? `${report.blankLines} blank lines` : "an empty file" });
+    if (all.length === 0)
+      throw new DatasetError("QA data file has no records", {
+        file: data,
+        expected: "one JSON record per line",
+        found: report.blankLines ? `${report.blankLines} blank lines` : "an empty file",
+      });
     for (const line of describeDataReport(report)) io.err(`eval: data: ${line}`);
     const records = all.slice(skip, limit !== undefined ? skip + limit : undefined);
     if (records.length === 0) {
-      throw new DatasetError("No questions to evaluate", { file: data, field: "--data / --skip / --limit", expected: "at least one record", found: `${all.length} records in the file, ${skip} skipped` });
+      throw new DatasetError("No questions to evaluate", {
+        file: data,
+        field: "--data / --skip / --limit",
+        expected: "at least one record",
+        found: `${all.length} records in the file, ${skip} skipped`,
+      });
     }
-    const source = v.source !== undefined
-      ? keyword(v.source, ["record", "pool"] as const, { field: "--source" })
-      : all.every((r) => r.ctxs.filter((c) => c.isgold !== true).length >= k) ? "record" : "pool";
+    const source =
+      v.source !== undefined
+        ? keyword(v.source, ["record", "pool"] as const, { field: "--source" })
+        : all.every((r) => r.ctxs.filter((c) => c.isgold !== true).length >= k)
+          ? "record"
+          : "pool";
     const setting: EvalSetting = kind === "distractors" ? { kind, k, goldPosition, source, seed } : { kind };
 
     const intervention = v.intervene !== undefined ? parsePolicy(String(v.intervene)) : undefined; // typed error before any work
     const m = await openModel(positionals[0], {
-      device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu", threads, scanWeights: !v["no-weight-scan"], warn: io.err,
+      device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu",
+      threads,
+      scanWeights: !v["no-weight-scan"],
+      warn: io.err,
       ...(intervention && intervention.kind !== "none" ? { interventions: true, probes: policyProbes(intervention) } : {}),
     });
     try {
       const preset = defaultPreset(m.spec, m.tokenizer);
       const sampler: Partial<RunConfig> = { ...preset.sampler, seed };
-      if (gen !== undefined) { sampler.genLength = gen; delete sampler.steps; delete sampler.blockLength; }
+      if (gen !== undefined) {
+        sampler.genLength = gen;
+        delete sampler.steps;
+        delete sampler.blockLength;
+      }
       if (steps !== undefined) sampler.steps = steps;
       if (blockLength !== undefined) sampler.blockLength = blockLength;
       if (temperature !== undefined) sampler.temperature = temperature;
       const format = v.format !== undefined ? keyword<PromptFormat>(v.format, PROMPT_FORMATS, { field: "--format" }) : preset.promptFormat;
-      const extraction = v.extraction !== undefined ? keyword<AnswerExtraction>(v.extraction, ANSWER_EXTRACTIONS, { field: "--extraction" }) : preset.extraction;
+      const extraction =
+        v.extraction !== undefined
+          ? keyword<AnswerExtraction>(v.extraction, ANSWER_EXTRACTIONS, { field: "--extraction" })
+          : preset.extraction;
       const t0 = Date.now();
       const run = await runEval({
-        engine: m.engine, tokenizer: m.tokenizer, records, setting, promptFormat: format, sampler, extraction,
+        engine: m.engine,
+        tokenizer: m.tokenizer,
+        records,
+        setting,
+        promptFormat: format,
+        sampler,
+        extraction,
         pool: setting.kind === "distractors" && setting.source === "pool" ? new DistractorPool(all) : undefined,
-        modelName: m.name, dataFile: data, chatTemplate: !v["no-chat-template"], reproduceDoubleBos: !!v["double-bos"],
-        batchSize, resultsFile, traceDir, intervention,
+        modelName: m.name,
+        dataFile: data,
+        chatTemplate: !v["no-chat-template"],
+        reproduceDoubleBos: !!v["double-bos"],
+        batchSize,
+        resultsFile,
+        traceDir,
+        intervention,
         warn: (m) => io.err(`eval: ${m}`),
-        onProgress: (p) => { if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`); },
+        onProgress: (p) => {
+          if (p.done % 50 === 0 || p.done === p.total) io.err(`eval: ${p.done}/${p.total} (${p.errors} errors, ${p.resumed} resumed)`);
+        },
       });
-      const rows = resultsFile && inspectPath(resultsFile).kind === "file" ? readResults(resultsFile).filter((r) => r.model === m.name) : run.results;
+      const rows =
+        resultsFile && inspectPath(resultsFile).kind === "file" ? readResults(resultsFile).filter((r) => r.model === m.name) : run.results;
       if (target) {
         writeTable(target.file, rows as unknown as Record<string, unknown>[], { format: target.format, types: EVAL_ROW_TYPES });
         io.err(`eval: ${rows.length} rows → ${target.file} (${target.format})`);
       }
       const table = summarizeResults(rows).objects() as Record<string, number | string>[];
       const fmt = (x: unknown) => (typeof x === "number" ? (Number.isFinite(x) ? x.toFixed(2) : "–") : String(x));
-      io.out([`${m.name} (${m.spec.family}) on ${data}: format ${format}, extraction ${extraction}, ${((Date.now() - t0) / 1000).toFixed(1)} s`,
-        "setting\tn\terrors\tacc\tf1\tem\tprompt_tokens\tintervention",
-        ...table.map((r) => [r.setting, r.n, r.errors, fmt(r.accuracy), fmt(r.f1), fmt(r.exactMatch), fmt(r.promptTokens), r.intervention].join("\t"))].join("\n"));
+      io.out(
+        [
+          `${m.name} (${m.spec.family}) on ${data}: format ${format}, extraction ${extraction}, ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+          "setting\tn\terrors\tacc\tf1\tem\tprompt_tokens\tintervention",
+          ...table.map((r) =>
+            [r.setting, r.n, r.errors, fmt(r.accuracy), fmt(r.f1), fmt(r.exactMatch), fmt(r.promptTokens), r.intervention].join("\t"),
+          ),
+        ].join("\n"),
+      );
       const firstError = run.results.find((r) => r.error);
       if (firstError) io.err(`eval: ${run.progress.errors} questions failed; first: ${firstError.error}`);
       return run.progress.errors > 0 && run.progress.errors === run.progress.done ? 1 : 0;

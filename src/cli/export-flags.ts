@@ -14,9 +14,17 @@ export const EXPORT_HELP = `  --export <file>        also write the table(s) to 
   --export-format <f>    ${TABLE_FORMATS.join(" | ")} (default: from --export's extension)`;
 
 /** The export target of the parsed flags, or undefined when --export is absent. */
-export function exportTarget(command: string, values: Record<string, string | boolean | undefined>): { file: string; format: TableFormat } | undefined {
+export function exportTarget(
+  command: string,
+  values: Record<string, string | boolean | undefined>,
+): { file: string; format: TableFormat } | undefined {
   if (values.export === undefined) {
-    if (values["export-format"] !== undefined) throw new UsageError(`--export-format needs --export in \`floatscope ${command}\``, { field: "--export-format", expected: "--export <file> with it", found: String(values["export-format"]) });
+    if (values["export-format"] !== undefined)
+      throw new UsageError(`--export-format needs --export in \`floatscope ${command}\``, {
+        field: "--export-format",
+        expected: "--export <file> with it",
+        found: String(values["export-format"]),
+      });
     return undefined;
   }
   const file = String(values.export);
@@ -24,11 +32,20 @@ export function exportTarget(command: string, values: Record<string, string | bo
   const given = values["export-format"];
   if (given !== undefined) {
     if (!(TABLE_FORMATS as readonly string[]).includes(String(given))) {
-      throw new UsageError(`Bad --export-format for \`floatscope ${command}\``, { field: "--export-format", expected: TABLE_FORMATS.join(" | "), found: String(given) });
+      throw new UsageError(`Bad --export-format for \`floatscope ${command}\``, {
+        field: "--export-format",
+        expected: TABLE_FORMATS.join(" | "),
+        found: String(given),
+      });
     }
     format = given as TableFormat;
   } else format = formatFromPath(file);
-  if (!format) throw new UsageError(`Unknown table format for \`floatscope ${command}\``, { field: "--export", expected: "a file ending .csv, .jsonl, .parquet or .arrow, or --export-format", found: file });
+  if (!format)
+    throw new UsageError(`Unknown table format for \`floatscope ${command}\``, {
+      field: "--export",
+      expected: "a file ending .csv, .jsonl, .parquet or .arrow, or --export-format",
+      found: file,
+    });
   return { file, format };
 }
 

@@ -49,21 +49,41 @@ The input may hold at most max_position_embeddings tokens (floatscope inspect sh
 Exit codes: 0 ok, 1 failure (checkpoint, budget, runtime), 2 usage (flags, input too long).`;
 
 function topK(values: ArrayLike<number>, k: number): number[] {
-  return Array.from({ length: values.length }, (_, i) => i).sort((a, b) => Number(values[b]) - Number(values[a])).slice(0, k);
+  return Array.from({ length: values.length }, (_, i) => i)
+    .sort((a, b) => Number(values[b]) - Number(values[a]))
+    .slice(0, k);
 }
 
 export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("forward", argv, {
-      text: { type: "string" }, ids: { type: "string" }, "no-special": { type: "boolean" },
-      probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, regions: { type: "string" },
-      out: { type: "string" }, logits: { type: "boolean" }, top: { type: "string" },
-      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "query-chunks": { type: "string" },
-      "memory-budget": { type: "string" }, "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG,
+      text: { type: "string" },
+      ids: { type: "string" },
+      "no-special": { type: "boolean" },
+      probes: { type: "string" },
+      layers: { type: "string" },
+      heads: { type: "string" },
+      regions: { type: "string" },
+      out: { type: "string" },
+      logits: { type: "boolean" },
+      top: { type: "string" },
+      device: { type: "string" },
+      threads: { type: "string" },
+      "low-memory": { type: "boolean" },
+      "query-chunks": { type: "string" },
+      "memory-budget": { type: "string" },
+      "no-weight-scan": { type: "boolean" },
+      ...MKDIR_FLAG,
     });
-    if (positionals.length !== 1) throw new UsageError("`floatscope forward` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
-    if ((v.text === undefined) === (v.ids === undefined)) throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
+    if (positionals.length !== 1)
+      throw new UsageError("`floatscope forward` takes one model folder", {
+        field: "<model-dir>",
+        expected: "one path",
+        found: positionals.length ? positionals.join(" ") : "nothing",
+      });
+    if ((v.text === undefined) === (v.ids === undefined))
+      throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
     if (v.logits && !v.out) throw new UsageError("--logits needs --out", { field: "--logits", expected: "--out <file.safetensors>" });
     const top = optionalInt("forward", "top", v.top, { min: 1 }) ?? 3;
     const threads = optionalInt("forward", "threads", v.threads, { min: 1 });
@@ -82,25 +102,50 @@ export const command: CliCommand = {
       ids = intList("forward", "ids", String(v.ids), { min: 0, max: spec.vocabSize - 1 });
     } else {
       const tok = model.tokenizer;
-      if (!tok) throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", { file: ckpt.dir, field: "--text", expected: "a checkpoint with tokenizer.json, or --ids" });
+      if (!tok)
+        throw new UsageError("This checkpoint has no tokenizer.json: pass --ids", {
+          file: ckpt.dir,
+          field: "--text",
+          expected: "a checkpoint with tokenizer.json, or --ids",
+        });
       const enc = tok.encode(String(v.text), { addSpecialTokens: !v["no-special"] });
       ids = enc.ids;
       tokens = enc.tokens;
     }
-    if (ids.length === 0) throw new UsageError("The input has no tokens", { field: v.ids !== undefined ? "--ids" : "--text", expected: "at least one token" });
+    if (ids.length === 0)
+      throw new UsageError("The input has no tokens", { field: v.ids !== undefined ? "--ids" : "--text", expected: "at least one token" });
     const T = ids.length;
     if (T > spec.maxPositionEmbeddings) {
       throw new UsageError("The input is longer than the model's maximum positions", {
-        file: ckpt.dir, field: v.ids !== undefined ? "--ids" : "--text",
-        expected: `at most ${spec.maxPositionEmbeddings} tokens (max_position_embeddings in config.json)`, found: `${T} tokens`,
+        file: ckpt.dir,
+        field: v.ids !== undefined ? "--ids" : "--text",
+        expected: `at most ${spec.maxPositionEmbeddings} tokens (max_position_embeddings in config.json)`,
+        found: `${T} tokens`,
       });
     }
     const regions = v.regions !== undefined ? regionOneHot("forward", String(v.regions), 1, T) : undefined;
-    const probes = probeRequestFromFlags("forward", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined, regions: regions?.regions }, spec.numLayers);
+    const probes = probeRequestFromFlags(
+      "forward",
+      {
+        probes: v.probes as string | undefined,
+        layers: v.layers as string | undefined,
+        heads: v.heads as string | undefined,
+        regions: regions?.regions,
+      },
+      spec.numLayers,
+    );
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
 
     if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
-    const { engine } = await startEngine(model, { probes, device, threads, queryChunks, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err });
+    const { engine } = await startEngine(model, {
+      probes,
+      device,
+      threads,
+      queryChunks,
+      lowMemory: !!v["low-memory"],
+      memoryBudgetBytes,
+      warn: io.err,
+    });
     try {
       const t0 = performance.now();
       const out = await engine.forward({ ids: Int32Array.from(ids), batch: 1, seq: T, regionOneHot: regions?.oneHot });
@@ -109,13 +154,23 @@ export const command: CliCommand = {
       const lines = [`${spec.family} ${spec.architecture}, ${T} tokens, ${engine.device}, ${ms.toFixed(1)} ms`];
       const V = out.vocabSize;
       const last = out.logits.subarray((T - 1) * V, T * V);
-      lines.push(`top ids for the last position: ${topK(last, 5).map((i) => `${i} (${last[i].toFixed(2)})`).join(", ")}`);
+      lines.push(
+        `top ids for the last position: ${topK(last, 5)
+          .map((i) => `${i} (${last[i].toFixed(2)})`)
+          .join(", ")}`,
+      );
       for (const [name, p] of out.probes) {
         const kind = parseProbeName(name)?.kind;
-        if (kind === "received") lines.push(`${name}  top keys: ${topK(p.data, top).map((k) => `${label(k)} ${p.data[k].toFixed(3)}`).join(", ")}`);
+        if (kind === "received")
+          lines.push(
+            `${name}  top keys: ${topK(p.data, top)
+              .map((k) => `${label(k)} ${p.data[k].toFixed(3)}`)
+              .join(", ")}`,
+          );
       }
       const others = [...out.probes.values()].filter((p) => parseProbeName(p.name)?.kind !== "received");
-      if (others.length) lines.push(`other probes: ${others.length} tensors (${[...new Set(others.map((p) => parseProbeName(p.name)!.kind))].join(", ")})`);
+      if (others.length)
+        lines.push(`other probes: ${others.length} tensors (${[...new Set(others.map((p) => parseProbeName(p.name)!.kind))].join(", ")})`);
       if (file) {
         const tensors: Record<string, TensorToWrite> = {};
         const axes: Record<string, string[]> = {};
@@ -128,8 +183,17 @@ export const command: CliCommand = {
           axes.logits = ["batch", "query", "vocab"];
         }
         const meta = {
-          format: FORWARD_FORMAT, version: FORWARD_FORMAT_VERSION, model: ckpt.dir, family: spec.family,
-          architecture: spec.architecture, ids, tokens, probes, axes, logitShift: spec.logitShift, device: engine.device,
+          format: FORWARD_FORMAT,
+          version: FORWARD_FORMAT_VERSION,
+          model: ckpt.dir,
+          family: spec.family,
+          architecture: spec.architecture,
+          ids,
+          tokens,
+          probes,
+          axes,
+          logitShift: spec.logitShift,
+          device: engine.device,
         };
         writeSafetensors(file, tensors, { floatscope: JSON.stringify(meta) });
         lines.push(`wrote ${Object.keys(tensors).length} tensors to ${file}`);

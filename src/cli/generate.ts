@@ -72,7 +72,8 @@ function readConfigFile(file: string): Record<string, unknown> {
   } catch (e) {
     throw new UsageError("--config is not valid JSON", { file, field: "--config", found: (e as Error).message });
   }
-  if (json === null || typeof json !== "object" || Array.isArray(json)) throw new UsageError("--config must hold a JSON object", { file, field: "--config", expected: "{ \"steps\": 32, … }" });
+  if (json === null || typeof json !== "object" || Array.isArray(json))
+    throw new UsageError("--config must hold a JSON object", { file, field: "--config", expected: '{ "steps": 32, … }' });
   return json as Record<string, unknown>;
 }
 
@@ -80,15 +81,41 @@ export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("generate", argv, {
-      prompt: { type: "string" }, chat: { type: "boolean" }, "no-special": { type: "boolean" },
-      sampler: { type: "string" }, alg: { type: "string" }, "gen-length": { type: "string" }, steps: { type: "string" },
-      "block-length": { type: "string" }, temperature: { type: "string" }, "top-p": { type: "string" }, "top-k": { type: "string" },
-      cfg: { type: "string" }, eps: { type: "string" }, "alg-temp": { type: "string" }, seed: { type: "string" }, config: { type: "string" },
-      trace: { type: "string" }, probes: { type: "string" }, layers: { type: "string" }, heads: { type: "string" }, "max-trace-bytes": { type: "string" },
-      device: { type: "string" }, threads: { type: "string" }, "low-memory": { type: "boolean" }, "memory-budget": { type: "string" },
-      "no-weight-scan": { type: "boolean" }, ...MKDIR_FLAG, intervene: { type: "string" },
+      prompt: { type: "string" },
+      chat: { type: "boolean" },
+      "no-special": { type: "boolean" },
+      sampler: { type: "string" },
+      alg: { type: "string" },
+      "gen-length": { type: "string" },
+      steps: { type: "string" },
+      "block-length": { type: "string" },
+      temperature: { type: "string" },
+      "top-p": { type: "string" },
+      "top-k": { type: "string" },
+      cfg: { type: "string" },
+      eps: { type: "string" },
+      "alg-temp": { type: "string" },
+      seed: { type: "string" },
+      config: { type: "string" },
+      trace: { type: "string" },
+      probes: { type: "string" },
+      layers: { type: "string" },
+      heads: { type: "string" },
+      "max-trace-bytes": { type: "string" },
+      device: { type: "string" },
+      threads: { type: "string" },
+      "low-memory": { type: "boolean" },
+      "memory-budget": { type: "string" },
+      "no-weight-scan": { type: "boolean" },
+      ...MKDIR_FLAG,
+      intervene: { type: "string" },
     });
-    if (positionals.length !== 1) throw new UsageError("`floatscope generate` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
+    if (positionals.length !== 1)
+      throw new UsageError("`floatscope generate` takes one model folder", {
+        field: "<model-dir>",
+        expected: "one path",
+        found: positionals.length ? positionals.join(" ") : "nothing",
+      });
     if (v.prompt === undefined) throw new UsageError("--prompt is required", { field: "--prompt", expected: "the prompt text" });
     const G = "generate";
     const threads = optionalInt(G, "threads", v.threads, { min: 1 });
@@ -112,17 +139,30 @@ export const command: CliCommand = {
     // input that is too long never waits for it.
     const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: false });
     const { checkpoint: ckpt, spec, tokenizer } = model;
-    if (!tokenizer) throw new UsageError("This checkpoint has no tokenizer.json", { file: ckpt.dir, field: "tokenizer.json", expected: "a checkpoint with a tokenizer" });
+    if (!tokenizer)
+      throw new UsageError("This checkpoint has no tokenizer.json", {
+        file: ckpt.dir,
+        field: "tokenizer.json",
+        expected: "a checkpoint with a tokenizer",
+      });
 
-    const set = (key: keyof RunConfig, value: unknown) => { if (value !== undefined) settings[key] = value; };
+    const set = (key: keyof RunConfig, value: unknown) => {
+      if (value !== undefined) settings[key] = value;
+    };
     set("sampler", v.sampler);
     set("alg", v.alg);
     for (const [key, value] of Object.entries(numbers)) set(key as keyof RunConfig, value);
     if (v["no-special"]) settings.addSpecialTokens = false;
     if (v.probes !== undefined || v.layers !== undefined || v.heads !== undefined || settings.probes === undefined) {
-      settings.probes = probeRequestFromFlags("generate", { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined }, spec.numLayers);
+      settings.probes = probeRequestFromFlags(
+        "generate",
+        { probes: v.probes as string | undefined, layers: v.layers as string | undefined, heads: v.heads as string | undefined },
+        spec.numLayers,
+      );
     }
-    const text = v.chat ? tokenizer.applyChatTemplate([{ role: "user", content: String(v.prompt) }], { addGenerationPrompt: true }) : String(v.prompt);
+    const text = v.chat
+      ? tokenizer.applyChatTemplate([{ role: "user", content: String(v.prompt) }], { addGenerationPrompt: true })
+      : String(v.prompt);
     // Everything that can be wrong with the settings or the prompt fails here, before the engine is built.
     const intervention = v.intervene !== undefined ? String(v.intervene) : undefined;
     const { cfg, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, io.err, intervention);
@@ -130,12 +170,21 @@ export const command: CliCommand = {
     const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
     if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
     const { engine } = await startEngine(model, {
-      probes: cfg.probes, device, threads, lowMemory: !!v["low-memory"], memoryBudgetBytes, warn: io.err, interventions: intervener !== undefined,
+      probes: cfg.probes,
+      device,
+      threads,
+      lowMemory: !!v["low-memory"],
+      memoryBudgetBytes,
+      warn: io.err,
+      interventions: intervener !== undefined,
     });
     try {
       const t0 = performance.now();
       const [r] = await generate(engine, [text], cfg as unknown as Partial<RunConfig> & Record<string, unknown>, {
-        tokenizer, traceFiles: [traceFile], modelName: path.basename(ckpt.dir), intervention,
+        tokenizer,
+        traceFiles: [traceFile],
+        modelName: path.basename(ckpt.dir),
+        intervention,
         warn: () => undefined, // prepareRun above warned already; Ctrl-C: generate stops at the next step
       });
       const s = ((performance.now() - t0) / 1000).toFixed(1);

@@ -45,7 +45,9 @@ export function describeLines(d: CheckpointDescription): string[] {
     `logit shift     ${d.attention.logitShift}${d.attention.logitShift ? " (row i is read from hidden state i−1)" : ""}`,
     `special ids     mask ${ids(d.specialIds.mask)}${tok(d.specialTokens.mask)}, bos ${ids(d.specialIds.bos)}${tok(d.specialTokens.bos)}, eos ${d.specialIds.eos.join("/") || "-"}, pad ${ids(d.specialIds.pad)}`,
     `BOS on encode   ${d.bos.addedByTokenizer ? `yes (${d.bos.prefix.join(" ")})` : "no"}`,
-    `parameters      ${(params / 1e6).toFixed(params < 1e7 ? 3 : 1)} M in ${d.weightFiles.length} file(s): ${Object.entries(d.dtypes).map(([k, v]) => `${v.tensors} ${k} (${formatBytes(v.bytes)})`).join(", ")}`,
+    `parameters      ${(params / 1e6).toFixed(params < 1e7 ? 3 : 1)} M in ${d.weightFiles.length} file(s): ${Object.entries(d.dtypes)
+      .map(([k, v]) => `${v.tensors} ${k} (${formatBytes(v.bytes)})`)
+      .join(", ")}`,
     `tokenizer       ${d.tokenizer ? `${d.tokenizer.path} (${d.tokenizer.vocabEntries} entries)${d.chatTemplate ? ", chat template" : ""}` : "none (pass --ids to forward)"}`,
   ];
 }
@@ -53,8 +55,18 @@ export function describeLines(d: CheckpointDescription): string[] {
 export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values, positionals } = parseFlags("inspect", argv, { seq: { type: "string" }, batch: { type: "string" }, json: { type: "boolean" }, "scan-weights": { type: "boolean" } });
-    if (positionals.length !== 1) throw new UsageError("`floatscope inspect` takes one model folder", { field: "<model-dir>", expected: "one path", found: positionals.length ? positionals.join(" ") : "nothing" });
+    const { values, positionals } = parseFlags("inspect", argv, {
+      seq: { type: "string" },
+      batch: { type: "string" },
+      json: { type: "boolean" },
+      "scan-weights": { type: "boolean" },
+    });
+    if (positionals.length !== 1)
+      throw new UsageError("`floatscope inspect` takes one model folder", {
+        field: "<model-dir>",
+        expected: "one path",
+        found: positionals.length ? positionals.join(" ") : "nothing",
+      });
     const requested = values.seq !== undefined ? intList("inspect", "seq", String(values.seq), { min: 1 }) : undefined;
     const batch = optionalInt("inspect", "batch", values.batch, { min: 1 }) ?? 1;
     const ckpt = openCheckpoint(positionals[0]);
@@ -72,11 +84,23 @@ export const command: CliCommand = {
       fullMaps: estimateMemory(spec, { batch, seq, probes: { ...DEFAULT_PROBES, pattern: { layers: allLayers } } }),
     }));
     if (values.json) {
-      io.out(JSON.stringify({
-        ...description,
-        ...(scan ? { weightScan: { tensors: scan.tensorsScanned, bytes: scan.bytesScanned, nonFinite: 0 } } : {}),
-        memory: memory.map((m) => ({ seq: m.seq, batch, defaultProbes: m.defaultProbes.total, fullMaps: m.fullMaps.total, dominant: m.defaultProbes.dominant })),
-      }, null, 2));
+      io.out(
+        JSON.stringify(
+          {
+            ...description,
+            ...(scan ? { weightScan: { tensors: scan.tensorsScanned, bytes: scan.bytesScanned, nonFinite: 0 } } : {}),
+            memory: memory.map((m) => ({
+              seq: m.seq,
+              batch,
+              defaultProbes: m.defaultProbes.total,
+              fullMaps: m.fullMaps.total,
+              dominant: m.defaultProbes.dominant,
+            })),
+          },
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     const lines = describeLines(description);
@@ -84,7 +108,9 @@ export const command: CliCommand = {
     lines.push("", `Estimated memory of one forward pass, batch ${batch} (CPU, f32):`);
     lines.push("  seq      default probes   full maps, all layers   largest term (default probes)");
     for (const m of memory) {
-      lines.push(`  ${String(m.seq).padEnd(8)} ${formatBytes(m.defaultProbes.total).padEnd(16)} ${formatBytes(m.fullMaps.total).padEnd(23)} ${m.defaultProbes.dominant}`);
+      lines.push(
+        `  ${String(m.seq).padEnd(8)} ${formatBytes(m.defaultProbes.total).padEnd(16)} ${formatBytes(m.fullMaps.total).padEnd(23)} ${m.defaultProbes.dominant}`,
+      );
     }
     io.out(lines.join("\n"));
     return 0;

@@ -14,7 +14,11 @@ function overview(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
   const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`);
   return [
-    "Usage: floatscope <command> [options]", "", "Commands:", ...lines, "",
+    "Usage: floatscope <command> [options]",
+    "",
+    "Commands:",
+    ...lines,
+    "",
     "Run `floatscope <command> --help` for a command's options. --debug (any command) prints stack traces.",
     "Exit codes: 0 ok, 1 failure (input files, budget, runtime), 2 usage (command line), 130 interrupted.",
   ].join("\n");
@@ -74,7 +78,9 @@ export function runCli(): void {
   });
   process.on("uncaughtException", last);
   process.on("unhandledRejection", last);
-  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, last);
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  }, last);
 }
 
 if (invokedDirectly()) runCli();

@@ -25,17 +25,41 @@ shard, and a question answered in two shards; lists what is missing and exits 1 
 export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values: v, positionals } = parseFlags("merge", argv, { out: { type: "string" }, format: { type: "string" }, partial: { type: "boolean" } });
-    if (positionals.length === 0) throw new UsageError("`floatscope merge` needs shard files", { field: "<shards>", expected: "a folder of shard-*.jsonl or the files", found: "nothing" });
-    if (v.out === undefined) throw new UsageError("`floatscope merge` needs --out", { field: "--out", expected: "the merged table's path, e.g. grid.parquet", found: "nothing" });
+    const { values: v, positionals } = parseFlags("merge", argv, {
+      out: { type: "string" },
+      format: { type: "string" },
+      partial: { type: "boolean" },
+    });
+    if (positionals.length === 0)
+      throw new UsageError("`floatscope merge` needs shard files", {
+        field: "<shards>",
+        expected: "a folder of shard-*.jsonl or the files",
+        found: "nothing",
+      });
+    if (v.out === undefined)
+      throw new UsageError("`floatscope merge` needs --out", {
+        field: "--out",
+        expected: "the merged table's path, e.g. grid.parquet",
+        found: "nothing",
+      });
     const out = String(v.out);
     let format: TableFormat | undefined;
     try {
       format = v.format !== undefined ? keyword<TableFormat>(v.format, TABLE_FORMATS, { field: "--format" }) : formatFromPath(out);
     } catch (e) {
-      throw new UsageError("Bad --format", { field: "--format", expected: TABLE_FORMATS.join(" | "), found: String(v.format), hint: e instanceof Error ? e.message.split("\n")[0] : undefined });
+      throw new UsageError("Bad --format", {
+        field: "--format",
+        expected: TABLE_FORMATS.join(" | "),
+        found: String(v.format),
+        hint: e instanceof Error ? e.message.split("\n")[0] : undefined,
+      });
     }
-    if (!format) throw new UsageError("Unknown table format", { field: "--out", expected: "a name ending .jsonl, .csv, .parquet or .arrow, or --format", found: out });
+    if (!format)
+      throw new UsageError("Unknown table format", {
+        field: "--out",
+        expected: "a name ending .jsonl, .csv, .parquet or .arrow, or --format",
+        found: out,
+      });
     const files = shardFilesIn(positionals);
     const r = mergeShards(files, { partial: !!v.partial });
     const p = r.progress;
@@ -48,10 +72,18 @@ export const command: CliCommand = {
       }
     }
     writeTable(out, r.rows as unknown as Record<string, unknown>[], {
-      format, columns: GRID_COLUMNS, types: GRID_TYPES,
-      metadata: { "floatscope.grid": p.manifest.grid, "floatscope.version": p.manifest.floatscope, "floatscope.fingerprint": p.manifest.fingerprint },
+      format,
+      columns: GRID_COLUMNS,
+      types: GRID_TYPES,
+      metadata: {
+        "floatscope.grid": p.manifest.grid,
+        "floatscope.version": p.manifest.floatscope,
+        "floatscope.fingerprint": p.manifest.fingerprint,
+      },
     });
-    io.out(`merged ${files.length} shard file(s) of grid "${p.manifest.grid}" (${p.shardCount} shards, ${p.units.length} units): ${r.rows.length} rows → ${out} (${format})${r.complete ? "" : " — PARTIAL"}`);
+    io.out(
+      `merged ${files.length} shard file(s) of grid "${p.manifest.grid}" (${p.shardCount} shards, ${p.units.length} units): ${r.rows.length} rows → ${out} (${format})${r.complete ? "" : " — PARTIAL"}`,
+    );
     return r.complete ? 0 : 1;
   },
 };

@@ -16,10 +16,24 @@ function announce(command: string, io: CliIO) {
 
 /** Check an output file flag; returns its absolute path. */
 export function outputFile(command: string, flag: string, value: string, mkdir: boolean, io: CliIO): string {
-  return checkOutputFile(value, { what: `--${flag} file`, field: `--${flag}`, error: UsageError, mkdir, onCreate: announce(command, io), mkdirHint: "create it, or pass --mkdir" });
+  return checkOutputFile(value, {
+    what: `--${flag} file`,
+    field: `--${flag}`,
+    error: UsageError,
+    mkdir,
+    onCreate: announce(command, io),
+    mkdirHint: "create it, or pass --mkdir",
+  });
 }
 
 /** Check (and create when missing, saying so) an output folder flag; returns its absolute path. */
 export function outputDirectory(command: string, flag: string, value: string, mkdir: boolean, io: CliIO): string {
-  return checkOutputDirectory(value, { what: `--${flag} folder`, field: `--${flag}`, error: UsageError, mkdir, onCreate: announce(command, io), mkdirHint: "create it, or pass --mkdir" });
+  return checkOutputDirectory(value, {
+    what: `--${flag} folder`,
+    field: `--${flag}`,
+    error: UsageError,
+    mkdir,
+    onCreate: announce(command, io),
+    mkdirHint: "create it, or pass --mkdir",
+  });
 }

@@ -15,23 +15,39 @@ export function regionOneHot(command: string, spec: string, batch: number, seq: 
     const m = /^\s*(\d+)-(\d+)\s*$/.exec(r);
     const [a, b] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
     if (!m || !(a < b) || b > seq) {
-      throw new UsageError(`Bad --regions for \`floatscope ${command}\``, { field: "--regions", expected: `comma-separated token ranges start-end with start < end ≤ ${seq}`, found: JSON.stringify(r) });
+      throw new UsageError(`Bad --regions for \`floatscope ${command}\``, {
+        field: "--regions",
+        expected: `comma-separated token ranges start-end with start < end ≤ ${seq}`,
+        found: JSON.stringify(r),
+      });
     }
     return [a, b] as const;
   });
   const R = ranges.length;
   const oneHot = new Float32Array(batch * seq * R);
-  for (let b = 0; b < batch; b++) ranges.forEach(([s, e], r) => {
-    for (let t = s; t < e; t++) oneHot[(b * seq + t) * R + r] = 1;
-  });
+  for (let b = 0; b < batch; b++)
+    ranges.forEach(([s, e], r) => {
+      for (let t = s; t < e; t++) oneHot[(b * seq + t) * R + r] = 1;
+    });
   return { regions: R, oneHot };
 }
 
-export function probeRequestFromFlags(command: string, o: { probes?: string; layers?: string; heads?: string; regions?: number }, numLayers: number): ProbeRequest {
-  const words = (o.probes ?? "received").split(",").map((w) => w.trim()).filter(Boolean);
+export function probeRequestFromFlags(
+  command: string,
+  o: { probes?: string; layers?: string; heads?: string; regions?: number },
+  numLayers: number,
+): ProbeRequest {
+  const words = (o.probes ?? "received")
+    .split(",")
+    .map((w) => w.trim())
+    .filter(Boolean);
   for (const w of words) {
     if (!(PROBE_WORDS as readonly string[]).includes(w)) {
-      throw new UsageError(`Unknown probe for \`floatscope ${command}\``, { field: "--probes", expected: `comma-separated words from: ${PROBE_WORDS.join(", ")}`, found: JSON.stringify(w) });
+      throw new UsageError(`Unknown probe for \`floatscope ${command}\``, {
+        field: "--probes",
+        expected: `comma-separated words from: ${PROBE_WORDS.join(", ")}`,
+        found: JSON.stringify(w),
+      });
     }
   }
   const layers = o.layers ? intList(command, "layers", o.layers) : Array.from({ length: numLayers }, (_, l) => l);
@@ -45,7 +61,8 @@ export function probeRequestFromFlags(command: string, o: { probes?: string; lay
     argmax: () => has("argmax_key", "argmax_prob") || undefined,
     regionSum: () => {
       if (!has("region_sum")) return undefined;
-      if (!o.regions) throw new UsageError("The region_sum probe needs --regions", { field: "--regions", expected: "token ranges such as 0-4,4-10" });
+      if (!o.regions)
+        throw new UsageError("The region_sum probe needs --regions", { field: "--regions", expected: "token ranges such as 0-4,4-10" });
       return { regions: o.regions };
     },
     pattern: () => (has("pattern") ? { layers, ...(o.heads ? { heads: intList(command, "heads", o.heads) } : {}) } : undefined),

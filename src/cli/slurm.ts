@@ -112,10 +112,10 @@ export function slurmScripts(o: SlurmOptions): Record<string, string> {
     "set -euo pipefail",
     `cd ${shq(o.scriptsDir)}`,
     `mkdir -p ${shq(logs)}`,
-    'array=$(sbatch --parsable shards.sbatch)',
-    'array=${array%%;*}',
+    "array=$(sbatch --parsable shards.sbatch)",
+    "array=${array%%;*}",
     'merge=$(sbatch --parsable --dependency=afterok:"$array" --kill-on-invalid-dep=yes merge.sbatch)',
-    'merge=${merge%%;*}',
+    "merge=${merge%%;*}",
     'echo "array job $array (shards), merge job $merge"',
     `echo "progress: ${o.floatscope.replace(/"/g, '\\"')} status ${shq(o.outDir).replace(/"/g, '\\"')}"`,
     'echo "$array $merge" > submitted.txt',
@@ -135,23 +135,49 @@ export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("slurm", argv, {
-      tasks: { type: "string" }, "gpus-per-task": { type: "string" }, "cpus-per-task": { type: "string" }, mem: { type: "string" },
-      time: { type: "string" }, partition: { type: "string" }, account: { type: "string" }, qos: { type: "string" },
-      "max-parallel": { type: "string" }, out: { type: "string" }, scripts: { type: "string" }, merged: { type: "string" },
-      device: { type: "string" }, floatscope: { type: "string" },
+      tasks: { type: "string" },
+      "gpus-per-task": { type: "string" },
+      "cpus-per-task": { type: "string" },
+      mem: { type: "string" },
+      time: { type: "string" },
+      partition: { type: "string" },
+      account: { type: "string" },
+      qos: { type: "string" },
+      "max-parallel": { type: "string" },
+      out: { type: "string" },
+      scripts: { type: "string" },
+      merged: { type: "string" },
+      device: { type: "string" },
+      floatscope: { type: "string" },
     });
-    if (positionals.length !== 1) throw new UsageError("`floatscope slurm` takes one grid file", { field: "<grid.json>", expected: "one path", found: positionals.join(" ") || "nothing" });
-    if (v.tasks === undefined) throw new UsageError("`floatscope slurm` needs --tasks", { field: "--tasks", expected: "the number of array tasks (= shards), e.g. --tasks 16", found: "nothing" });
+    if (positionals.length !== 1)
+      throw new UsageError("`floatscope slurm` takes one grid file", {
+        field: "<grid.json>",
+        expected: "one path",
+        found: positionals.join(" ") || "nothing",
+      });
+    if (v.tasks === undefined)
+      throw new UsageError("`floatscope slurm` needs --tasks", {
+        field: "--tasks",
+        expected: "the number of array tasks (= shards), e.g. --tasks 16",
+        found: "nothing",
+      });
     const int = (flag: string, min: number) => {
       if (v[flag] === undefined) return undefined;
       const n = intList("slurm", flag, String(v[flag]))[0];
-      if (n < min) throw new UsageError(`Bad value for --${flag}`, { field: `--${flag}`, expected: `an integer ≥ ${min}`, found: String(n) });
+      if (n < min)
+        throw new UsageError(`Bad value for --${flag}`, { field: `--${flag}`, expected: `an integer ≥ ${min}`, found: String(n) });
       return n;
     };
     const slurmWord = (flag: string) => {
       const s = v[flag];
       if (s === undefined) return undefined;
-      if (!/^[A-Za-z0-9_.:,+-]+$/.test(String(s))) throw new UsageError(`Bad value for --${flag}`, { field: `--${flag}`, expected: "Slurm syntax without spaces or quotes (e.g. 02:00:00, 32G, gpu)", found: JSON.stringify(s) });
+      if (!/^[A-Za-z0-9_.:,+-]+$/.test(String(s)))
+        throw new UsageError(`Bad value for --${flag}`, {
+          field: `--${flag}`,
+          expected: "Slurm syntax without spaces or quotes (e.g. 02:00:00, 32G, gpu)",
+          found: JSON.stringify(s),
+        });
       return String(s);
     };
     const gridFile = path.resolve(positionals[0]);
@@ -162,22 +188,41 @@ export const command: CliCommand = {
     const scriptsDir = path.resolve(String(v.scripts ?? path.join(outDir, "slurm")));
     const merged = path.resolve(String(v.merged ?? path.join(outDir, "merged.parquet")));
     if (!TABLE_FORMATS.some((f) => merged.endsWith(`.${f}`) || (f === "jsonl" && merged.endsWith(".ndjson")))) {
-      throw new UsageError("Bad --merged", { field: "--merged", expected: "a file ending .parquet, .jsonl, .csv or .arrow", found: merged });
+      throw new UsageError("Bad --merged", {
+        field: "--merged",
+        expected: "a file ending .parquet, .jsonl, .csv or .arrow",
+        found: merged,
+      });
     }
     const device = String(v.device ?? (gpus ? "cuda" : "cpu"));
-    if (!["cpu", "cuda", "auto"].includes(device)) throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
+    if (!["cpu", "cuda", "auto"].includes(device))
+      throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
     const opts: SlurmOptions = {
-      gridFile, gridName: grid.name, tasks, outDir, scriptsDir, merged, device,
+      gridFile,
+      gridName: grid.name,
+      tasks,
+      outDir,
+      scriptsDir,
+      merged,
+      device,
       floatscope: v.floatscope !== undefined ? String(v.floatscope) : defaultFloatscope(),
-      cpusPerTask: int("cpus-per-task", 1) ?? 2, gpusPerTask: gpus, mem: slurmWord("mem"), time: slurmWord("time"),
-      partition: slurmWord("partition"), account: slurmWord("account"), qos: slurmWord("qos"), maxParallel: int("max-parallel", 1),
+      cpusPerTask: int("cpus-per-task", 1) ?? 2,
+      gpusPerTask: gpus,
+      mem: slurmWord("mem"),
+      time: slurmWord("time"),
+      partition: slurmWord("partition"),
+      account: slurmWord("account"),
+      qos: slurmWord("qos"),
+      maxParallel: int("max-parallel", 1),
     };
     fs.mkdirSync(path.join(scriptsDir, "logs"), { recursive: true });
     for (const [name, text] of Object.entries(slurmScripts(opts))) {
       const file = path.join(scriptsDir, name);
       fs.writeFileSync(file, text, { mode: 0o755 });
     }
-    io.out(`wrote ${path.join(scriptsDir, "shards.sbatch")} (array 1-${tasks}), merge.sbatch and submit.sh\nsubmit with: bash ${shq(path.join(scriptsDir, "submit.sh"))}`);
+    io.out(
+      `wrote ${path.join(scriptsDir, "shards.sbatch")} (array 1-${tasks}), merge.sbatch and submit.sh\nsubmit with: bash ${shq(path.join(scriptsDir, "submit.sh"))}`,
+    );
     return 0;
   },
 };

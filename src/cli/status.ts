@@ -19,20 +19,39 @@ export const command: CliCommand = {
   help: HELP,
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("status", argv, { json: { type: "boolean" } });
-    if (positionals.length === 0) throw new UsageError("`floatscope status` needs shard files", { field: "<shards>", expected: "a folder of shard-*.jsonl or the files", found: "nothing" });
+    if (positionals.length === 0)
+      throw new UsageError("`floatscope status` needs shard files", {
+        field: "<shards>",
+        expected: "a folder of shard-*.jsonl or the files",
+        found: "nothing",
+      });
     const { progress } = collectShards(shardFilesIn(positionals));
     const s = summarizeProgress(progress);
     const complete = s.done === s.questions;
     if (v.json) {
-      io.out(JSON.stringify({ grid: progress.manifest.grid, fingerprint: progress.manifest.fingerprint, floatscope: progress.manifest.floatscope, complete, ...s, missing: describeMissing(progress, Infinity) }));
+      io.out(
+        JSON.stringify({
+          grid: progress.manifest.grid,
+          fingerprint: progress.manifest.fingerprint,
+          floatscope: progress.manifest.floatscope,
+          complete,
+          ...s,
+          missing: describeMissing(progress, Infinity),
+        }),
+      );
       return complete ? 0 : 1;
     }
     const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)} %` : "–");
-    io.out([
-      `grid "${progress.manifest.grid}" (floatscope ${progress.manifest.floatscope}, ${progress.manifest.fingerprint.slice(0, 19)}…): ${s.done}/${s.questions} questions (${pct(s.done, s.questions)}), ${s.unitsDone}/${s.units} units, ${s.failed} failed`,
-      "shard\tfile\tunits done\tquestions done\tfailed",
-      ...s.shards.map((x) => `${x.index}/${progress.shardCount}\t${x.present ? "yes" : "MISSING"}\t${x.unitsDone}/${x.units}\t${x.done}/${x.questions} (${pct(x.done, x.questions)})\t${x.failed}`),
-    ].join("\n"));
+    io.out(
+      [
+        `grid "${progress.manifest.grid}" (floatscope ${progress.manifest.floatscope}, ${progress.manifest.fingerprint.slice(0, 19)}…): ${s.done}/${s.questions} questions (${pct(s.done, s.questions)}), ${s.unitsDone}/${s.units} units, ${s.failed} failed`,
+        "shard\tfile\tunits done\tquestions done\tfailed",
+        ...s.shards.map(
+          (x) =>
+            `${x.index}/${progress.shardCount}\t${x.present ? "yes" : "MISSING"}\t${x.unitsDone}/${x.units}\t${x.done}/${x.questions} (${pct(x.done, x.questions)})\t${x.failed}`,
+        ),
+      ].join("\n"),
+    );
     const missing = describeMissing(progress);
     if (missing.length) io.out(["still to do:", ...missing.map((m) => `  ${m}`)].join("\n"));
     return complete ? 0 : 1;

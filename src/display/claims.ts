@@ -42,7 +42,13 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
   "anchors-float-mdm": {
     title: "MDMs' anchors float across denoising steps and layers",
     paper: "qualitative (paper Fig. 2, LLaDA-8B: several anchors and a moving front in layer 0, one dominant column in layer 31)",
-    rule: { kind: "threshold", quantity: /^distinct anchor positions/, above: 1, only: "MDM", reads: "distinct anchor positions over the steps > 1, per MDM" },
+    rule: {
+      kind: "threshold",
+      quantity: /^distinct anchor positions/,
+      above: 1,
+      only: "MDM",
+      reads: "distinct anchor positions over the steps > 1, per MDM",
+    },
   },
   "absorption-arm-vs-mdm": {
     title: "ARMs absorb more attention into their sink than MDMs into their anchors",
@@ -57,12 +63,23 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
   "angle-vs-norm": {
     title: "Floating keys win by direction (cos θ) more than by norm",
     paper: "qualitative (paper Fig. 4, LLaDA-8B: shallow layers win on both cos θ and norm, deep layers mostly on cos θ)",
-    rule: { kind: "threshold", quantity: /^angle share/, above: 50, reads: "angle share of the anchors' score advantage > 50 %, per model" },
+    rule: {
+      kind: "threshold",
+      quantity: /^angle share/,
+      above: 50,
+      reads: "angle share of the anchors' score advantage > 50 %, per model",
+    },
   },
   "retrieval-heads-deep": {
     title: "Retrieval heads sit in deep layers",
     paper: "paper Fig. 5: high retrieval scores in LLaDA-8B layers 16–31 and Dream-7B layers 14–27",
-    rule: { kind: "threshold", quantity: /deep half minus shallow half/, above: 0, only: "MDM", reads: "retrieval score, deep half minus shallow half > 0, per MDM" },
+    rule: {
+      kind: "threshold",
+      quantity: /deep half minus shallow half/,
+      above: 0,
+      only: "MDM",
+      reads: "retrieval score, deep half minus shallow half > 0, per MDM",
+    },
   },
   "rag-gain-mdm-vs-arm": {
     title: "MDMs gain more from retrieved passages than ARMs",
@@ -77,7 +94,12 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
   "robust-position": {
     title: "MDMs depend less on the gold passage's position",
     paper: "qualitative (paper Fig. 6, positional bias)",
-    rule: { kind: "groups", quantity: /spread over gold positions/, higher: "ARM", reads: "accuracy spread over gold positions, ARM > MDM" },
+    rule: {
+      kind: "groups",
+      quantity: /spread over gold positions/,
+      higher: "ARM",
+      reads: "accuracy spread over gold positions, ARM > MDM",
+    },
   },
 };
 
@@ -107,7 +129,9 @@ export function formatClaimNumber(x: number): string {
 
 /** Every finding of the given executed notebooks, with its source file. */
 export function collectFindings(notebooks: readonly { file: string; json: unknown }[]): SourcedFinding[] {
-  return notebooks.flatMap(({ file, json }) => readFindings(json, file).flatMap((rec) => rec.findings.map((f) => ({ ...f, source: file }))));
+  return notebooks.flatMap(({ file, json }) =>
+    readFindings(json, file).flatMap((rec) => rec.findings.map((f) => ({ ...f, source: file }))),
+  );
 }
 
 type Cmp = "supports" | "contradicts" | "unclear";
@@ -130,8 +154,10 @@ function judge(rule: Rule, fs: readonly Finding[]): { verdict: Verdict; why: str
   const cmps: Cmp[] = [];
   if (rule.kind === "groups") {
     const of = (p: Paradigm) => fs.filter((f) => rule.quantity.test(f.quantity) && PARADIGM_OF[f.family] === p);
-    const high = of(rule.higher), low = of(rule.higher === "ARM" ? "MDM" : "ARM");
-    if (high.length === 0 || low.length === 0) return { verdict: "inconclusive at this n", why: `${rule.reads}: needs both ARMs and MDMs with this quantity` };
+    const high = of(rule.higher),
+      low = of(rule.higher === "ARM" ? "MDM" : "ARM");
+    if (high.length === 0 || low.length === 0)
+      return { verdict: "inconclusive at this n", why: `${rule.reads}: needs both ARMs and MDMs with this quantity` };
     for (const h of high) for (const l of low) cmps.push(compare(h, l));
   } else if (rule.kind === "threshold") {
     const xs = fs.filter((f) => rule.quantity.test(f.quantity) && (rule.only === undefined || PARADIGM_OF[f.family] === rule.only));
@@ -150,7 +176,11 @@ function judge(rule: Rule, fs: readonly Finding[]): { verdict: Verdict; why: str
   const all = (c: Cmp) => cmps.every((x) => x === c);
   const any = (c: Cmp) => cmps.some((x) => x === c);
   if (all("supports")) return { verdict: "reproduced", why: `${rule.reads}: every comparison is separated the paper's way` };
-  if (any("contradicts") && !any("supports")) return { verdict: "not reproduced", why: `${rule.reads}: ${all("contradicts") ? "every comparison is" : "comparisons are"} separated the other way${all("contradicts") ? "" : ", the rest overlap"}` };
+  if (any("contradicts") && !any("supports"))
+    return {
+      verdict: "not reproduced",
+      why: `${rule.reads}: ${all("contradicts") ? "every comparison is" : "comparisons are"} separated the other way${all("contradicts") ? "" : ", the rest overlap"}`,
+    };
   return { verdict: "inconclusive at this n", why: `${rule.reads}: ${any("contradicts") ? "the models disagree" : "intervals overlap"}` };
 }
 
@@ -159,9 +189,16 @@ export function judgeClaims(findingsIn: readonly SourcedFinding[]): ClaimResult[
   return CLAIM_IDS.map((claim) => {
     const fs = findingsIn.filter((f) => f.claim === claim);
     const tiers = [...new Set(fs.map((f) => f.tier))];
-    const verdicts = tiers.length === 0
-      ? [{ tier: "—", verdict: "not measured" as Verdict, why: "no executed notebook reported a number for this claim" }]
-      : tiers.map((tier) => ({ tier, ...judge(CLAIMS[claim].rule, fs.filter((f) => f.tier === tier)) }));
+    const verdicts =
+      tiers.length === 0
+        ? [{ tier: "—", verdict: "not measured" as Verdict, why: "no executed notebook reported a number for this claim" }]
+        : tiers.map((tier) => ({
+            tier,
+            ...judge(
+              CLAIMS[claim].rule,
+              fs.filter((f) => f.tier === tier),
+            ),
+          }));
     return { claim, findings: fs, verdicts };
   });
 }
@@ -184,7 +221,10 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     "",
     "| claim | paper | verdict |",
     "|---|---|---|",
-    ...results.map((r) => `| ${cell(CLAIMS[r.claim].title)} | ${cell(CLAIMS[r.claim].paper)} | ${r.verdicts.map((v) => (v.tier === "—" ? v.verdict : `${v.tier}: ${v.verdict}`)).join("; ")} |`),
+    ...results.map(
+      (r) =>
+        `| ${cell(CLAIMS[r.claim].title)} | ${cell(CLAIMS[r.claim].paper)} | ${r.verdicts.map((v) => (v.tier === "—" ? v.verdict : `${v.tier}: ${v.verdict}`)).join("; ")} |`,
+    ),
     "",
   ];
   for (const r of results) {
@@ -195,7 +235,9 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     if (r.findings.length === 0) continue;
     out.push("| model | family | tier | quantity | ours | 95 % interval | n | notebook |", "|---|---|---|---|---|---|---|---|");
     for (const f of r.findings) {
-      out.push(`| ${cell(f.model)} | ${cell(f.family)} | ${cell(f.tier)} | ${cell(f.quantity)} | ${formatClaimNumber(f.value)} | ${f.ci95 ? `[${formatClaimNumber(f.ci95[0])}, ${formatClaimNumber(f.ci95[1])}]` : "—"} | ${f.n} | ${cell(f.source)} |`);
+      out.push(
+        `| ${cell(f.model)} | ${cell(f.family)} | ${cell(f.tier)} | ${cell(f.quantity)} | ${formatClaimNumber(f.value)} | ${f.ci95 ? `[${formatClaimNumber(f.ci95[0])}, ${formatClaimNumber(f.ci95[1])}]` : "—"} | ${f.n} | ${cell(f.source)} |`,
+      );
     }
     out.push("");
   }

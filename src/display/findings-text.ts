@@ -59,7 +59,9 @@ export function compareGroups<F extends Measurement>(rows: F[], groupOf: (f: F) 
   const absent = expected.filter((_, i) => Number.isNaN([hi, lo][i]));
   if (absent.length > 0) {
     const present = expected.filter((g) => !absent.includes(g));
-    return present.length ? `only ${present[0]} present (${formatNumber(avg(present[0]))}): no ${absent[0]} to compare with` : "nothing to compare";
+    return present.length
+      ? `only ${present[0]} present (${formatNumber(avg(present[0]))}): no ${absent[0]} to compare with`
+      : "nothing to compare";
   }
   const verdict = hi > lo ? `${expected[0]} higher, as in the paper` : `${expected[1]} as high or higher, unlike the paper`;
   return `${expected[0]} ${formatNumber(hi)} vs ${expected[1]} ${formatNumber(lo)}: ${verdict}`;

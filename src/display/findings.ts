@@ -63,10 +63,7 @@ class Findings implements Displayable {
   constructor(readonly record: FindingsRecord) {}
   toMimeBundle(): MimeBundle {
     const lines = this.record.findings.map(
-      (f) =>
-        `${f.claim} · ${f.model}: ${f.quantity} = ${f.value}` +
-        (f.ci95 ? ` [${f.ci95[0]}, ${f.ci95[1]}]` : "") +
-        ` (n=${f.n})`,
+      (f) => `${f.claim} · ${f.model}: ${f.quantity} = ${f.value}` + (f.ci95 ? ` [${f.ci95[0]}, ${f.ci95[1]}]` : "") + ` (n=${f.n})`,
     );
     return {
       "text/plain": [`findings of ${this.record.notebook}:`, ...lines].join("\n"),

@@ -24,7 +24,11 @@ const custom: Formatter[] = [];
  */
 export function registerFormatter(formatter: Formatter): () => void {
   if (!formatter || typeof formatter.test !== "function" || typeof formatter.format !== "function") {
-    throw new DisplayError("registerFormatter() needs { name, test(x), format(x) }", { field: "formatter", expected: "an object with test and format functions", found: typeof formatter });
+    throw new DisplayError("registerFormatter() needs { name, test(x), format(x) }", {
+      field: "formatter",
+      expected: "an object with test and format functions",
+      found: typeof formatter,
+    });
   }
   custom.unshift(formatter);
   return () => {

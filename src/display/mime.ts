@@ -60,7 +60,11 @@ const MIME_SHAPE = /^[a-z]+\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/;
  */
 export function validateBundle(bundle: unknown, source: string): MimeBundle {
   if (bundle === null || typeof bundle !== "object" || Array.isArray(bundle)) {
-    throw new DisplayError("A MIME bundle must be an object", { file: source, expected: "{ 'text/plain': string, … }", found: typeof bundle });
+    throw new DisplayError("A MIME bundle must be an object", {
+      file: source,
+      expected: "{ 'text/plain': string, … }",
+      found: typeof bundle,
+    });
   }
   const b = bundle as Record<string, unknown>;
   if (typeof b["text/plain"] !== "string") {
@@ -73,7 +77,12 @@ export function validateBundle(bundle: unknown, source: string): MimeBundle {
   }
   for (const [key, value] of Object.entries(b)) {
     if (!MIME_SHAPE.test(key)) {
-      throw new DisplayError("Not a MIME type", { file: source, field: key, expected: "type/subtype, e.g. image/svg+xml", found: JSON.stringify(key) });
+      throw new DisplayError("Not a MIME type", {
+        file: source,
+        field: key,
+        expected: "type/subtype, e.g. image/svg+xml",
+        found: JSON.stringify(key),
+      });
     }
     if (typeof value !== "string" && !JSON_MIME.test(key)) {
       throw new DisplayError("Only application/…+json MIME types may carry non-string values", {

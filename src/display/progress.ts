@@ -41,10 +41,15 @@ export interface Progress {
  */
 export function progress(total: number, options: ProgressOptions = {}): Progress {
   if (typeof total !== "number" || !Number.isFinite(total) || total < 0) {
-    throw new SettingsError("progress() needs a finite, non-negative total", { field: "total", expected: "a number ≥ 0", found: String(total) });
+    throw new SettingsError("progress() needs a finite, non-negative total", {
+      field: "total",
+      expected: "a number ≥ 0",
+      found: String(total),
+    });
   }
   const label = options.label ?? "";
-  if (typeof label !== "string") throw new SettingsError("progress() label must be a string", { field: "label", expected: "string", found: typeof label });
+  if (typeof label !== "string")
+    throw new SettingsError("progress() label must be a string", { field: "label", expected: "string", found: typeof label });
   const inNotebook = hasSink();
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;

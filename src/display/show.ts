@@ -60,7 +60,11 @@ export function newDisplay(): DisplayHandle {
 
 function message(data: DisplayMessage["data"], displayId: string, metadata: DisplayMetadata | undefined): DisplayMessage {
   if (metadata !== undefined && (typeof metadata !== "object" || metadata === null || Array.isArray(metadata))) {
-    throw new DisplayError("show() metadata must be an object keyed by MIME type", { field: "metadata", expected: "{ [mimeType]: {...} }", found: typeof metadata });
+    throw new DisplayError("show() metadata must be an object keyed by MIME type", {
+      field: "metadata",
+      expected: "{ [mimeType]: {...} }",
+      found: typeof metadata,
+    });
   }
   return { data, metadata: metadata ?? {}, transient: { display_id: displayId } };
 }

@@ -33,7 +33,11 @@ const nodeRequire = createRequire(import.meta.url);
  */
 export function setDisplaySink(sink: DisplaySink | null): DisplaySink | null {
   if (sink !== null && typeof sink !== "function") {
-    throw new DisplayError("setDisplaySink() needs a function or null", { field: "sink", expected: "(message, update) => void", found: typeof sink });
+    throw new DisplayError("setDisplaySink() needs a function or null", {
+      field: "sink",
+      expected: "(message, update) => void",
+      found: typeof sink,
+    });
   }
   const previous = injected;
   injected = sink;
@@ -86,7 +90,7 @@ export function currentSink(caller = "show()"): DisplaySink {
     });
   }
   throw new DisplayError(`${caller} needs a Jupyter kernel or a display sink`, {
-    expected: "a notebook running the \"TypeScript (floatscope)\" kernel",
+    expected: 'a notebook running the "TypeScript (floatscope)" kernel',
     found: "plain Node.js (no tslab kernel in this process)",
     hint: "open the notebook in JupyterLab (npm start), or call setDisplaySink(fn) / captureDisplays() in scripts and tests",
   });

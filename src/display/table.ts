@@ -37,7 +37,9 @@ export function tableBundle(table: TableLike): MimeBundle {
   const html = escapeHeader(table.toHTML({ limit: TABLE_HTML_ROWS }), table);
   const textRows = Math.min(rows, TABLE_TEXT_ROWS);
   const text =
-    `Table: ${shape}` + (cols ? `\n${table.toMarkdown({ limit: TABLE_TEXT_ROWS }).trimEnd()}` : "") + (rows > textRows ? `\n… ${rows - textRows} more rows` : "");
+    `Table: ${shape}` +
+    (cols ? `\n${table.toMarkdown({ limit: TABLE_TEXT_ROWS }).trimEnd()}` : "") +
+    (rows > textRows ? `\n… ${rows - textRows} more rows` : "");
   return {
     "text/html": `<div class="floatscope-table"><div style="color:#555;font-size:0.9em">${escapeMarkup(caption)}</div>${html}</div>`,
     "text/plain": text,

@@ -48,13 +48,30 @@ export function settingLabel(s: EvalSetting): string {
 export function validateSetting(s: EvalSetting): EvalSetting {
   const where = { file: "settings", field: "setting" };
   if (s.kind === "closed-book" || s.kind === "oracle") return s;
-  if (s.kind !== "distractors") throw new SettingsError("Unknown evaluation setting", { ...where, expected: "closed-book | oracle | distractors", found: JSON.stringify((s as { kind: unknown }).kind) });
-  if (!Number.isInteger(s.k) || s.k < 0) throw new SettingsError("Bad distractor count", { ...where, field: "k", expected: "an integer ≥ 0", found: String(s.k) });
+  if (s.kind !== "distractors")
+    throw new SettingsError("Unknown evaluation setting", {
+      ...where,
+      expected: "closed-book | oracle | distractors",
+      found: JSON.stringify((s as { kind: unknown }).kind),
+    });
+  if (!Number.isInteger(s.k) || s.k < 0)
+    throw new SettingsError("Bad distractor count", { ...where, field: "k", expected: "an integer ≥ 0", found: String(s.k) });
   const p = s.goldPosition;
   if (typeof p === "number" ? !(Number.isInteger(p) && p >= 0 && p <= s.k) : p !== "cycle" && p !== "random") {
-    throw new SettingsError("Bad gold position", { ...where, field: "goldPosition", expected: `an integer in [0, ${s.k}] (0-based), "cycle" or "random"`, found: JSON.stringify(p) });
+    throw new SettingsError("Bad gold position", {
+      ...where,
+      field: "goldPosition",
+      expected: `an integer in [0, ${s.k}] (0-based), "cycle" or "random"`,
+      found: JSON.stringify(p),
+    });
   }
-  if (s.source !== "record" && s.source !== "pool") throw new SettingsError("Bad distractor source", { ...where, field: "source", expected: '"record" or "pool"', found: JSON.stringify(s.source) });
+  if (s.source !== "record" && s.source !== "pool")
+    throw new SettingsError("Bad distractor source", {
+      ...where,
+      field: "source",
+      expected: '"record" or "pool"',
+      found: JSON.stringify(s.source),
+    });
   return s;
 }
 
@@ -65,7 +82,11 @@ function streamOf(id: string): number {
 function goldOf(record: QaRecord, file: string): QaPassage {
   const g = goldPassageIndex(record);
   if (g === undefined) {
-    throw new DatasetError("Record has no gold passage", { file, field: `line ${record.line}: ctxs[*].isgold`, expected: "one ctx with isgold: true (oracle / distractor settings)" });
+    throw new DatasetError("Record has no gold passage", {
+      file,
+      field: `line ${record.line}: ctxs[*].isgold`,
+      expected: "one ctx with isgold: true (oracle / distractor settings)",
+    });
   }
   return record.ctxs[g];
 }
@@ -109,7 +130,12 @@ export class DistractorPool {
       out.push(p);
     }
     if (out.length < k) {
-      throw new DatasetError("Not enough distractor passages in the pool", { file, field: `line ${record.line}`, expected: `${k} passages without the answer`, found: String(out.length) });
+      throw new DatasetError("Not enough distractor passages in the pool", {
+        file,
+        field: `line ${record.line}`,
+        expected: `${k} passages without the answer`,
+        found: String(out.length),
+      });
     }
     return out;
   }
@@ -130,10 +156,16 @@ export function buildContext(record: QaRecord, setting: EvalSetting, opts: { fil
   if (setting.source === "record") {
     distractors = record.ctxs.filter((c) => c !== gold && c.isgold !== true).slice(0, k);
     if (distractors.length < k) {
-      throw new DatasetError("Record has too few distractor passages", { file, field: `line ${record.line}: ctxs`, expected: `≥ ${k} non-gold ctxs (or source "pool")`, found: String(distractors.length) });
+      throw new DatasetError("Record has too few distractor passages", {
+        file,
+        field: `line ${record.line}: ctxs`,
+        expected: `≥ ${k} non-gold ctxs (or source "pool")`,
+        found: String(distractors.length),
+      });
     }
   } else {
-    if (!opts.pool) throw new SettingsError("Pool distractors need a DistractorPool", { field: "pool", expected: "new DistractorPool(allRecords)" });
+    if (!opts.pool)
+      throw new SettingsError("Pool distractors need a DistractorPool", { field: "pool", expected: "new DistractorPool(allRecords)" });
     distractors = opts.pool.draw(record, k, rng, file);
   }
   const p = setting.goldPosition;
@@ -147,7 +179,11 @@ export function buildContext(record: QaRecord, setting: EvalSetting, opts: { fil
  * (the Lost-in-the-Middle curve; the paper's rollout figures use positions 0, 4 and 9 of k = 9).
  * @example goldPositionSweep(9, "pool", { positions: [0, 4, 9] })
  */
-export function goldPositionSweep(k: number, source: DistractorSource, options: { positions?: number[]; seed?: number } = {}): EvalSetting[] {
+export function goldPositionSweep(
+  k: number,
+  source: DistractorSource,
+  options: { positions?: number[]; seed?: number } = {},
+): EvalSetting[] {
   const positions = options.positions ?? Array.from({ length: k + 1 }, (_, i) => i);
   return positions.map((p) => validateSetting({ kind: "distractors", k, goldPosition: p, source, seed: options.seed }));
 }

@@ -62,8 +62,13 @@ export interface QaRecord {
 
 /** Ways a well-formed record can still be wrong for QA scoring. */
 export const SUSPICIOUS_KINDS = [
-  "no answers", "blank answer", "several gold passages", "no gold passage", "passage without title",
-  "passage without hasanswer/isgold", "empty passage text",
+  "no answers",
+  "blank answer",
+  "several gold passages",
+  "no gold passage",
+  "passage without title",
+  "passage without hasanswer/isgold",
+  "empty passage text",
 ] as const;
 export type SuspiciousKind = (typeof SUSPICIOUS_KINDS)[number];
 
@@ -126,7 +131,10 @@ export interface ReadQaOptions {
 }
 
 export function recordId(row: number, question: string, answers: readonly string[]): string {
-  const h = createHash("sha256").update(JSON.stringify([question, answers])).digest("hex").slice(0, 10);
+  const h = createHash("sha256")
+    .update(JSON.stringify([question, answers]))
+    .digest("hex")
+    .slice(0, 10);
   return `${row}-${h}`;
 }
 
@@ -145,7 +153,10 @@ function isGzip(file: string): boolean {
  * stop at `maxTotal` bytes in all). Yields raw line bytes without the "\n" (and a trailing "\r").
  */
 async function* boundedLines(
-  input: AsyncIterable<Buffer>, maxLine: number, maxTotal: number, tooLong: (line: number, kind: "line" | "total", bytes: number) => never,
+  input: AsyncIterable<Buffer>,
+  maxLine: number,
+  maxTotal: number,
+  tooLong: (line: number, kind: "line" | "total", bytes: number) => never,
 ): AsyncGenerator<Buffer> {
   let pieces: Buffer[] = [];
   let pending = 0;
@@ -186,11 +197,17 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
     stat = fs.statSync(file);
   } catch {
     throw new DatasetError("QA data file not found", {
-      file, expected: "a Lost-in-the-Middle-schema .jsonl or .jsonl.gz file",
+      file,
+      expected: "a Lost-in-the-Middle-schema .jsonl or .jsonl.gz file",
       hint: "NQ-open oracle: nq-open-oracle.jsonl.gz from nelson-liu/lost-in-the-middle (qa_data/); pass its path or set FLOATSCOPE_NQ",
     });
   }
-  if (!stat.isFile()) throw new DatasetError("QA data path is not a file", { file, expected: "a .jsonl or .jsonl.gz file", found: stat.isDirectory() ? "a directory" : "not a regular file" });
+  if (!stat.isFile())
+    throw new DatasetError("QA data path is not a file", {
+      file,
+      expected: "a .jsonl or .jsonl.gz file",
+      found: stat.isDirectory() ? "a directory" : "not a regular file",
+    });
   const maxLine = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const maxTotal = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const report = options.report;
@@ -204,18 +221,26 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
   const skip = options.skip ?? 0;
   const limit = options.limit ?? Infinity;
   const every = options.progressEvery ?? 100;
-  let lineNo = 0, row = 0, yielded = 0;
+  let lineNo = 0,
+    row = 0,
+    yielded = 0;
   const progress = () => options.onProgress?.({ records: row, bytesRead: raw.bytesRead, totalBytes: stat.size });
   const tooLong = (line: number, kind: "line" | "total", bytes: number): never => {
     throw kind === "line"
       ? new DatasetError("Line is longer than the per-line limit", {
-        file, field: `line ${line}`, expected: `at most ${maxLine} bytes per line`, found: `more than ${maxLine} bytes (${bytes} read so far)`,
-        hint: "a QA record is a few KB; if this one is real, raise readQaJsonl's maxLineBytes",
-      })
+          file,
+          field: `line ${line}`,
+          expected: `at most ${maxLine} bytes per line`,
+          found: `more than ${maxLine} bytes (${bytes} read so far)`,
+          hint: "a QA record is a few KB; if this one is real, raise readQaJsonl's maxLineBytes",
+        })
       : new DatasetError(`QA data file is larger than the limit${gz ? " once decompressed" : ""}`, {
-        file, field: `line ${line}`, expected: `at most ${maxTotal} bytes ${gz ? "decompressed" : "in all"}`, found: `more than ${maxTotal} bytes`,
-        hint: "a gzip that inflates this far is likely not QA data; if it is, raise readQaJsonl's maxBytes",
-      });
+          file,
+          field: `line ${line}`,
+          expected: `at most ${maxTotal} bytes ${gz ? "decompressed" : "in all"}`,
+          found: `more than ${maxTotal} bytes`,
+          hint: "a gzip that inflates this far is likely not QA data; if it is, raise readQaJsonl's maxBytes",
+        });
   };
   try {
     for await (const bytes of boundedLines(input, maxLine, maxTotal, tooLong)) {
@@ -225,7 +250,12 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
       try {
         text = utf8.decode(bytes);
       } catch {
-        throw new DatasetError("Line is not valid UTF-8", { file, field: `line ${lineNo}`, expected: "UTF-8 text (JSON Lines)", found: "invalid byte sequence" });
+        throw new DatasetError("Line is not valid UTF-8", {
+          file,
+          field: `line ${lineNo}`,
+          expected: "UTF-8 text (JSON Lines)",
+          found: "invalid byte sequence",
+        });
       }
       if (text.trim() === "") {
         if (report) report.blankLines++;
@@ -250,7 +280,11 @@ export async function* readQaJsonl(file: string, options: ReadQaOptions = {}): A
     if (gz && (err.code?.startsWith("Z_") || /incorrect header|unexpected end|invalid/i.test(err.message))) {
       throw new DatasetError("QA data file is not valid gzip", { file, field: `line ${lineNo + 1}`, found: err.message.slice(0, 200) });
     }
-    throw new DatasetError("QA data file cannot be read", { file, field: `line ${lineNo + 1}`, found: (err.message ?? String(e)).slice(0, 200) });
+    throw new DatasetError("QA data file cannot be read", {
+      file,
+      field: `line ${lineNo + 1}`,
+      found: (err.message ?? String(e)).slice(0, 200),
+    });
   } finally {
     gunzip?.destroy();
     raw.destroy();
@@ -274,7 +308,12 @@ function parseRecord(text: string, file: string, line: number, row: number): QaR
   try {
     obj = JSON.parse(text);
   } catch (e) {
-    throw new DatasetError("Line is not valid JSON", { file, field: `line ${line}`, expected: "one JSON object per line", found: (e as Error).message.slice(0, 120) });
+    throw new DatasetError("Line is not valid JSON", {
+      file,
+      field: `line ${line}`,
+      expected: "one JSON object per line",
+      found: (e as Error).message.slice(0, 120),
+    });
   }
   if (obj === null || typeof obj !== "object" || Array.isArray(obj)) throw at("(record)", "a JSON object", obj);
   const o = obj as Record<string, unknown>;
@@ -297,7 +336,16 @@ function parseRecord(text: string, file: string, line: number, row: number): QaR
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (!KNOWN.has(k)) extra[k] = v;
   const answers = o.answers as string[];
-  return { id: recordId(row, o.question, answers), row, line, question: o.question, answers, ctxs, extra, issues: issuesOf(answers, o.ctxs as Record<string, unknown>[]) };
+  return {
+    id: recordId(row, o.question, answers),
+    row,
+    line,
+    question: o.question,
+    answers,
+    ctxs,
+    extra,
+    issues: issuesOf(answers, o.ctxs as Record<string, unknown>[]),
+  };
 }
 
 /** What is suspicious about a well-formed record (`raw` are its ctxs as written, to see missing fields). */

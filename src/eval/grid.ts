@@ -163,7 +163,8 @@ export function expandSetting(s: GridSetting, file = GRID, field = "settings"): 
 
 /** Validate a parsed grid spec and resolve its paths against `baseDir` (the grid file's folder). */
 export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(path.resolve(file))): ResolvedGrid {
-  if (!spec || typeof spec !== "object" || Array.isArray(spec)) throw bad(file, "(top level)", "a JSON object {models, datasets, settings, …}", typeof spec);
+  if (!spec || typeof spec !== "object" || Array.isArray(spec))
+    throw bad(file, "(top level)", "a JSON object {models, datasets, settings, …}", typeof spec);
   const g = spec as GridSpec;
   const known = new Set(["name", "models", "datasets", "settings", "seeds", "chunk", "batchSize", "description"]);
   for (const key of Object.keys(g)) if (!known.has(key)) throw bad(file, key, `one of ${[...known].join(", ")}`, key);
@@ -180,7 +181,7 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
   const models = list(g.models, "models").map((m, i) => {
     const field = `models[${i}]`;
     const o = typeof m === "string" ? { path: m } : (m as GridModel);
-    if (!o || typeof o.path !== "string" || o.path === "") throw bad(file, field, 'a folder path or {name, path}', m);
+    if (!o || typeof o.path !== "string" || o.path === "") throw bad(file, field, "a folder path or {name, path}", m);
     const p = path.resolve(baseDir, expandEnv(o.path, file, field));
     const name = o.name ?? path.basename(p);
     unique(name, field);
@@ -192,7 +193,8 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
     const o = typeof d === "string" ? { path: d } : (d as GridDataset);
     if (!o || typeof o.path !== "string" || o.path === "") throw bad(file, field, "a jsonl(.gz) path or {name, path, skip?, limit?}", d);
     if (o.skip !== undefined && !nonNegInt(o.skip)) throw bad(file, `${field}.skip`, "an integer ≥ 0", o.skip);
-    if (o.limit !== undefined && o.limit !== null && !(nonNegInt(o.limit) && o.limit > 0)) throw bad(file, `${field}.limit`, "an integer ≥ 1 (or null: all)", o.limit);
+    if (o.limit !== undefined && o.limit !== null && !(nonNegInt(o.limit) && o.limit > 0))
+      throw bad(file, `${field}.limit`, "an integer ≥ 1 (or null: all)", o.limit);
     const p = path.resolve(baseDir, expandEnv(o.path, file, field));
     const name = o.name ?? stripExt(path.basename(p));
     unique(name, field);
@@ -209,10 +211,13 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
       }
     }
   });
-  const seeds = g.seeds === undefined ? [0] : list(g.seeds, "seeds").map((s, i) => {
-    if (!nonNegInt(s)) throw bad(file, `seeds[${i}]`, "an integer ≥ 0", s);
-    return s;
-  });
+  const seeds =
+    g.seeds === undefined
+      ? [0]
+      : list(g.seeds, "seeds").map((s, i) => {
+          if (!nonNegInt(s)) throw bad(file, `seeds[${i}]`, "an integer ≥ 0", s);
+          return s;
+        });
   if (new Set(seeds).size !== seeds.length) throw bad(file, "seeds", "distinct seeds", seeds);
   const chunk = g.chunk ?? 100;
   if (!(nonNegInt(chunk) && chunk > 0)) throw bad(file, "chunk", "an integer ≥ 1 (questions per work unit)", chunk);
@@ -228,7 +233,11 @@ export function readGrid(file: string): ResolvedGrid {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new GridError("Cannot read the grid file", { file, expected: "a readable JSON file", found: (e as NodeJS.ErrnoException).code ?? String(e) });
+    throw new GridError("Cannot read the grid file", {
+      file,
+      expected: "a readable JSON file",
+      found: (e as NodeJS.ErrnoException).code ?? String(e),
+    });
   }
   let spec: unknown;
   try {
@@ -248,14 +257,29 @@ export function expandGrid(grid: ResolvedGrid, sizes: Record<string, number>): W
   for (const m of grid.models) {
     for (const d of grid.datasets) {
       const n = sizes[d.name];
-      if (!nonNegInt(n)) throw new GridError("Dataset size unknown", { file: grid.file, field: `datasets.${d.name}`, expected: "the number of selected records" });
+      if (!nonNegInt(n))
+        throw new GridError("Dataset size unknown", {
+          file: grid.file,
+          field: `datasets.${d.name}`,
+          expected: "the number of selected records",
+        });
       for (const seed of grid.seeds) {
         for (const s of grid.settings) {
           const evalSetting: EvalSetting = s.kind === "distractors" ? { ...s, seed } : s;
           const label = settingLabel(s);
           for (let start = 0; start < n; start += grid.chunk) {
             const end = Math.min(n, start + grid.chunk);
-            units.push({ id: `${m.name}|${d.name}|${label}|s${seed}|${start}-${end}`, index: units.length, model: m.name, dataset: d.name, setting: label, evalSetting, seed, start, end });
+            units.push({
+              id: `${m.name}|${d.name}|${label}|s${seed}|${start}-${end}`,
+              index: units.length,
+              model: m.name,
+              dataset: d.name,
+              setting: label,
+              evalSetting,
+              seed,
+              start,
+              end,
+            });
           }
         }
       }

@@ -44,15 +44,48 @@ export interface GridRow {
 }
 
 export const GRID_COLUMNS: readonly (keyof GridRow)[] = [
-  "unit", "model", "dataset", "seed", "setting", "k", "passages", "goldIndex", "id", "row", "question", "answers",
-  "promptTokens", "response", "prediction", "accuracy", "f1", "exactMatch", "error",
+  "unit",
+  "model",
+  "dataset",
+  "seed",
+  "setting",
+  "k",
+  "passages",
+  "goldIndex",
+  "id",
+  "row",
+  "question",
+  "answers",
+  "promptTokens",
+  "response",
+  "prediction",
+  "accuracy",
+  "f1",
+  "exactMatch",
+  "error",
 ];
 
 /** Fixed column types of the merged table, so every shard split and every format agree. */
 export const GRID_TYPES: Record<string, ColumnKind> = {
-  unit: "text", model: "text", dataset: "text", seed: "int", setting: "text", k: "int", passages: "int", goldIndex: "int",
-  id: "text", row: "int", question: "text", answers: "text", promptTokens: "int", response: "text", prediction: "text",
-  accuracy: "double", f1: "double", exactMatch: "double", error: "text",
+  unit: "text",
+  model: "text",
+  dataset: "text",
+  seed: "int",
+  setting: "text",
+  k: "int",
+  passages: "int",
+  goldIndex: "int",
+  id: "text",
+  row: "int",
+  question: "text",
+  answers: "text",
+  promptTokens: "int",
+  response: "text",
+  prediction: "text",
+  accuracy: "double",
+  f1: "double",
+  exactMatch: "double",
+  error: "text",
 };
 
 function kOf(setting: string): number | null {
@@ -62,10 +95,25 @@ function kOf(setting: string): number | null {
 
 export function toGridRow(r: ShardRow): GridRow {
   return {
-    unit: r.unit, model: r.model, dataset: r.dataset, seed: r.seed, setting: r.setting, k: kOf(r.setting), passages: r.passages,
-    goldIndex: r.goldIndex, id: r.id, row: r.row, question: r.question, answers: r.answers, promptTokens: r.promptTokens ?? null,
-    response: r.response ?? null, prediction: r.prediction ?? null, accuracy: r.accuracy ?? null, f1: r.f1 ?? null,
-    exactMatch: r.exactMatch ?? null, error: r.error ?? null,
+    unit: r.unit,
+    model: r.model,
+    dataset: r.dataset,
+    seed: r.seed,
+    setting: r.setting,
+    k: kOf(r.setting),
+    passages: r.passages,
+    goldIndex: r.goldIndex,
+    id: r.id,
+    row: r.row,
+    question: r.question,
+    answers: r.answers,
+    promptTokens: r.promptTokens ?? null,
+    response: r.response ?? null,
+    prediction: r.prediction ?? null,
+    accuracy: r.accuracy ?? null,
+    f1: r.f1 ?? null,
+    exactMatch: r.exactMatch ?? null,
+    error: r.error ?? null,
   };
 }
 
@@ -74,8 +122,16 @@ export function shardFilesIn(inputs: readonly string[]): string[] {
   const out: string[] = [];
   for (const p of inputs) {
     if (fs.existsSync(p) && fs.statSync(p).isDirectory()) {
-      const found = fs.readdirSync(p).filter((f) => /^shard-\d+-of-\d+\.jsonl$/.test(f)).sort().map((f) => path.join(p, f));
-      if (found.length === 0) throw new GridError("No shard files in folder", { file: p, expected: "shard-<i>-of-<n>.jsonl files written by `floatscope eval --grid`" });
+      const found = fs
+        .readdirSync(p)
+        .filter((f) => /^shard-\d+-of-\d+\.jsonl$/.test(f))
+        .sort()
+        .map((f) => path.join(p, f));
+      if (found.length === 0)
+        throw new GridError("No shard files in folder", {
+          file: p,
+          expected: "shard-<i>-of-<n>.jsonl files written by `floatscope eval --grid`",
+        });
       out.push(...found);
     } else out.push(p);
   }
@@ -108,7 +164,8 @@ export interface GridProgress {
  * one shard, or a question that succeeded in two files.
  */
 export function collectShards(files: readonly string[]): { progress: GridProgress; shards: ShardFile[] } {
-  if (files.length === 0) throw new GridError("No shard files given", { field: "<shards>", expected: "shard files or the folder holding them" });
+  if (files.length === 0)
+    throw new GridError("No shard files given", { field: "<shards>", expected: "shard files or the folder holding them" });
   const shards = files.map(readShardFile);
   const first = shards[0];
   for (const s of shards.slice(1)) {
@@ -118,7 +175,8 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
       const diff = Object.keys(a).filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]));
       if (s.manifest.shard.count !== first.manifest.shard.count) diff.push("shard count");
       throw new GridError("Shards of different runs cannot be merged", {
-        file: s.file, field: `manifest: ${diff.join(", ") || "fingerprint"}`,
+        file: s.file,
+        field: `manifest: ${diff.join(", ") || "fingerprint"}`,
         expected: `the manifest of ${first.file} (${first.manifest.fingerprint.slice(0, 19)}…, ${first.manifest.shard.count} shards)`,
         found: `${s.manifest.fingerprint.slice(0, 19)}…, ${s.manifest.shard.count} shards`,
         hint: "merge only the shards of one `floatscope eval --grid` run (same grid, models, data and floatscope version)",
@@ -130,7 +188,12 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
   for (const s of shards) {
     const prev = byIndex.get(s.manifest.shard.index);
     if (prev) {
-      throw new GridError("Two files for the same shard", { file: s.file, field: "manifest.shard.index", expected: "each shard once", found: `shard ${s.manifest.shard.index}/${count} also in ${prev.file}` });
+      throw new GridError("Two files for the same shard", {
+        file: s.file,
+        field: "manifest.shard.index",
+        expected: "each shard once",
+        found: `shard ${s.manifest.shard.index}/${count} also in ${prev.file}`,
+      });
     }
     byIndex.set(s.manifest.shard.index, s);
   }
@@ -141,7 +204,12 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
       const o = owner.get(key);
       if (o) {
         const [unit, id] = key.split("\n");
-        throw new GridError("Duplicate result in two shard files", { file: s.file, field: `unit ${unit}, question ${id}`, expected: "each question in one shard", found: `also in ${o}` });
+        throw new GridError("Duplicate result in two shard files", {
+          file: s.file,
+          field: `unit ${unit}, question ${id}`,
+          expected: "each question in one shard",
+          found: `also in ${o}`,
+        });
       }
       owner.set(key, s.file);
     }
@@ -151,15 +219,28 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
   const units: UnitProgress[] = first.manifest.units.map((u, i) => {
     const shard = (i % count) + 1;
     const s = byIndex.get(shard);
-    let done = 0, failed = 0;
+    let done = 0,
+      failed = 0;
     if (s) {
       const last = new Map<string, ShardRow>();
       for (const r of s.rows) if (r.unit === u.id) last.set(r.id, r);
-      for (const r of last.values()) { if (r.error === undefined) done++; else failed++; }
+      for (const r of last.values()) {
+        if (r.error === undefined) done++;
+        else failed++;
+      }
     }
     return { id: u.id, n: u.n, done, failed, shard };
   });
-  return { progress: { manifest: { ...manifestKey(first.manifest), fingerprint: first.manifest.fingerprint }, shardCount: count, shardsPresent: present, shardsMissing: missing, units }, shards };
+  return {
+    progress: {
+      manifest: { ...manifestKey(first.manifest), fingerprint: first.manifest.fingerprint },
+      shardCount: count,
+      shardsPresent: present,
+      shardsMissing: missing,
+      units,
+    },
+    shards,
+  };
 }
 
 export interface MergeResult {
@@ -175,7 +256,8 @@ export function describeMissing(p: GridProgress, max = 20): string[] {
   const out: string[] = [];
   if (p.shardsMissing.length) out.push(`shards with no file: ${p.shardsMissing.map((i) => `${i}/${p.shardCount}`).join(", ")}`);
   const open = p.units.filter((u) => u.done < u.n && !p.shardsMissing.includes(u.shard));
-  for (const u of open.slice(0, max)) out.push(`unit ${u.id} (shard ${u.shard}/${p.shardCount}): ${u.done}/${u.n} done${u.failed ? `, ${u.failed} failed` : ""}`);
+  for (const u of open.slice(0, max))
+    out.push(`unit ${u.id} (shard ${u.shard}/${p.shardCount}): ${u.done}/${u.n} done${u.failed ? `, ${u.failed} failed` : ""}`);
   if (open.length > max) out.push(`… and ${open.length - max} more unfinished units`);
   return out;
 }
@@ -220,10 +302,22 @@ export function summarizeProgress(p: GridProgress): StatusSummary {
   const shards = Array.from({ length: p.shardCount }, (_, i) => {
     const us = p.units.filter((u) => u.shard === i + 1);
     return {
-      index: i + 1, present: p.shardsPresent.includes(i + 1), units: us.length, unitsDone: us.filter((u) => u.done === u.n).length,
-      questions: us.reduce((s, u) => s + u.n, 0), done: us.reduce((s, u) => s + u.done, 0), failed: us.reduce((s, u) => s + u.failed, 0),
+      index: i + 1,
+      present: p.shardsPresent.includes(i + 1),
+      units: us.length,
+      unitsDone: us.filter((u) => u.done === u.n).length,
+      questions: us.reduce((s, u) => s + u.n, 0),
+      done: us.reduce((s, u) => s + u.done, 0),
+      failed: us.reduce((s, u) => s + u.failed, 0),
     };
   });
   const sum = (f: (s: (typeof shards)[number]) => number) => shards.reduce((a, s) => a + f(s), 0);
-  return { shards, units: sum((s) => s.units), unitsDone: sum((s) => s.unitsDone), questions: sum((s) => s.questions), done: sum((s) => s.done), failed: sum((s) => s.failed) };
+  return {
+    shards,
+    units: sum((s) => s.units),
+    unitsDone: sum((s) => s.unitsDone),
+    questions: sum((s) => s.questions),
+    done: sum((s) => s.done),
+    failed: sum((s) => s.failed),
+  };
 }

@@ -90,7 +90,8 @@ export function findModels(modelsDir: string, families: readonly string[], names
   const missing: MissingModel[] = [];
   // Aliases in the override map count as their family (an explicit canonical key wins).
   const byFamily: Record<string, string> = {};
-  for (const [k, v] of Object.entries(names)) if (k === canonicalFamily(k) || !(canonicalFamily(k) in names)) byFamily[canonicalFamily(k)] = v;
+  for (const [k, v] of Object.entries(names))
+    if (k === canonicalFamily(k) || !(canonicalFamily(k) in names)) byFamily[canonicalFamily(k)] = v;
   for (const family of [...new Set(families.map(canonicalFamily))]) {
     const name = byFamily[family] ?? TINY_MODEL_NAMES[family] ?? `tiny-${family}`;
     const dir = path.join(modelsDir, name);
@@ -117,7 +118,8 @@ export function findModels(modelsDir: string, families: readonly string[], names
 
 /** The note a notebook shows: nothing when all models are there, else what is missing and how to get it. */
 export function modelsNote(found: FoundModels): string {
-  if (found.missing.length === 0) return `All ${found.present.length} model(s) found in \`${found.modelsDir}\`: ${found.present.map((p) => p.name).join(", ")}.`;
+  if (found.missing.length === 0)
+    return `All ${found.present.length} model(s) found in \`${found.modelsDir}\`: ${found.present.map((p) => p.name).join(", ")}.`;
   const head = found.none
     ? `**${NO_MODEL_MARK}** — none of its ${found.missing.length} model(s) is in \`${found.modelsDir}\`, so it stops here (no figure).`
     : `Running on ${found.present.map((p) => `${p.name} (${p.family})`).join(", ")}; the figures and text below cover only these.`;

@@ -64,13 +64,23 @@ export function notebookSettings(o: NotebookSettingsOptions): NotebookSettings {
     try {
       overrides = JSON.parse(env.FLOATSCOPE_MODEL_NAMES) as Record<string, string>;
     } catch {
-      throw new SettingsError("FLOATSCOPE_MODEL_NAMES is not JSON", { field: "FLOATSCOPE_MODEL_NAMES", expected: 'a JSON object family → folder name, e.g. {"llada":"LLaDA-8B-Instruct"}', found: env.FLOATSCOPE_MODEL_NAMES });
+      throw new SettingsError("FLOATSCOPE_MODEL_NAMES is not JSON", {
+        field: "FLOATSCOPE_MODEL_NAMES",
+        expected: 'a JSON object family → folder name, e.g. {"llada":"LLaDA-8B-Instruct"}',
+        found: env.FLOATSCOPE_MODEL_NAMES,
+      });
     }
   }
   const device = (env.FLOATSCOPE_DEVICE ?? "cpu") as Device;
-  if (!["cpu", "cuda", "auto"].includes(device)) throw new SettingsError("Unknown FLOATSCOPE_DEVICE", { field: "FLOATSCOPE_DEVICE", expected: "cpu, cuda or auto", found: device });
+  if (!["cpu", "cuda", "auto"].includes(device))
+    throw new SettingsError("Unknown FLOATSCOPE_DEVICE", { field: "FLOATSCOPE_DEVICE", expected: "cpu, cuda or auto", found: device });
   const samples = Number(env.FLOATSCOPE_SAMPLES ?? o.samples ?? 8);
-  if (!(Number.isInteger(samples) && samples >= 1)) throw new SettingsError("Bad FLOATSCOPE_SAMPLES", { field: "FLOATSCOPE_SAMPLES", expected: "an integer ≥ 1", found: String(env.FLOATSCOPE_SAMPLES) });
+  if (!(Number.isInteger(samples) && samples >= 1))
+    throw new SettingsError("Bad FLOATSCOPE_SAMPLES", {
+      field: "FLOATSCOPE_SAMPLES",
+      expected: "an integer ≥ 1",
+      found: String(env.FLOATSCOPE_SAMPLES),
+    });
   const found = findModels(models, o.families, overrides);
   const tiny = new Set(Object.values(TINY_MODEL_NAMES));
   const s: NotebookSettings = {
@@ -105,7 +115,10 @@ export interface QaSet {
  * Middle files) use them; single-passage files (the NQ-open oracle file) draw other questions' gold
  * passages (a pool of the first 200 records) instead.
  */
-export async function loadQaSet(s: Pick<NotebookSettings, "data" | "samples">, o: { distractors?: number; file?: string; limit?: number } = {}): Promise<QaSet> {
+export async function loadQaSet(
+  s: Pick<NotebookSettings, "data" | "samples">,
+  o: { distractors?: number; file?: string; limit?: number } = {},
+): Promise<QaSet> {
   const file = o.file ?? s.data;
   const n = o.limit ?? s.samples;
   const pooled = await loadQaJsonl(file, { limit: Math.max(n, 200) });
@@ -172,30 +185,50 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
   const files = openModelFiles(dir);
   const { preset, spec, tokenizer } = files;
   const sampler = { ...preset.sampler, seed: 0 };
-  if (o.tokens !== undefined) Object.assign(sampler, spec.causal ? { genLength: o.tokens } : { genLength: o.tokens, steps: o.tokens, blockLength: o.tokens });
+  if (o.tokens !== undefined)
+    Object.assign(sampler, spec.causal ? { genLength: o.tokens } : { genLength: o.tokens, steps: o.tokens, blockLength: o.tokens });
   const genLength = sampler.genLength ?? 32;
   const contexts = Array.isArray(o.context) ? o.context : [o.context ?? "oracle"];
   const evidence: Evidence[] = [];
-  const inputs = contexts.map((c) => qa.records.map((rec) => {
-    const ctx = buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
-    const gold = ctx.goldIndex === null ? "" : ctx.passages[ctx.goldIndex].text;
-    const answer = rec.answers.find((a) => gold.includes(a));
-    evidence.push(answer ? { text: answer, within: "gold" } : { region: "gold" });
-    const p = buildQaPrompt(preset.promptFormat, { question: rec.question, passages: ctx.passages, goldIndex: ctx.goldIndex }, tokenizer);
-    const enc = tokenizer.encode(p.text, { addSpecialTokens: p.addSpecialTokens });
-    const regions = promptRegionsToTokens(p, enc.offsets, genLength);
-    return { text: p.text, add: p.addSpecialTokens, regions: o.regions === "paper" ? paperRegions(regions, enc.ids, spec.bosTokenId) : regions };
-  }));
+  const inputs = contexts.map((c) =>
+    qa.records.map((rec) => {
+      const ctx = buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
+      const gold = ctx.goldIndex === null ? "" : ctx.passages[ctx.goldIndex].text;
+      const answer = rec.answers.find((a) => gold.includes(a));
+      evidence.push(answer ? { text: answer, within: "gold" } : { region: "gold" });
+      const p = buildQaPrompt(preset.promptFormat, { question: rec.question, passages: ctx.passages, goldIndex: ctx.goldIndex }, tokenizer);
+      const enc = tokenizer.encode(p.text, { addSpecialTokens: p.addSpecialTokens });
+      const regions = promptRegionsToTokens(p, enc.offsets, genLength);
+      return {
+        text: p.text,
+        add: p.addSpecialTokens,
+        regions: o.regions === "paper" ? paperRegions(regions, enc.ids, spec.bosTokenId) : regions,
+      };
+    }),
+  );
   const probes = typeof o.probes === "function" ? o.probes(spec, inputs[0][0]?.regions.length ?? 0) : o.probes;
   const m = await startEngine(files, { device: s.device, probes });
   try {
     const byContext: Trace[][] = [];
     for (const batch of inputs) {
-      const results = await generate(m.engine, batch.map(({ text, regions }) => ({ text, regions })),
-        { ...sampler, addSpecialTokens: batch[0]?.add ?? true }, { tokenizer: m.tokenizer, modelName: m.name });
+      const results = await generate(
+        m.engine,
+        batch.map(({ text, regions }) => ({ text, regions })),
+        { ...sampler, addSpecialTokens: batch[0]?.add ?? true },
+        { tokenizer: m.tokenizer, modelName: m.name },
+      );
       byContext.push(results.map((r) => r.trace));
     }
-    return { name: m.name, family, causal: spec.causal, numLayers: spec.numLayers, traces: byContext.flat(), byContext, evidence, seconds: (Date.now() - t0) / 1000 };
+    return {
+      name: m.name,
+      family,
+      causal: spec.causal,
+      numLayers: spec.numLayers,
+      traces: byContext.flat(),
+      byContext,
+      evidence,
+      seconds: (Date.now() - t0) / 1000,
+    };
   } finally {
     await m.dispose();
   }
@@ -212,7 +245,9 @@ export async function decodeQa(s: NotebookSettings, qa: QaSet, o: DecodeQaOption
     const r = await decodeQaWith(s, family, qa, o);
     out[family] = r;
     const t = r.traces[0];
-    console.log(`${r.name}: ${r.traces.length} prompt(s), ${t ? `${t.prompt.promptLength} + ${t.steps.length} steps, first answer ${JSON.stringify(t.answer)}` : "none"} (${r.seconds.toFixed(1)} s)`);
+    console.log(
+      `${r.name}: ${r.traces.length} prompt(s), ${t ? `${t.prompt.promptLength} + ${t.steps.length} steps, first answer ${JSON.stringify(t.answer)}` : "none"} (${r.seconds.toFixed(1)} s)`,
+    );
   }
   return out;
 }
@@ -221,7 +256,12 @@ export async function decodeQa(s: NotebookSettings, qa: QaSet, o: DecodeQaOption
  * Score every setting with every model present: each model's prompt format, decoder and answer
  * extraction (its default preset), one engine per model. Rows carry the setting's label.
  */
-export async function evaluateQa(s: NotebookSettings, qa: QaSet, settings: Record<string, EvalSetting>, o: { batchSize?: number } = {}): Promise<EvalResult[]> {
+export async function evaluateQa(
+  s: NotebookSettings,
+  qa: QaSet,
+  settings: Record<string, EvalSetting>,
+  o: { batchSize?: number } = {},
+): Promise<EvalResult[]> {
   const rows: EvalResult[] = [];
   for (const family of Object.keys(s.names)) {
     const m = await openModel(s.dirOf(family), { device: s.device });
@@ -230,11 +270,22 @@ export async function evaluateQa(s: NotebookSettings, qa: QaSet, settings: Recor
         const setting: EvalSetting = given.kind === "distractors" ? { ...given, source: qa.source } : given;
         const t0 = Date.now();
         const run = await runEval({
-          engine: m.engine, tokenizer: m.tokenizer, records: qa.records, setting, promptFormat: m.preset.promptFormat, sampler: m.preset.sampler,
-          extraction: m.preset.extraction, modelName: m.name, batchSize: o.batchSize, pool: qa.pool, dataFile: qa.file,
+          engine: m.engine,
+          tokenizer: m.tokenizer,
+          records: qa.records,
+          setting,
+          promptFormat: m.preset.promptFormat,
+          sampler: m.preset.sampler,
+          extraction: m.preset.extraction,
+          modelName: m.name,
+          batchSize: o.batchSize,
+          pool: qa.pool,
+          dataFile: qa.file,
         });
         rows.push(...run.results.map((r) => ({ ...r, setting: label })));
-        console.log(`${m.name} ${label}: ${run.progress.done} questions, ${run.progress.errors} errors, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        console.log(
+          `${m.name} ${label}: ${run.progress.done} questions, ${run.progress.errors} errors, ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+        );
       }
     } finally {
       await m.dispose();

@@ -56,7 +56,10 @@ export interface OpenModel<Tok extends LoadedTokenizer | undefined = LoadedToken
 
 /** Read a model's files (checkpoint, spec, tokenizer, preset) without building the engine. */
 export function openModelFiles(modelPath: string, options?: ModelFilesOptions & { tokenizer?: "required" }): ModelFiles;
-export function openModelFiles(modelPath: string, options: ModelFilesOptions & { tokenizer: "optional" }): ModelFiles<LoadedTokenizer | undefined>;
+export function openModelFiles(
+  modelPath: string,
+  options: ModelFilesOptions & { tokenizer: "optional" },
+): ModelFiles<LoadedTokenizer | undefined>;
 export function openModelFiles(modelPath: string, options: ModelFilesOptions = {}): ModelFiles<LoadedTokenizer | undefined> {
   const checkpoint = openCheckpoint(modelPath);
   const spec = resolveModelSpec(checkpoint);
@@ -69,7 +72,9 @@ export function openModelFiles(modelPath: string, options: ModelFilesOptions = {
       found: "no such file",
     });
   }
-  const tokenizer = checkpoint.tokenizer ? loadTokenizer(checkpoint.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds }) : undefined;
+  const tokenizer = checkpoint.tokenizer
+    ? loadTokenizer(checkpoint.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds })
+    : undefined;
   return {
     name: path.basename(checkpoint.dir),
     checkpoint,
@@ -81,11 +86,17 @@ export function openModelFiles(modelPath: string, options: ModelFilesOptions = {
 }
 
 /** Build the engine for files opened with `openModelFiles`. */
-export async function startEngine<Tok extends LoadedTokenizer | undefined>(files: ModelFiles<Tok>, options: Omit<OpenModelOptions, keyof ModelFilesOptions> = {}): Promise<OpenModel<Tok>> {
+export async function startEngine<Tok extends LoadedTokenizer | undefined>(
+  files: ModelFiles<Tok>,
+  options: Omit<OpenModelOptions, keyof ModelFilesOptions> = {},
+): Promise<OpenModel<Tok>> {
   const { probes, ...engineOptions } = options;
   const request = typeof probes === "function" ? probes(files.spec) : (probes ?? {});
   // openModelFiles already scanned the weights (or the caller opted out): no second pass here.
-  const engine = await createEngine({ spec: files.spec, tensors: files.checkpoint.tensors }, { ...engineOptions, scanWeights: false, probes: request });
+  const engine = await createEngine(
+    { spec: files.spec, tensors: files.checkpoint.tensors },
+    { ...engineOptions, scanWeights: false, probes: request },
+  );
   return { ...files, engine, dispose: () => engine.dispose() };
 }
 
@@ -96,10 +107,16 @@ export async function startEngine<Tok extends LoadedTokenizer | undefined>(files
  *   try { const [r] = await generate(m.engine, ["…"], m.preset.sampler, { tokenizer: m.tokenizer }); } finally { await m.dispose(); }
  */
 export async function openModel(modelPath: string, options?: OpenModelOptions & { tokenizer?: "required" }): Promise<OpenModel>;
-export async function openModel(modelPath: string, options: OpenModelOptions & { tokenizer: "optional" }): Promise<OpenModel<LoadedTokenizer | undefined>>;
+export async function openModel(
+  modelPath: string,
+  options: OpenModelOptions & { tokenizer: "optional" },
+): Promise<OpenModel<LoadedTokenizer | undefined>>;
 export async function openModel(modelPath: string, options: OpenModelOptions = {}): Promise<OpenModel<LoadedTokenizer | undefined>> {
   const { scanWeights: scan, tokenizer, ...rest } = options;
-  const files = tokenizer === "optional" ? openModelFiles(modelPath, { scanWeights: scan, tokenizer }) : openModelFiles(modelPath, { scanWeights: scan });
+  const files =
+    tokenizer === "optional"
+      ? openModelFiles(modelPath, { scanWeights: scan, tokenizer })
+      : openModelFiles(modelPath, { scanWeights: scan });
   return startEngine(files, rest);
 }
 

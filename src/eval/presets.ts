@@ -38,8 +38,10 @@ export interface EvalPreset {
 export function tinyPreset(spec: ModelSpec): EvalPreset {
   const kind = DEFAULT_SAMPLER[spec.family];
   const sampler: Partial<RunConfig> =
-    kind === "arm" ? { sampler: "arm", alg: "greedy", genLength: 6, stopAtEos: true }
-      : kind === "llada" ? { sampler: "llada", alg: "low_confidence", genLength: 4, steps: 4, blockLength: 4, temperature: 0 }
+    kind === "arm"
+      ? { sampler: "arm", alg: "greedy", genLength: 6, stopAtEos: true }
+      : kind === "llada"
+        ? { sampler: "llada", alg: "low_confidence", genLength: 4, steps: 4, blockLength: 4, temperature: 0 }
         : { sampler: "dream", alg: "entropy", genLength: 4, steps: 4, temperature: 0, topP: null, topK: null, algTemp: 0 };
   return { promptFormat: "tiny-world", sampler, extraction: "up-to-eos" };
 }

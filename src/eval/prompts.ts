@@ -40,7 +40,10 @@ export const PROMPT_FORMATS: readonly PromptFormat[] = ["paper-llada", "paper-ch
 
 /** The paper's prompt per model family (LLaDA differs from the other three). */
 export const PAPER_FORMAT_OF_FAMILY: Record<"llada" | "dream" | "llama" | "qwen2", PromptFormat> = {
-  llada: "paper-llada", dream: "paper-chat", llama: "paper-chat", qwen2: "paper-chat",
+  llada: "paper-llada",
+  dream: "paper-chat",
+  llama: "paper-chat",
+  qwen2: "paper-chat",
 };
 
 export const NO_CONTEXT_PASSAGE = "No relevant context available.";
@@ -171,10 +174,20 @@ function userContent(format: PromptFormat, input: QaPromptInput): SpanText {
  *   const enc = tokenizer.encode(p.text, { addSpecialTokens: p.addSpecialTokens });
  *   const regions = promptRegionsToTokens(p, enc.offsets, genLength);
  */
-export function buildQaPrompt(format: PromptFormat, input: QaPromptInput, tokenizer: TextTokenizer, options: BuildPromptOptions = {}): QaPrompt {
+export function buildQaPrompt(
+  format: PromptFormat,
+  input: QaPromptInput,
+  tokenizer: TextTokenizer,
+  options: BuildPromptOptions = {},
+): QaPrompt {
   keyword(format, PROMPT_FORMATS, { file: "settings", field: "promptFormat" });
   if (input.goldIndex !== null && !(Number.isInteger(input.goldIndex) && input.goldIndex >= 0 && input.goldIndex < input.passages.length)) {
-    throw new SettingsError("Gold index out of range", { file: "settings", field: "goldIndex", expected: `null or 0..${input.passages.length - 1}`, found: String(input.goldIndex) });
+    throw new SettingsError("Gold index out of range", {
+      file: "settings",
+      field: "goldIndex",
+      expected: `null or 0..${input.passages.length - 1}`,
+      found: String(input.goldIndex),
+    });
   }
   const u = userContent(format, input);
   let text = u.text;
@@ -185,7 +198,13 @@ export function buildQaPrompt(format: PromptFormat, input: QaPromptInput, tokeni
   }
   const regions = u.regions.map((r) => ({ name: r.name, chars: clip([r.chars[0] + shift, r.chars[1] + shift], shift, u.text, text) }));
   regions.push({ name: "answer", chars: [text.length, text.length] });
-  return { format, text, user: u.text, regions, addSpecialTokens: decideSpecialTokens(text, tokenizer, options.reproduceDoubleBos ?? false) };
+  return {
+    format,
+    text,
+    user: u.text,
+    regions,
+    addSpecialTokens: decideSpecialTokens(text, tokenizer, options.reproduceDoubleBos ?? false),
+  };
 }
 
 /** Where the user text sits in the templated text. Templates may `trim` the content (Llama-3). */
@@ -196,7 +215,9 @@ function locate(text: string, user: string): number {
   const j = trimmed ? text.indexOf(trimmed) : -1;
   if (j < 0) {
     throw new SettingsError("The chat template changed the prompt text beyond trimming", {
-      file: "tokenizer_config.json", field: "chat_template", expected: "the user message to appear verbatim (or trimmed) in the rendered text",
+      file: "tokenizer_config.json",
+      field: "chat_template",
+      expected: "the user message to appear verbatim (or trimmed) in the rendered text",
       hint: "build the prompt with { chatTemplate: false }",
     });
   }
@@ -216,7 +237,8 @@ function decideSpecialTokens(text: string, tokenizer: TextTokenizer, reproduce: 
   const withSpecials = tokenizer.encode(text, { addSpecialTokens: true }).ids;
   const without = tokenizer.encode(text, { addSpecialTokens: false }).ids;
   // The tokenizer would prepend a token the text already starts with (a second BOS): skip its specials.
-  if (withSpecials.length > without.length && without.length > 0 && withSpecials[0] === without[0] && withSpecials[1] === without[0]) return false;
+  if (withSpecials.length > without.length && without.length > 0 && withSpecials[0] === without[0] && withSpecials[1] === without[0])
+    return false;
   return true;
 }
 

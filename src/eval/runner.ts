@@ -133,13 +133,23 @@ function scanResults(file: string): ResultsScan {
   } catch {
     return { rows: [], needsNewline: false }; // not written yet
   }
-  if (!stat.isFile()) throw new ResultsFileError("Results path is not a regular file", { file, expected: "a .jsonl results file (or a path that does not exist yet)", found: stat.isDirectory() ? "a directory" : "not a regular file" });
+  if (!stat.isFile())
+    throw new ResultsFileError("Results path is not a regular file", {
+      file,
+      expected: "a .jsonl results file (or a path that does not exist yet)",
+      found: stat.isDirectory() ? "a directory" : "not a regular file",
+    });
   const bytes = fs.readFileSync(file);
   let text: string;
   try {
     text = strictUtf8.decode(bytes);
   } catch {
-    throw new ResultsFileError("Results file is not UTF-8 text", { file, expected: "one JSON result per line", found: "binary data", hint: "pass a new --out path; this file was not written by floatscope eval" });
+    throw new ResultsFileError("Results file is not UTF-8 text", {
+      file,
+      expected: "one JSON result per line",
+      found: "binary data",
+      hint: "pass a new --out path; this file was not written by floatscope eval",
+    });
   }
   const lines = text.split("\n");
   const rows: EvalResult[] = [];
@@ -159,11 +169,31 @@ function scanResults(file: string): ResultsScan {
         tornAt = start;
         return;
       }
-      throw new ResultsFileError("Results file has a malformed line", { file, field: `line ${i + 1}`, expected: "one JSON result per line", found: line.slice(0, 60), hint: "pass a new --out path, or fix or remove that line" });
+      throw new ResultsFileError("Results file has a malformed line", {
+        file,
+        field: `line ${i + 1}`,
+        expected: "one JSON result per line",
+        found: line.slice(0, 60),
+        hint: "pass a new --out path, or fix or remove that line",
+      });
     }
     const r = v as Record<string, unknown>;
-    if (r === null || typeof r !== "object" || Array.isArray(r) || typeof r.id !== "string" || typeof r.setting !== "string" || typeof r.model !== "string" || (r.error !== undefined && typeof r.error !== "string")) {
-      throw new ResultsFileError("Results file has a line that is not a result row", { file, field: `line ${i + 1}`, expected: "{id, setting, model: strings, …} as floatscope eval writes", found: line.slice(0, 60), hint: "pass a new --out path" });
+    if (
+      r === null ||
+      typeof r !== "object" ||
+      Array.isArray(r) ||
+      typeof r.id !== "string" ||
+      typeof r.setting !== "string" ||
+      typeof r.model !== "string" ||
+      (r.error !== undefined && typeof r.error !== "string")
+    ) {
+      throw new ResultsFileError("Results file has a line that is not a result row", {
+        file,
+        field: `line ${i + 1}`,
+        expected: "{id, setting, model: strings, …} as floatscope eval writes",
+        found: line.slice(0, 60),
+        hint: "pass a new --out path",
+      });
     }
     rows.push(r as unknown as EvalResult);
     if (last) needsNewline = true;
@@ -245,7 +275,8 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
   const label = settingLabel(setting);
   const model = o.modelName ?? o.engine.spec.architecture;
   const batchSize = o.batchSize ?? 1;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new SettingsError("Bad batch size", { field: "batchSize", expected: "an integer ≥ 1", found: String(batchSize) });
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new SettingsError("Bad batch size", { field: "batchSize", expected: "an integer ≥ 1", found: String(batchSize) });
   const extraction = o.extraction ?? "none";
   const intervention = policyLabel(o.intervention);
   // Validated before anything runs: a corrupt file is refused, a torn last line dropped before appending.
@@ -296,7 +327,15 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
 
 function prepare(record: QaRecord, o: EvalOptions, label: string, model: string, genLength: number, intervention: string): Prepared {
   const base: EvalResult = {
-    id: record.id, row: record.row, setting: label, intervention, model, question: record.question, answers: record.answers, passages: 0, goldIndex: null,
+    id: record.id,
+    row: record.row,
+    setting: label,
+    intervention,
+    model,
+    question: record.question,
+    answers: record.answers,
+    passages: 0,
+    goldIndex: null,
   };
   try {
     const ctx = buildContext(record, o.setting, { file: o.dataFile, pool: o.pool });
@@ -307,13 +346,15 @@ function prepare(record: QaRecord, o: EvalOptions, label: string, model: string,
     const least = minTokens(record.question + ctx.passages.map((p) => p.text).join(""), maxTokenBytes(o.tokenizer, spec.vocabSize));
     if (least + genLength > spec.maxPositionEmbeddings) {
       throw new SettingsError("Prompt is too long for the model", {
-        file: o.dataFile, field: `line ${record.line}`,
+        file: o.dataFile,
+        field: `line ${record.line}`,
         expected: `prompt tokens + genLength ≤ max_position_embeddings ${spec.maxPositionEmbeddings}`,
         found: `at least ${least} tokens (question and passages, before the template) + ${genLength}`,
       });
     }
     const prompt = buildQaPrompt(o.promptFormat, { question: record.question, ...ctx }, o.tokenizer, {
-      chatTemplate: o.chatTemplate, reproduceDoubleBos: o.reproduceDoubleBos,
+      chatTemplate: o.chatTemplate,
+      reproduceDoubleBos: o.reproduceDoubleBos,
     });
     return { record, prompt, base };
   } catch (e) {
@@ -321,7 +362,14 @@ function prepare(record: QaRecord, o: EvalOptions, label: string, model: string,
   }
 }
 
-async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOptions, label: string, extraction: AnswerExtraction, unknown: string[]): Promise<EvalResult[]> {
+async function runGroup(
+  group: Prepared[],
+  addSpecialTokens: boolean,
+  o: EvalOptions,
+  label: string,
+  extraction: AnswerExtraction,
+  unknown: string[],
+): Promise<EvalResult[]> {
   const policy = policyLabel(o.intervention);
   const folder = safe(policy === "none" ? label : `${label}@${policy}`);
   const traceFiles = o.traceDir ? group.map((p) => path.join(o.traceDir!, folder, `${p.record.id}.fstrace`)) : undefined;
@@ -333,11 +381,21 @@ async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOpt
     // Regions travel into traces (and feed a region_sum probe): char spans → tokens via the offsets.
     const withRegions = traceFiles !== undefined || o.engine.probes.regionSum !== undefined;
     const genLength = settings.genLength ?? resolveRunConfig(settings, o.engine.spec).genLength;
-    const prompts: PromptInput[] = group.map((p) => withRegions
-      ? { text: p.prompt!.text, regions: promptRegionsToTokens(p.prompt!, o.tokenizer.encode(p.prompt!.text, { addSpecialTokens }).offsets, genLength) }
-      : p.prompt!.text);
+    const prompts: PromptInput[] = group.map((p) =>
+      withRegions
+        ? {
+            text: p.prompt!.text,
+            regions: promptRegionsToTokens(p.prompt!, o.tokenizer.encode(p.prompt!.text, { addSpecialTokens }).offsets, genLength),
+          }
+        : p.prompt!.text,
+    );
     out = await generate(o.engine, prompts, settings, {
-      tokenizer: o.tokenizer, traceFiles, modelName: o.modelName, keepSteps: false, signal: o.signal, intervention: o.intervention,
+      tokenizer: o.tokenizer,
+      traceFiles,
+      modelName: o.modelName,
+      keepSteps: false,
+      signal: o.signal,
+      intervention: o.intervention,
       warn: (m) => unknown.push(m),
     });
   } catch (e) {
@@ -358,8 +416,15 @@ async function runGroup(group: Prepared[], addSpecialTokens: boolean, o: EvalOpt
     const prediction = extractAnswer(response, extraction);
     const s = scoreAnswer(prediction, p.record.answers);
     const r: EvalResult = {
-      ...p.base, promptTokens: g.trace.prompt.promptLength, response: g.answer, prediction,
-      accuracy: s.accuracy, f1: s.f1, exactMatch: s.exactMatch, ms: Math.round(ms * 10) / 10, batchSize: group.length,
+      ...p.base,
+      promptTokens: g.trace.prompt.promptLength,
+      response: g.answer,
+      prediction,
+      accuracy: s.accuracy,
+      f1: s.f1,
+      exactMatch: s.exactMatch,
+      ms: Math.round(ms * 10) / 10,
+      batchSize: group.length,
     };
     if (g.file) r.trace = g.file;
     return r;
@@ -395,8 +460,14 @@ export function summarizeResults(results: readonly EvalResult[]): ColumnTable {
     const rs = ok.filter(same);
     const mean = (f: (r: EvalResult) => number) => (rs.length ? (100 * rs.reduce((s, r) => s + f(r), 0)) / rs.length : NaN);
     return {
-      model, setting, intervention, n: rs.length, errors: results.filter((r) => same(r) && r.error !== undefined).length,
-      accuracy: mean((r) => r.accuracy!), f1: mean((r) => r.f1!), exactMatch: mean((r) => r.exactMatch!),
+      model,
+      setting,
+      intervention,
+      n: rs.length,
+      errors: results.filter((r) => same(r) && r.error !== undefined).length,
+      accuracy: mean((r) => r.accuracy!),
+      f1: mean((r) => r.f1!),
+      exactMatch: mean((r) => r.exactMatch!),
       promptTokens: rs.length ? rs.reduce((s, r) => s + (r.promptTokens ?? 0), 0) / rs.length : NaN,
       msPerQuestion: rs.length ? rs.reduce((s, r) => s + (r.ms ?? 0), 0) / rs.length : NaN,
     };

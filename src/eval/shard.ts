@@ -114,9 +114,15 @@ function hashFile(h: ReturnType<typeof createHash>, file: string): void {
   const fd = fs.openSync(file, "r");
   try {
     const buf = Buffer.allocUnsafe(8 * 2 ** 20);
-    const ranges: [number, number][] = size <= FULL_LIMIT ? [[0, size]] : [[0, FULL_LIMIT / 2], [size - FULL_LIMIT / 2, size]];
+    const ranges: [number, number][] =
+      size <= FULL_LIMIT
+        ? [[0, size]]
+        : [
+            [0, FULL_LIMIT / 2],
+            [size - FULL_LIMIT / 2, size],
+          ];
     for (const [from, to] of ranges) {
-      for (let pos = from; pos < to; ) {
+      for (let pos = from; pos < to;) {
         const n = fs.readSync(fd, buf, 0, Math.min(buf.length, to - pos), pos);
         if (n <= 0) break;
         h.update(buf.subarray(0, n));
@@ -138,8 +144,14 @@ export function fingerprintModel(p: string): string {
   const st = fs.statSync(p);
   if (st.isFile()) hashFile(h, p);
   else {
-    const files = fs.readdirSync(p).filter((f) => /^(config|generation_config|tokenizer|tokenizer_config)\.json$|\.safetensors$|\.safetensors\.index\.json$|\.gguf$/.test(f)).sort();
-    if (files.length === 0) throw new GridError("No checkpoint files to fingerprint", { file: p, expected: "config.json and *.safetensors (or a .gguf file)" });
+    const files = fs
+      .readdirSync(p)
+      .filter((f) =>
+        /^(config|generation_config|tokenizer|tokenizer_config)\.json$|\.safetensors$|\.safetensors\.index\.json$|\.gguf$/.test(f),
+      )
+      .sort();
+    if (files.length === 0)
+      throw new GridError("No checkpoint files to fingerprint", { file: p, expected: "config.json and *.safetensors (or a .gguf file)" });
     for (const f of files) hashFile(h, path.join(p, f));
   }
   return `sha256:${h.digest("hex")}`;
@@ -150,7 +162,8 @@ export function fingerprintFile(file: string): string {
   const fd = fs.openSync(file, "r");
   try {
     const buf = Buffer.allocUnsafe(8 * 2 ** 20);
-    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null)) h.update(buf.subarray(0, n));
+    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null))
+      h.update(buf.subarray(0, n));
   } finally {
     fs.closeSync(fd);
   }
@@ -161,8 +174,11 @@ export function fingerprintFile(file: string): string {
 export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
   if (v && typeof v === "object") {
-    return `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(",")}}`;
+    return `{${Object.keys(v)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(v);
 }
@@ -173,7 +189,9 @@ export function manifestKey(m: ManifestKey): ManifestKey {
 }
 
 export function keyFingerprint(k: ManifestKey): string {
-  return `sha256:${createHash("sha256").update(canonicalJson(manifestKey(k))).digest("hex")}`;
+  return `sha256:${createHash("sha256")
+    .update(canonicalJson(manifestKey(k)))
+    .digest("hex")}`;
 }
 
 /** A grid with its data loaded: every dataset's records, and the units they give. */
@@ -192,7 +210,13 @@ export async function prepareGrid(grid: ResolvedGrid): Promise<PreparedGrid> {
   const selected = new Map<string, QaRecord[]>();
   const datasetEntries: DatasetEntry[] = [];
   for (const d of grid.datasets) {
-    if (!fs.existsSync(d.path)) throw new GridError("Grid dataset not found", { file: grid.file, field: `datasets.${d.name}`, expected: "an existing jsonl(.gz) file", found: d.path });
+    if (!fs.existsSync(d.path))
+      throw new GridError("Grid dataset not found", {
+        file: grid.file,
+        field: `datasets.${d.name}`,
+        expected: "an existing jsonl(.gz) file",
+        found: d.path,
+      });
     const records = await loadQaJsonl(d.path);
     all.set(d.name, records);
     const sel = records.slice(d.skip, d.limit === null ? undefined : d.skip + d.limit);
@@ -222,7 +246,11 @@ export function readShardFile(file: string): ShardFile {
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (e) {
-    throw new GridError("Cannot read shard file", { file, expected: "a shard file written by `floatscope eval --grid`", found: (e as NodeJS.ErrnoException).code ?? String(e) });
+    throw new GridError("Cannot read shard file", {
+      file,
+      expected: "a shard file written by `floatscope eval --grid`",
+      found: (e as NodeJS.ErrnoException).code ?? String(e),
+    });
   }
   const lines = text.split("\n");
   let manifest: ShardManifest | undefined;
@@ -238,14 +266,27 @@ export function readShardFile(file: string): ShardFile {
     }
     if (i === 0) {
       const m = (v as { manifest?: ShardManifest }).manifest;
-      if (!m || m.format !== SHARD_FORMAT) throw new GridError("Not a floatscope shard file", { file, field: "line 1", expected: `{"manifest": {"format": "${SHARD_FORMAT}", …}}`, found: line.slice(0, 80) });
-      if (m.version !== SHARD_VERSION) throw new GridError("Unsupported shard file version", { file, field: "manifest.version", expected: String(SHARD_VERSION), found: String(m.version) });
+      if (!m || m.format !== SHARD_FORMAT)
+        throw new GridError("Not a floatscope shard file", {
+          file,
+          field: "line 1",
+          expected: `{"manifest": {"format": "${SHARD_FORMAT}", …}}`,
+          found: line.slice(0, 80),
+        });
+      if (m.version !== SHARD_VERSION)
+        throw new GridError("Unsupported shard file version", {
+          file,
+          field: "manifest.version",
+          expected: String(SHARD_VERSION),
+          found: String(m.version),
+        });
       manifest = m;
       return;
     }
     rows.push(v as ShardRow);
   });
-  if (!manifest) throw new GridError("Shard file has no manifest", { file, field: "line 1", expected: '{"manifest": …}', found: "an empty file" });
+  if (!manifest)
+    throw new GridError("Shard file has no manifest", { file, field: "line 1", expected: '{"manifest": …}', found: "an empty file" });
   return { file, manifest, rows };
 }
 
@@ -296,7 +337,11 @@ export interface ShardRunSummary {
 function describeDiff(a: ManifestKey, b: ManifestKey): string {
   const ka = manifestKey(a) as unknown as Record<string, unknown>;
   const kb = manifestKey(b) as unknown as Record<string, unknown>;
-  return Object.keys(ka).filter((k) => canonicalJson(ka[k]) !== canonicalJson(kb[k])).join(", ") || "(none)";
+  return (
+    Object.keys(ka)
+      .filter((k) => canonicalJson(ka[k]) !== canonicalJson(kb[k]))
+      .join(", ") || "(none)"
+  );
 }
 
 /**
@@ -311,27 +356,52 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   // and preset every model of the grid up front so all shards write the same manifest.
   const models: ModelEntry[] = [];
   for (const m of grid.models) {
-    if (!fs.existsSync(m.path)) throw new GridError("Grid model not found", { file: grid.file, field: `models.${m.name}`, expected: "a checkpoint folder (or .gguf file)", found: m.path });
+    if (!fs.existsSync(m.path))
+      throw new GridError("Grid model not found", {
+        file: grid.file,
+        field: `models.${m.name}`,
+        expected: "a checkpoint folder (or .gguf file)",
+        found: m.path,
+      });
     models.push({ name: m.name, hash: fingerprintModel(m.path), ...presetOf(m.path) });
   }
   const key: ManifestKey = {
-    format: SHARD_FORMAT, version: SHARD_VERSION, floatscope: floatscopeVersion(), grid: grid.name,
+    format: SHARD_FORMAT,
+    version: SHARD_VERSION,
+    floatscope: floatscopeVersion(),
+    grid: grid.name,
     settings: grid.settings.map(settingLabel),
-    seeds: grid.seeds, chunk: grid.chunk, models, datasets: pg.datasetEntries, units: pg.units.map((u) => ({ id: u.id, n: u.end - u.start })),
+    seeds: grid.seeds,
+    chunk: grid.chunk,
+    models,
+    datasets: pg.datasetEntries,
+    units: pg.units.map((u) => ({ id: u.id, n: u.end - u.start })),
   };
   const manifest: ShardManifest = {
-    ...key, fingerprint: keyFingerprint(key), shard: { index: o.index, count: o.count },
-    paths: { grid: grid.file, models: Object.fromEntries(grid.models.map((m) => [m.name, m.path])), datasets: Object.fromEntries(grid.datasets.map((d) => [d.name, d.path])) },
-    host: os.hostname(), createdAt: new Date().toISOString(),
+    ...key,
+    fingerprint: keyFingerprint(key),
+    shard: { index: o.index, count: o.count },
+    paths: {
+      grid: grid.file,
+      models: Object.fromEntries(grid.models.map((m) => [m.name, m.path])),
+      datasets: Object.fromEntries(grid.datasets.map((d) => [d.name, d.path])),
+    },
+    host: os.hostname(),
+    createdAt: new Date().toISOString(),
   };
 
   fs.mkdirSync(o.outDir, { recursive: true });
   let done = new Set<string>();
   if (fs.existsSync(file) && fs.statSync(file).size > 0) {
     const prev = readShardFile(file);
-    if (prev.manifest.fingerprint !== manifest.fingerprint || prev.manifest.shard.index !== o.index || prev.manifest.shard.count !== o.count) {
+    if (
+      prev.manifest.fingerprint !== manifest.fingerprint ||
+      prev.manifest.shard.index !== o.index ||
+      prev.manifest.shard.count !== o.count
+    ) {
       throw new GridError("Shard file belongs to another run", {
-        file, field: prev.manifest.fingerprint !== manifest.fingerprint ? `manifest (${describeDiff(prev.manifest, key)})` : "manifest.shard",
+        file,
+        field: prev.manifest.fingerprint !== manifest.fingerprint ? `manifest (${describeDiff(prev.manifest, key)})` : "manifest.shard",
         expected: `shard ${o.index}/${o.count} of grid "${grid.name}" with these models, data and floatscope ${key.floatscope}`,
         found: `shard ${prev.manifest.shard.index}/${prev.manifest.shard.count} of grid "${prev.manifest.grid}" (${prev.manifest.fingerprint.slice(0, 19)}…)`,
         hint: "write to another --out folder, or delete the old shard file to start again",
@@ -353,9 +423,17 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   for (const u of mine) byModel.set(u.model, [...(byModel.get(u.model) ?? []), u]);
   const pools = new Map<string, DistractorPool>();
   for (const [modelName, units] of byModel) {
-    const todoOf = (u: WorkUnit) => pg.selected.get(u.dataset)!.slice(u.start, u.end).filter((r) => !done.has(`${u.id}\n${r.id}`));
+    const todoOf = (u: WorkUnit) =>
+      pg.selected
+        .get(u.dataset)!
+        .slice(u.start, u.end)
+        .filter((r) => !done.has(`${u.id}\n${r.id}`));
     const pending = units.filter((u) => todoOf(u).length > 0);
-    for (const u of units) if (!pending.includes(u)) { summary.resumed += u.end - u.start; unitsDone++; }
+    for (const u of units)
+      if (!pending.includes(u)) {
+        summary.resumed += u.end - u.start;
+        unitsDone++;
+      }
     if (pending.length === 0) continue;
     if (o.signal?.aborted) break;
     const spec = grid.models.find((m) => m.name === modelName)!;
@@ -380,18 +458,39 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
           let run: Awaited<ReturnType<typeof runEval>>;
           try {
             run = await runEval({
-              engine: m.engine, tokenizer: m.tokenizer, records: todo.slice(s, s + batchSize), setting: u.evalSetting,
-              promptFormat: entry.promptFormat, sampler: { ...entry.sampler, seed: u.seed }, extraction: entry.extraction,
-              pool, modelName, dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path, batchSize, signal: batch.signal,
+              engine: m.engine,
+              tokenizer: m.tokenizer,
+              records: todo.slice(s, s + batchSize),
+              setting: u.evalSetting,
+              promptFormat: entry.promptFormat,
+              sampler: { ...entry.sampler, seed: u.seed },
+              extraction: entry.extraction,
+              pool,
+              modelName,
+              dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
+              batchSize,
+              signal: batch.signal,
             });
           } finally {
             o.signal?.removeEventListener("abort", relay);
           }
           const rows = run.results.filter((r) => !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
-          if (rows.length) fs.appendFileSync(file, rows.map((r) => JSON.stringify({ unit: u.id, dataset: u.dataset, seed: u.seed, ...r })).join("\n") + "\n");
+          if (rows.length)
+            fs.appendFileSync(
+              file,
+              rows.map((r) => JSON.stringify({ unit: u.id, dataset: u.dataset, seed: u.seed, ...r })).join("\n") + "\n",
+            );
           summary.ran += rows.length;
           summary.errors += rows.filter((r) => r.error !== undefined).length;
-          o.onProgress?.({ unit: u, unitsDone, units: mine.length, questionsDone: summary.ran + summary.resumed, questions, errors: summary.errors, resumed: summary.resumed });
+          o.onProgress?.({
+            unit: u,
+            unitsDone,
+            units: mine.length,
+            questionsDone: summary.ran + summary.resumed,
+            questions,
+            errors: summary.errors,
+            resumed: summary.resumed,
+          });
         }
         if (o.signal?.aborted) break;
         unitsDone++;

@@ -177,7 +177,11 @@ function distractorBundle(p: DistractorPayload): FigureBundle {
     yTitle: p.metric,
     series: p.series.map((s, i) => ({ name: s.model, color: modelColour(s.model, i), x: p.positions, y: s.values, lo: s.lo, hi: s.hi })),
   });
-  return { [MIME_DISTRACTOR]: p, "image/svg+xml": svg, "text/plain": `${p.metric} vs ${p.xTitle ?? "gold position"} ${p.positions.join("/")} — ${p.series.map((s) => s.model).join(", ")}${suffix(p)}` };
+  return {
+    [MIME_DISTRACTOR]: p,
+    "image/svg+xml": svg,
+    "text/plain": `${p.metric} vs ${p.xTitle ?? "gold position"} ${p.positions.join("/")} — ${p.series.map((s) => s.model).join(", ")}${suffix(p)}`,
+  };
 }
 
 function driftBundle(p: DriftSpec): FigureBundle {
@@ -210,8 +214,17 @@ function tokenTypesBundle(p: TokenTypesSpec): FigureBundle {
     x: p.bands.map((_, b) => b),
     y: p.bands.map((b) => 100 * (b.shares[i] ?? 0)),
   }));
-  const svg = linesSvg({ title: `Floating-token types · ${p.model}`, xTitle: `layer band (${p.bands.map((b) => b.band).join(", ")})`, yTitle: "share (%)", series });
-  return { [MIME_TOKEN_TYPES]: p, "image/svg+xml": svg, "text/plain": `Floating-token types — ${p.model}: ${p.types.join(", ")} over ${p.bands.length} layer bands${suffix(p)}` };
+  const svg = linesSvg({
+    title: `Floating-token types · ${p.model}`,
+    xTitle: `layer band (${p.bands.map((b) => b.band).join(", ")})`,
+    yTitle: "share (%)",
+    series,
+  });
+  return {
+    [MIME_TOKEN_TYPES]: p,
+    "image/svg+xml": svg,
+    "text/plain": `Floating-token types — ${p.model}: ${p.types.join(", ")} over ${p.bands.length} layer bands${suffix(p)}`,
+  };
 }
 
 function scrubberBundle(p: ScrubberPayload): FigureBundle {

@@ -34,9 +34,15 @@ export interface DistractorOptions {
 type Rows = Iterable<Record<string, unknown>> | { objects(): Record<string, unknown>[] };
 
 function rowsOf(input: Rows): Record<string, unknown>[] {
-  if (input && typeof (input as { objects?: unknown }).objects === "function") return (input as { objects(): Record<string, unknown>[] }).objects();
-  if (input && typeof (input as Iterable<unknown>)[Symbol.iterator] === "function") return [...(input as Iterable<Record<string, unknown>>)];
-  throw new SettingsError("distractorPayload needs rows", { field: "rows", expected: "an array of objects or an arquero table", found: typeof input });
+  if (input && typeof (input as { objects?: unknown }).objects === "function")
+    return (input as { objects(): Record<string, unknown>[] }).objects();
+  if (input && typeof (input as Iterable<unknown>)[Symbol.iterator] === "function")
+    return [...(input as Iterable<Record<string, unknown>>)];
+  throw new SettingsError("distractorPayload needs rows", {
+    field: "rows",
+    expected: "an array of objects or an arquero table",
+    found: typeof input,
+  });
 }
 
 export function distractorPayload(input: Rows, opts: DistractorOptions): DistractorPayload {
@@ -48,7 +54,11 @@ export function distractorPayload(input: Rows, opts: DistractorOptions): Distrac
   if (rows.length === 0) throw new SettingsError("no rows to plot", { field: "rows", expected: "at least one row", found: "0 rows" });
   for (const col of [x, seriesCol, opts.y]) {
     if (!(col in rows[0])) {
-      throw new SettingsError(`column ${JSON.stringify(col)} not found`, { field: col, expected: `one of ${Object.keys(rows[0]).join(", ")}`, found: "missing" });
+      throw new SettingsError(`column ${JSON.stringify(col)} not found`, {
+        field: col,
+        expected: `one of ${Object.keys(rows[0]).join(", ")}`,
+        found: "missing",
+      });
     }
   }
   // model → position → values
@@ -57,7 +67,12 @@ export function distractorPayload(input: Rows, opts: DistractorOptions): Distrac
   rows.forEach((r, i) => {
     const pos = Number(r[x]);
     const v = Number(r[opts.y]);
-    if (!Number.isInteger(pos)) throw new SettingsError("gold position must be an integer", { field: `${x} (row ${i})`, expected: "1-based integer", found: String(r[x]) });
+    if (!Number.isInteger(pos))
+      throw new SettingsError("gold position must be an integer", {
+        field: `${x} (row ${i})`,
+        expected: "1-based integer",
+        found: String(r[x]),
+      });
     if (!Number.isFinite(v)) return; // missing metric (e.g. failed generation): left out of the mean
     const name = String(r[seriesCol]);
     if (!groups.has(name)) groups.set(name, new Map());
@@ -76,7 +91,14 @@ export function distractorPayload(input: Rows, opts: DistractorOptions): Distrac
       const n = v.length;
       const mean = n ? v.reduce((a, b) => a + b, 0) / n : NaN;
       const sd = n ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / n) : NaN;
-      const half = band === "std" ? sd : band === "se" ? (n > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) / Math.sqrt(n) : 0) : 0;
+      const half =
+        band === "std"
+          ? sd
+          : band === "se"
+            ? n > 1
+              ? Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) / Math.sqrt(n)
+              : 0
+            : 0;
       values.push(mean);
       lo.push(mean - half);
       hi.push(mean + half);

@@ -93,7 +93,15 @@ export function framedRasterSvg(f: FramedFigure): string {
     body.push(...panel(p, ox, oy, panelTitleH));
     if (p.colour) {
       const h = Math.min(160, Math.max(60, p.height));
-      body.push(...colourBar({ colour: p.colour, min: p.min, max: p.max, label: p.valueLabel ?? "" }, ox + p.width + 6, oy + panelTitleH, h, `fs-bar-${i}`));
+      body.push(
+        ...colourBar(
+          { colour: p.colour, min: p.min, max: p.max, label: p.valueLabel ?? "" },
+          ox + p.width + 6,
+          oy + panelTitleH,
+          h,
+          `fs-bar-${i}`,
+        ),
+      );
     }
     if (f.direction === "row") ox += boxes[i].w + GAP;
     else oy += boxes[i].h + GAP;
@@ -101,11 +109,23 @@ export function framedRasterSvg(f: FramedFigure): string {
   // Axis titles: x under the panels, y rotated along the left edge.
   body.push(el("text", { x: left + innerW / 2, y: TITLE_H + innerH + 12, "text-anchor": "middle", fill: "#333" }, text(f.xTitle)));
   body.push(
-    el("text", { x: 11, y: TITLE_H + innerH / 2, "text-anchor": "middle", fill: "#333", transform: `rotate(-90 11 ${num(TITLE_H + innerH / 2)})` }, text(f.yTitle)),
+    el(
+      "text",
+      { x: 11, y: TITLE_H + innerH / 2, "text-anchor": "middle", fill: "#333", transform: `rotate(-90 11 ${num(TITLE_H + innerH / 2)})` },
+      text(f.yTitle),
+    ),
   );
   if (!ownBars) {
     const { min, max } = f.panels[0];
-    body.push(...colourBar({ colour: f.colour, min, max, label: f.valueLabel }, barX, TITLE_H + panelTitleH, Math.min(160, Math.max(60, f.panels[0].height)), "fs-bar"));
+    body.push(
+      ...colourBar(
+        { colour: f.colour, min, max, label: f.valueLabel },
+        barX,
+        TITLE_H + panelTitleH,
+        Math.min(160, Math.max(60, f.panels[0].height)),
+        "fs-bar",
+      ),
+    );
   }
   if (f.note) body.push(el("text", { x: left, y: height - 5, fill: "#555" }, text(fitTitle(f.note, width - left, FONT))));
   return svgDocument(width, height, body, { title: f.title });
@@ -137,7 +157,11 @@ function panel(p: FramedPanel, x0: number, y0: number, titleH: number): string[]
     const k = labelStride(p.rows, p.height, FONT + 1);
     for (let r = 0; r < p.rows; r += k) {
       out.push(
-        el("text", { x: x0 - 4, y: top + (r + 0.5) * rh + FONT * 0.35, "text-anchor": "end", fill: "#444" }, text(truncate(p.yLabels[r] ?? "", Y_LABEL_CHARS))),
+        el(
+          "text",
+          { x: x0 - 4, y: top + (r + 0.5) * rh + FONT * 0.35, "text-anchor": "end", fill: "#444" },
+          text(truncate(p.yLabels[r] ?? "", Y_LABEL_CHARS)),
+        ),
       );
     }
   }
@@ -159,10 +183,17 @@ function panel(p: FramedPanel, x0: number, y0: number, titleH: number): string[]
 }
 
 /** Vertical colour bar: high values at the top, its range as tick labels (a diverging one also marks 0). */
-function colourBar(f: { colour: (t: number) => string; min: number; max: number; label: string }, x: number, y: number, h: number, id: string): string[] {
+function colourBar(
+  f: { colour: (t: number) => string; min: number; max: number; label: string },
+  x: number,
+  y: number,
+  h: number,
+  id: string,
+): string[] {
   const stops = Array.from({ length: 9 }, (_, i) => el("stop", { offset: `${(i / 8) * 100}%`, "stop-color": f.colour(1 - i / 8) }));
   const { min, max } = f;
-  const zero = min < 0 && max > 0 ? [el("text", { x: x + BAR_W + 3, y: y + (max / (max - min)) * h + FONT * 0.35, fill: "#444" }, "0")] : [];
+  const zero =
+    min < 0 && max > 0 ? [el("text", { x: x + BAR_W + 3, y: y + (max / (max - min)) * h + FONT * 0.35, fill: "#444" }, "0")] : [];
   return [
     el("defs", {}, el("linearGradient", { id, x1: 0, y1: 0, x2: 0, y2: 1 }, ...stops)),
     el("rect", { x, y, width: BAR_W, height: h, fill: `url(#${id})`, stroke: "#999", "stroke-width": 0.5 }),

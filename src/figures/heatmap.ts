@@ -277,7 +277,13 @@ function colorBar(spec: HeatmapSpec, x: number, y: number, h: number): string {
   if (spec.valueLabel) {
     const tx = x + 66;
     const ty = y + h / 2;
-    parts.push(el("text", { x: tx, y: ty, "text-anchor": "middle", fill: "#555", transform: `rotate(90 ${num(tx)} ${num(ty)})` }, text(spec.valueLabel)));
+    parts.push(
+      el(
+        "text",
+        { x: tx, y: ty, "text-anchor": "middle", fill: "#555", transform: `rotate(90 ${num(tx)} ${num(ty)})` },
+        text(spec.valueLabel),
+      ),
+    );
   }
   return el("g", {}, ...parts);
 }

@@ -27,7 +27,12 @@ const MISSING: [number, number, number] = [235, 235, 235];
 
 /** Colour of t ∈ [0, 1] in the Purples map, as "#rrggbb" (for the frame's colour bar). */
 export function purpleHex(t: number): string {
-  return "#" + purple(t).map((c) => c.toString(16).padStart(2, "0")).join("");
+  return (
+    "#" +
+    purple(t)
+      .map((c) => c.toString(16).padStart(2, "0"))
+      .join("")
+  );
 }
 
 interface TemporalPanel {

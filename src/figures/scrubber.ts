@@ -81,7 +81,12 @@ interface RunPlan {
 
 function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string): RunPlan {
   if (trace.steps.length === 0) {
-    throw new SettingsError("trace has no steps to scrub", { file: where, field: "steps", expected: "at least one recorded step", found: "0" });
+    throw new SettingsError("trace has no steps to scrub", {
+      file: where,
+      field: "steps",
+      expected: "at least one recorded step",
+      found: "0",
+    });
   }
   const first = trace.steps[0].probes;
   const recorded = layersOf(first, "received");
@@ -97,7 +102,12 @@ function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string)
   const layers = opts.layers ?? recorded;
   for (const l of layers) {
     if (!recorded.includes(l)) {
-      throw new SettingsError("layer not recorded", { file: where, field: "layers", expected: `one of ${recorded.join(", ")}`, found: String(l) });
+      throw new SettingsError("layer not recorded", {
+        file: where,
+        field: "layers",
+        expected: `one of ${recorded.join(", ")}`,
+        found: String(l),
+      });
     }
   }
   const headsRecorded = opts.heads === false ? [] : layersOf(first, "received_heads");
@@ -134,7 +144,12 @@ function buildRun(p: RunPlan, opts: ScrubberOptions, where: string): ScrubberRun
     for (let li = 0; li < L; li++) {
       const name = `blocks.${layers[li]}.attn.received`;
       const t = step.probes.get(name);
-      if (!t) throw new ProbeMissingError(`${where} step ${step.step} has no ${name}`, { file: where, field: name, hint: "record it with probes: { received: true }" });
+      if (!t)
+        throw new ProbeMissingError(`${where} step ${step.step} has no ${name}`, {
+          file: where,
+          field: name,
+          hint: "record it with probes: { received: true }",
+        });
       const n = dimsOf(t, 1)[0];
       const o = (s * L + li) * N;
       copyKeys(t.data, 0, n, received, o, N);
@@ -212,7 +227,13 @@ function buildMaps(p: RunPlan, budget: number, notes: SubsampleNote[], where: st
       const t = step.probes.get(name);
       if (!t) continue; // a layer may carry maps only at some steps
       const [nq, nk] = dimsOf(t, 2);
-      if (nq > N || nk > N) throw new SettingsError("map larger than the sequence", { file: where, field: name, expected: `≤ ${N} × ${N}`, found: `${nq} × ${nk}` });
+      if (nq > N || nk > N)
+        throw new SettingsError("map larger than the sequence", {
+          file: where,
+          field: name,
+          expected: `≤ ${N} × ${N}`,
+          found: `${nq} × ${nk}`,
+        });
       const m = new Float32Array(N * N).fill(NaN);
       for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[i * N + j] = t.data[i * nk + j];
       maps.push({ stepIndex: si, layerIndex: p.layers.indexOf(layer), data: encodeArray(m, [N, N]) });
@@ -254,17 +275,27 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
     return plan(t, label, opts, `traces[${i}]`);
   });
   // Fixed costs: tokens (JSON-escaped strings), unmaskedAt, prompt text.
-  const fixed = list.reduce((a, t) => a + JSON.stringify(t.tokens).length + b64Chars(4 * t.tokens.length), 0) + 2 * JSON.stringify(list[0].prompt.text).length;
+  const fixed =
+    list.reduce((a, t) => a + JSON.stringify(t.tokens).length + b64Chars(4 * t.tokens.length), 0) +
+    2 * JSON.stringify(list[0].prompt.text).length;
   fitReceived(plans, 0.75 * (cap - fixed), notes);
   const runs = plans.map((p, i) => buildRun(p, opts, `traces[${i}]`));
-  const payload: ScrubberPayload = { kind: "scrubber", version: 1, title: opts.title, prompt: list[0].prompt.text, runs, subsampled: notes };
+  const payload: ScrubberPayload = {
+    kind: "scrubber",
+    version: 1,
+    title: opts.title,
+    prompt: list[0].prompt.text,
+    runs,
+    subsampled: notes,
+  };
   // Maps get half of what is left, per-head data the rest; sizes are measured, not estimated.
   let left = cap - payloadSize(payload) - 1024;
   plans.forEach((p, i) => (runs[i].maps = buildMaps(p, Math.max(0, left / 2 / plans.length), notes, `traces[${i}]`)));
   left = cap - payloadSize(payload) - 1024;
   plans.forEach((p, i) => addHeads(runs[i], p, Math.max(0, left / plans.length), notes));
   const warnings: string[] = [];
-  for (const t of list) if (t.partial) warnings.push(`${t.model.name}: partial trace (interrupted run); only the steps written so far are shown`);
+  for (const t of list)
+    if (t.partial) warnings.push(`${t.model.name}: partial trace (interrupted run); only the steps written so far are shown`);
   if (warnings.length) payload.warnings = warnings;
   if (payloadSize(payload) > cap) {
     warnings.push(`payload is ${payloadSize(payload)} characters, over the cap of ${cap}: even one step per layer does not fit`);

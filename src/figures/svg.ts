@@ -22,11 +22,21 @@ export function escapeMarkup(text: unknown): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     switch (c) {
-      case 0x26: out += "&amp;"; continue;
-      case 0x3c: out += "&lt;"; continue;
-      case 0x3e: out += "&gt;"; continue;
-      case 0x22: out += "&quot;"; continue;
-      case 0x27: out += "&#39;"; continue;
+      case 0x26:
+        out += "&amp;";
+        continue;
+      case 0x3c:
+        out += "&lt;";
+        continue;
+      case 0x3e:
+        out += "&gt;";
+        continue;
+      case 0x22:
+        out += "&quot;";
+        continue;
+      case 0x27:
+        out += "&#39;";
+        continue;
     }
     if (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) {
       out += String.fromCharCode(0x2400 + c);

@@ -42,7 +42,8 @@ export interface InterventionGraph {
  * @param T the sequence length (int64 [1])
  */
 export function emitInterventions(
-  g: GraphBuilder, o: { allowed: string; T: string; KV: number; G: number; numLayers: number; numHeads: number },
+  g: GraphBuilder,
+  o: { allowed: string; T: string; KV: number; G: number; numLayers: number; numHeads: number },
 ): InterventionGraph {
   const hidden = g.input(INTERVENTION_INPUTS.keyHidden, DataType.BOOL, ["batch", o.numLayers, o.numHeads, "seq"]);
   const bias = g.input(INTERVENTION_INPUTS.keyBias, DataType.FLOAT, ["batch", o.numLayers, o.numHeads, "seq"]);

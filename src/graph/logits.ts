@@ -82,7 +82,12 @@ export function emitLogitHead(g: GraphBuilder, o: LogitHeadOptions): string[] {
   const maxProb = squeeze(g.reciprocal(sum)); // the argmax's probability: exp(0) / Σ
   const lse = squeeze(g.add(max, g.node("Log", [sum])));
   // Σ p·log(p + 1e-10), Dream's `entropy` confidence (p = 0 terms are exactly 0, as in JS)
-  const tiny = g.initializer({ name: g.fresh("c"), dataType: DataType.DOUBLE, dims: [], rawData: new Uint8Array(Float64Array.of(1e-10).buffer) });
+  const tiny = g.initializer({
+    name: g.fresh("c"),
+    dataType: DataType.DOUBLE,
+    dims: [],
+    rawData: new Uint8Array(Float64Array.of(1e-10).buffer),
+  });
   const negEntropy = squeeze(g.reduceSum(g.mul(p, g.node("Log", [g.add(p, tiny)])), -1, true));
   // p1 − p2 = (1 − exp(l2 − max)) / Σ from the two largest logits (ties give 0, as JS does)
   const second = g.slice(g.cast(top2, DataType.DOUBLE), 1, 2, 2);

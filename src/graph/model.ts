@@ -27,7 +27,17 @@ import type { ProbeRequest } from "../util/probes.js";
 import { GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
 import { emitLogitHead, SUMMARY_OUTPUTS } from "./logits.js";
-import { chunkProbes, emitQkProbes, finishProbes, probeOutputs, validateProbeRequest, PROBE_INPUTS, type ChunkPartials, type ProbeContext, type ProbeOutput } from "./probes.js";
+import {
+  chunkProbes,
+  emitQkProbes,
+  finishProbes,
+  probeOutputs,
+  validateProbeRequest,
+  PROBE_INPUTS,
+  type ChunkPartials,
+  type ProbeContext,
+  type ProbeOutput,
+} from "./probes.js";
 import { emitInterventions, type InterventionGraph } from "./interventions.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
@@ -102,7 +112,8 @@ function rowOrderOnly(t: TensorInfo): boolean {
 function hfRowOrder(rows: number, heads: number): number[] {
   const d = rows / heads;
   const order: number[] = new Array(rows);
-  for (let h = 0; h < heads; h++) for (let s = 0; s < 2; s++) for (let i = 0; i < d / 2; i++) order[h * d + s * (d / 2) + i] = h * d + 2 * i + s;
+  for (let h = 0; h < heads; h++)
+    for (let s = 0; s < 2; s++) for (let i = 0; i < d / 2; i++) order[h * d + s * (d / 2) + i] = h * d + 2 * i + s;
   return order;
 }
 
@@ -115,12 +126,20 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   validateProbeRequest(spec, req);
   const f16 = (options.computeDType ?? "f32") === "f16";
   if (options.computeDType !== undefined && options.computeDType !== "f32" && options.computeDType !== "f16") {
-    throw new SettingsError("Unknown compute dtype", { field: "computeDType", expected: '"f32" or "f16"', found: String(options.computeDType) });
+    throw new SettingsError("Unknown compute dtype", {
+      field: "computeDType",
+      expected: '"f32" or "f16"',
+      found: String(options.computeDType),
+    });
   }
   const CT = f16 ? DataType.FLOAT16 : DataType.FLOAT;
   const { hiddenSize: D, numHeads: H, numKvHeads: KV, headDim: hd } = spec;
   if (H % KV !== 0) {
-    throw new CheckpointError("Query heads are not a multiple of key/value heads", { field: "num_key_value_heads", expected: `a divisor of ${H}`, found: String(KV) });
+    throw new CheckpointError("Query heads are not a multiple of key/value heads", {
+      field: "num_key_value_heads",
+      expected: `a divisor of ${H}`,
+      found: String(KV),
+    });
   }
   const G = H / KV;
   const K = options.queryChunks ?? 1;
@@ -141,12 +160,28 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const cached = weightCache.get(name);
     if (cached) return cached;
     const info = tensors.get(name);
-    if (!info) throw new CheckpointError("Checkpoint lacks a tensor the model needs", { field: name, expected: `a tensor of shape [${shape}]`, found: "nothing" });
+    if (!info)
+      throw new CheckpointError("Checkpoint lacks a tensor the model needs", {
+        field: name,
+        expected: `a tensor of shape [${shape}]`,
+        found: "nothing",
+      });
     if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
-      throw new CheckpointError("Tensor has the wrong shape", { file: info.file, field: name, expected: `[${shape}]`, found: `[${info.shape}]` });
+      throw new CheckpointError("Tensor has the wrong shape", {
+        file: info.file,
+        field: name,
+        expected: `[${shape}]`,
+        found: `[${info.shape}]`,
+      });
     }
     const dt = ONNX_DTYPE[info.dtype];
-    if (dt === undefined) throw new CheckpointError("Unsupported weight dtype", { file: info.file, field: `${name}.dtype`, expected: "F32, F16 or BF16", found: info.dtype });
+    if (dt === undefined)
+      throw new CheckpointError("Unsupported weight dtype", {
+        file: info.file,
+        field: `${name}.dtype`,
+        expected: "F32, F16 or BF16",
+        found: info.dtype,
+      });
     if (inMemory) {
       // Stored bytes are not the values (quantised blocks, permuted rows): decode once, pass in
       // memory. onnxruntime then wants every external weight in its in-memory table, so the
@@ -155,8 +190,14 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       const location = `floatscope-decoded-${buffers.length}.bin`;
       buffers.push({ path: location, data });
       const init = g.initializer({
-        name, dataType: dt, dims: shape,
-        externalData: [{ key: "location", value: location }, { key: "offset", value: "0" }, { key: "length", value: String(data.byteLength) }],
+        name,
+        dataType: dt,
+        dims: shape,
+        externalData: [
+          { key: "location", value: location },
+          { key: "offset", value: "0" },
+          { key: "length", value: String(data.byteLength) },
+        ],
       });
       const v = dt === CT ? init : g.cast(init, CT);
       weightCache.set(name, v);
@@ -168,12 +209,20 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     realFiles.set(info.file, real);
     const location = path.basename(real);
     const prev = [...files].find(([f, loc]) => loc === location && f !== real);
-    if (prev) throw new CheckpointError("Two weight files share a base name in different folders", { file: real, field: name, expected: "distinct file names", found: `${prev[0]} and ${real}` });
+    if (prev)
+      throw new CheckpointError("Two weight files share a base name in different folders", {
+        file: real,
+        field: name,
+        expected: "distinct file names",
+        found: `${prev[0]} and ${real}`,
+      });
     files.set(real, location);
     const heads = info.encoding?.unpermuteHeads;
     const storedDt = info.encoding ? ONNX_DTYPE[info.encoding.ggmlType] : dt;
     const init = g.initializer({
-      name: heads !== undefined ? `${name}.stored` : name, dataType: storedDt, dims: shape,
+      name: heads !== undefined ? `${name}.stored` : name,
+      dataType: storedDt,
+      dims: shape,
       externalData: [
         { key: "location", value: location },
         { key: "offset", value: String(info.byteOffset) },
@@ -189,10 +238,18 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   };
   const toF32 = (x: string) => (f16 ? g.cast(x, DataType.FLOAT) : x);
   const toCT = (x: string) => (f16 ? g.cast(x, CT) : x);
-  const dims = (parts: (number | string)[]) => g.concat(parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)), 0);
+  const dims = (parts: (number | string)[]) =>
+    g.concat(
+      parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)),
+      0,
+    );
   const quantMode = options.quantizedWeights ?? "dequantize";
   if (quantMode !== "dequantize" && quantMode !== "matmulnbits") {
-    throw new SettingsError("Unknown quantized-weights mode", { field: "quantizedWeights", expected: '"dequantize" or "matmulnbits"', found: String(quantMode) });
+    throw new SettingsError("Unknown quantized-weights mode", {
+      field: "quantizedWeights",
+      expected: '"dequantize" or "matmulnbits"',
+      found: String(quantMode),
+    });
   }
   const useNBits = quantMode === "matmulnbits" && !f16;
   /** A quantised GGUF linear layer as MatMulNBits, or undefined (then the plain f32 Gemm). */
@@ -205,8 +262,14 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       const location = `floatscope-decoded-${buffers.length}.bin`;
       buffers.push({ path: location, data });
       return g.initializer({
-        name: `${w}.${suffix}`, dataType, dims,
-        externalData: [{ key: "location", value: location }, { key: "offset", value: "0" }, { key: "length", value: String(data.byteLength) }],
+        name: `${w}.${suffix}`,
+        dataType,
+        dims,
+        externalData: [
+          { key: "location", value: location },
+          { key: "offset", value: "0" },
+          { key: "length", value: String(data.byteLength) },
+        ],
       });
     };
     const nb = q.k / q.blockSize;
@@ -217,7 +280,13 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       external("nbits_scales", DataType.FLOAT, [q.n * nb], u8(q.scales)),
     ];
     if (q.zeroPoints) inputs.push(external("nbits_zero_points", DataType.FLOAT, [q.n * nb], u8(q.zeroPoints)));
-    return g.node("MatMulNBits", inputs, { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level: options.nbitsAccuracyLevel ?? 0 }, 1, "com.microsoft");
+    return g.node(
+      "MatMulNBits",
+      inputs,
+      { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level: options.nbitsAccuracyLevel ?? 0 },
+      1,
+      "com.microsoft",
+    );
   };
   const linear = (x: string, w: string, out: number, inp: number, bias?: string) => {
     const y = nbitsLinear(x, w, out, inp);
@@ -292,7 +361,12 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
 
   for (let l = 0; l < spec.numLayers; l++) {
     const w = spec.weights.blocks[l];
-    if (!w) throw new CheckpointError("Model spec lists fewer blocks than layers", { field: "weights.blocks", expected: `${spec.numLayers} blocks`, found: String(spec.weights.blocks.length) });
+    if (!w)
+      throw new CheckpointError("Model spec lists fewer blocks than layers", {
+        field: "weights.blocks",
+        expected: `${spec.numLayers} blocks`,
+        found: String(spec.weights.blocks.length),
+      });
     const h = rmsNorm(x, w.attnNorm);
     const bias = (b?: string) => (spec.qkvBias ? b : undefined);
     const q = g.reshape(linear(h, w.q, H * hd, D, bias(w.qBias)), dims([-1, T, H, hd])); // [B,T,H,hd]
@@ -310,7 +384,10 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const contexts: string[] = [];
     let after: string[] = []; // values of the previous chunk that the next one must wait for
     for (let c = 0; c < K; c++) {
-      let qc = q5, allowedC = allowed, start: string | undefined, end: string | undefined;
+      let qc = q5,
+        allowedC = allowed,
+        start: string | undefined,
+        end: string | undefined;
       if (K > 1) {
         // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
         const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
@@ -347,10 +424,18 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   }
 
   const final = rmsNorm(x, spec.weights.finalNorm);
-  inputNames.push(...emitLogitHead(g, {
-    hidden: final, batch: B, seq: T, vocab: spec.vocabSize, toF32, logitShift: spec.logitShift,
-    head: (h) => linear(h, spec.weights.lmHead, spec.vocabSize, D), selectRows: options.logitRows ?? false,
-  }));
+  inputNames.push(
+    ...emitLogitHead(g, {
+      hidden: final,
+      batch: B,
+      seq: T,
+      vocab: spec.vocabSize,
+      toF32,
+      logitShift: spec.logitShift,
+      head: (h) => linear(h, spec.weights.lmHead, spec.vocabSize, D),
+      selectRows: options.logitRows ?? false,
+    }),
+  );
 
   const name = `floatscope_${spec.family}`;
   const bytes = g.encode(name, { family: spec.family, architecture: spec.architecture });
@@ -361,7 +446,15 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   if (emitted.length !== probes.length || emitted.some((n) => !probes.some((p) => p.name === n))) {
     throw new Error(`internal: probe outputs disagree: ${emitted.join(",")} vs ${probes.map((p) => p.name).join(",")}`);
   }
-  return { bytes, externalFiles: [...files.keys()], externalBuffers: buffers, inputNames, probes, nodeCount: g.nodes.length, graph: g.toGraph(name) };
+  return {
+    bytes,
+    externalFiles: [...files.keys()],
+    externalBuffers: buffers,
+    inputNames,
+    probes,
+    nodeCount: g.nodes.length,
+    graph: g.toGraph(name),
+  };
 }
 
 /** Parameter count of the tensors a spec uses (tied heads counted once). */

@@ -44,14 +44,22 @@ export function validateProbeRequest(spec: ModelSpec, req: ProbeRequest): void {
     checkLayers(spec, req.pattern.layers, "probes.pattern.layers");
     for (const h of req.pattern.heads ?? []) {
       if (!Number.isInteger(h) || h < 0 || h >= spec.numHeads) {
-        throw new SettingsError("Probe head out of range", { field: "probes.pattern.heads", expected: `integers in [0, ${spec.numHeads - 1}]`, found: String(h) });
+        throw new SettingsError("Probe head out of range", {
+          field: "probes.pattern.heads",
+          expected: `integers in [0, ${spec.numHeads - 1}]`,
+          found: String(h),
+        });
       }
     }
   }
   if (req.patternMean) checkLayers(spec, req.patternMean.layers, "probes.patternMean.layers");
   if (req.qk) checkLayers(spec, req.qk.layers, "probes.qk.layers");
   if (req.regionSum && !(Number.isInteger(req.regionSum.regions) && req.regionSum.regions >= 1)) {
-    throw new SettingsError("Bad region count", { field: "probes.regionSum.regions", expected: "an integer ≥ 1", found: String(req.regionSum.regions) });
+    throw new SettingsError("Bad region count", {
+      field: "probes.regionSum.regions",
+      expected: "an integer ≥ 1",
+      found: String(req.regionSum.regions),
+    });
   }
 }
 
@@ -59,7 +67,8 @@ export function validateProbeRequest(spec: ModelSpec, req: ProbeRequest): void {
 export function probeOutputs(spec: ModelSpec, req: ProbeRequest): ProbeOutput[] {
   const out: ProbeOutput[] = [];
   for (let l = 0; l < spec.numLayers; l++) {
-    for (const p of PROBES) if (records(req, p, l)) out.push({ name: probeNameOf(p.kind, l), layer: l, kind: p.kind, axes: p.axes, dtype: p.dtype });
+    for (const p of PROBES)
+      if (records(req, p, l)) out.push({ name: probeNameOf(p.kind, l), layer: l, kind: p.kind, axes: p.axes, dtype: p.dtype });
   }
   return out;
 }
@@ -81,7 +90,10 @@ export interface ProbeContext {
 
 /** Shape vector Concat([dims...]) where a dim is a constant or a dynamic int64 [1] value. */
 function dims(g: GraphBuilder, parts: (number | string)[]): string {
-  return g.concat(parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)), 0);
+  return g.concat(
+    parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)),
+    0,
+  );
 }
 
 /** One query chunk's probabilities: rows [start, end) of the layer's map (undefined: all rows). */
@@ -188,7 +200,13 @@ export function finishProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, 
  * @param q pre-RoPE [batch, query, head, dHead]; @param qRot post-RoPE, same layout
  * @param k pre-RoPE [batch, key, kvHead, dHead]; @param kRot post-RoPE, same layout
  */
-export function emitQkProbes(g: GraphBuilder, req: ProbeRequest, layer: number, v: { q: string; k: string; qRot: string; kRot: string }, toF32: (x: string) => string): void {
+export function emitQkProbes(
+  g: GraphBuilder,
+  req: ProbeRequest,
+  layer: number,
+  v: { q: string; k: string; qRot: string; kRot: string },
+  toF32: (x: string) => string,
+): void {
   if (!req.qk?.layers.includes(layer)) return;
   const bhtd = (x: string) => toF32(g.transpose(x, [0, 2, 1, 3]));
   if (req.qk.postRope !== false) {

@@ -60,7 +60,9 @@ export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: Mode
   let bytesDone = 0;
   tensors.forEach((t, index) => {
     options.onProgress?.({ tensor: t.name, index, total: tensors.length, bytesDone, bytesTotal });
-    let nan = 0, inf = 0, first = -1;
+    let nan = 0,
+      inf = 0,
+      first = -1;
     streamTensorBytes(t, chunk, (bytes, firstElement) => {
       const r = countNonFinite(bytes, t.dtype);
       if (r.first >= 0 && first < 0) first = firstElement + r.first;
@@ -81,7 +83,9 @@ export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: Mode
  * data (the safetensors format) on a little-endian host.
  */
 export function countNonFinite(bytes: Buffer, dtype: string): { nan: number; inf: number; first: number } {
-  let nan = 0, inf = 0, first = -1;
+  let nan = 0,
+    inf = 0,
+    first = -1;
   const n = bytes.length / DTYPE_BYTES[dtype as keyof typeof DTYPE_BYTES];
   const note = (i: number, isNan: boolean) => {
     if (isNan) nan++;
@@ -145,10 +149,14 @@ export function assertFiniteWeights(checkpoint: Pick<Checkpoint, "tensors">, spe
   const r = scanWeights(checkpoint, spec, options);
   if (r.nonFinite.length === 0) return r;
   const first = r.nonFinite[0];
-  const listed = r.nonFinite.slice(0, LISTED).map((t) => `${t.tensor} (${t.dtype}: ${t.nanCount} NaN, ${t.infCount} Inf, first at flat index ${t.firstIndex})`);
+  const listed = r.nonFinite
+    .slice(0, LISTED)
+    .map((t) => `${t.tensor} (${t.dtype}: ${t.nanCount} NaN, ${t.infCount} Inf, first at flat index ${t.firstIndex})`);
   const more = r.nonFinite.length > LISTED ? `; and ${r.nonFinite.length - LISTED} more tensors` : "";
   throw new CheckpointError(`Checkpoint weights contain NaN/Inf in ${r.nonFinite.length} of ${r.tensorsScanned} tensors`, {
-    file: first.file, field: first.tensor, expected: "finite values in every weight",
+    file: first.file,
+    field: first.tensor,
+    expected: "finite values in every weight",
     found: listed.join("; ") + more,
     hint: "the download is corrupt or the fine-tune diverged; to load it anyway pass --no-weight-scan (library: scanWeights: false)",
   });

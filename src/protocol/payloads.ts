@@ -25,14 +25,7 @@ export const MIME_RETRIEVAL = "application/vnd.floatscope.retrieval.v1+json";
 export const MIME_ROLLOUT = "application/vnd.floatscope.rollout.v1+json";
 export const MIME_DISTRACTOR = "application/vnd.floatscope.distractor.v1+json";
 
-export const FLOATSCOPE_MIME_TYPES = [
-  MIME_SCRUBBER,
-  MIME_QK,
-  MIME_ABSORPTION,
-  MIME_RETRIEVAL,
-  MIME_ROLLOUT,
-  MIME_DISTRACTOR,
-] as const;
+export const FLOATSCOPE_MIME_TYPES = [MIME_SCRUBBER, MIME_QK, MIME_ABSORPTION, MIME_RETRIEVAL, MIME_ROLLOUT, MIME_DISTRACTOR] as const;
 
 /**
  * Default cap on the encoded size of one payload (characters of JSON). 8 MiB holds the head-mean
@@ -238,13 +231,7 @@ export interface DistractorPayload extends PayloadBase {
   xTitle?: string;
 }
 
-export type FloatscopePayload =
-  | ScrubberPayload
-  | QkPayload
-  | AbsorptionPayload
-  | RetrievalPayload
-  | RolloutPayload
-  | DistractorPayload;
+export type FloatscopePayload = ScrubberPayload | QkPayload | AbsorptionPayload | RetrievalPayload | RolloutPayload | DistractorPayload;
 
 // ------------------------------------------------------------------------------------------------
 // Errors (plain class: this leaf cannot import util/errors)
@@ -438,10 +425,7 @@ function rawBytes(e: EncodedArray, field: string): { bytes: Uint8Array; n: numbe
   if (width === undefined) throw new PayloadError(`unknown dtype ${JSON.stringify(e.dtype)}`, field);
   const decoded = base64ToBytes(e.b64);
   if (decoded.length !== n * width) {
-    throw new PayloadError(
-      `holds ${decoded.length} bytes, but ${e.dtype} shape [${e.shape.join(", ")}] needs ${n * width}`,
-      field,
-    );
+    throw new PayloadError(`holds ${decoded.length} bytes, but ${e.dtype} shape [${e.shape.join(", ")}] needs ${n * width}`, field);
   }
   // Copy into a fresh, aligned buffer so typed views of width 2/4 are legal.
   const bytes = new Uint8Array(decoded.length);

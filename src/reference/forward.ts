@@ -82,24 +82,28 @@ export function referenceForward(spec: ModelSpec, weights: Map<string, Float32Ar
   /** [B,T,heads,hd] (row-major from the projection) → rotated copy, and [B,heads,T,hd] views of both. */
   const headsFirst = (a: Float64Array, heads: number): Float64Array => {
     const y = new Float64Array(a.length);
-    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) for (let h = 0; h < heads; h++) for (let d = 0; d < hd; d++) {
-      y[((b * heads + h) * T + t) * hd + d] = a[((b * T + t) * heads + h) * hd + d];
-    }
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < T; t++)
+        for (let h = 0; h < heads; h++)
+          for (let d = 0; d < hd; d++) {
+            y[((b * heads + h) * T + t) * hd + d] = a[((b * T + t) * heads + h) * hd + d];
+          }
     return y;
   };
   const rotate = (a: Float64Array, heads: number): Float64Array => {
     const y = new Float64Array(a.length);
-    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) {
-      const p = pos[b * T + t];
-      for (let h = 0; h < heads; h++) {
-        const base = ((b * T + t) * heads + h) * hd;
-        for (let d = 0; d < hd; d++) {
-          const ang = p * inv[d % half];
-          const rot = d < half ? -a[base + d + half] : a[base + d - half];
-          y[base + d] = a[base + d] * Math.cos(ang) + rot * Math.sin(ang);
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < T; t++) {
+        const p = pos[b * T + t];
+        for (let h = 0; h < heads; h++) {
+          const base = ((b * T + t) * heads + h) * hd;
+          for (let d = 0; d < hd; d++) {
+            const ang = p * inv[d % half];
+            const rot = d < half ? -a[base + d + half] : a[base + d - half];
+            y[base + d] = a[base + d] * Math.cos(ang) + rot * Math.sin(ang);
+          }
         }
       }
-    }
     return y;
   };
 
@@ -121,27 +125,28 @@ export function referenceForward(spec: ModelSpec, weights: Map<string, Float32Ar
     const attnOut = new Float64Array(N * H * hd);
     const scale = 1 / Math.sqrt(hd);
     const row = new Float64Array(T);
-    for (let b = 0; b < B; b++) for (let hh = 0; hh < H; hh++) {
-      const kvh = Math.floor(hh / G);
-      for (let i = 0; i < T; i++) {
-        let max = -Infinity;
-        for (let j = 0; j < T; j++) {
-          const allowed = mask[b * T + j] === 1 && (!spec.causal || j <= i);
-          let s = 0;
-          for (let d = 0; d < hd; d++) s += qr[((b * T + i) * H + hh) * hd + d] * kr[((b * T + j) * KV + kvh) * hd + d];
-          // masked keys get finfo.min like HF; a fully masked row then becomes uniform
-          row[j] = allowed ? s * scale : -3.4028234663852886e38;
-          max = Math.max(max, row[j]);
-        }
-        let z = 0;
-        for (let j = 0; j < T; j++) z += (row[j] = Math.exp(row[j] - max));
-        for (let j = 0; j < T; j++) {
-          const p = row[j] / z;
-          P[((b * H + hh) * T + i) * T + j] = p;
-          for (let d = 0; d < hd; d++) attnOut[((b * T + i) * H + hh) * hd + d] += p * v[((b * T + j) * KV + kvh) * hd + d];
+    for (let b = 0; b < B; b++)
+      for (let hh = 0; hh < H; hh++) {
+        const kvh = Math.floor(hh / G);
+        for (let i = 0; i < T; i++) {
+          let max = -Infinity;
+          for (let j = 0; j < T; j++) {
+            const allowed = mask[b * T + j] === 1 && (!spec.causal || j <= i);
+            let s = 0;
+            for (let d = 0; d < hd; d++) s += qr[((b * T + i) * H + hh) * hd + d] * kr[((b * T + j) * KV + kvh) * hd + d];
+            // masked keys get finfo.min like HF; a fully masked row then becomes uniform
+            row[j] = allowed ? s * scale : -3.4028234663852886e38;
+            max = Math.max(max, row[j]);
+          }
+          let z = 0;
+          for (let j = 0; j < T; j++) z += row[j] = Math.exp(row[j] - max);
+          for (let j = 0; j < T; j++) {
+            const p = row[j] / z;
+            P[((b * H + hh) * T + i) * T + j] = p;
+            for (let d = 0; d < hd; d++) attnOut[((b * T + i) * H + hh) * hd + d] += p * v[((b * T + j) * KV + kvh) * hd + d];
+          }
         }
       }
-    }
     out.attention.push(P);
     const o = linear(attnOut, N, H * hd, W(w.o), D);
     for (let i = 0; i < x.length; i++) x[i] += o[i];
@@ -157,10 +162,11 @@ export function referenceForward(spec: ModelSpec, weights: Map<string, Float32Ar
   const logits = linear(rmsNorm(x, N, D, W(spec.weights.finalNorm), spec.rmsNormEps), N, D, W(spec.weights.lmHead), V);
   if (spec.logitShift === 1) {
     const shifted = new Float64Array(logits.length);
-    for (let b = 0; b < B; b++) for (let t = 0; t < T; t++) {
-      const from = b * T + Math.max(0, t - 1);
-      shifted.set(logits.subarray(from * V, (from + 1) * V), (b * T + t) * V);
-    }
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < T; t++) {
+        const from = b * T + Math.max(0, t - 1);
+        shifted.set(logits.subarray(from * V, (from + 1) * V), (b * T + t) * V);
+      }
     out.logits = shifted;
   } else {
     out.logits = logits;
@@ -181,7 +187,9 @@ export interface ReferenceProbe {
  * @param regionOneHot [batch, seq, region]
  */
 export function probesFromAttention(
-  spec: ModelSpec, attention: Float64Array[], req: ProbeRequest,
+  spec: ModelSpec,
+  attention: Float64Array[],
+  req: ProbeRequest,
   run: { batch: number; seq: number; attentionMask?: ArrayLike<number>; queryWeight?: ArrayLike<number>; regionOneHot?: ArrayLike<number> },
 ): Map<string, ReferenceProbe> {
   const { batch: B, seq: T } = run;
@@ -196,18 +204,20 @@ export function probesFromAttention(
       for (let b = 0; b < B; b++) {
         let wsum = 0;
         for (let i = 0; i < T; i++) wsum += wq[b * T + i];
-        for (let h = 0; h < H; h++) for (let j = 0; j < T; j++) {
-          let s = 0;
-          for (let i = 0; i < T; i++) s += wq[b * T + i] * P(p, b, h, i, j);
-          heads[(b * H + h) * T + j] = wsum > 0 ? s / wsum : 0;
-        }
+        for (let h = 0; h < H; h++)
+          for (let j = 0; j < T; j++) {
+            let s = 0;
+            for (let i = 0; i < T; i++) s += wq[b * T + i] * P(p, b, h, i, j);
+            heads[(b * H + h) * T + j] = wsum > 0 ? s / wsum : 0;
+          }
       }
       if (req.receivedHeads) res.set(probeName.receivedHeads(l), { dims: [B, H, T], data: heads });
       if (req.received) {
         const m = new Float64Array(B * T);
-        for (let b = 0; b < B; b++) for (let j = 0; j < T; j++) {
-          for (let h = 0; h < H; h++) m[b * T + j] += heads[(b * H + h) * T + j] / H;
-        }
+        for (let b = 0; b < B; b++)
+          for (let j = 0; j < T; j++) {
+            for (let h = 0; h < H; h++) m[b * T + j] += heads[(b * H + h) * T + j] / H;
+          }
         res.set(probeName.received(l), { dims: [B, T], data: m });
       }
     }
@@ -219,12 +229,14 @@ export function probesFromAttention(
     if (req.argmax) {
       const key = new Float64Array(B * H * T);
       const prob = new Float64Array(B * H * T);
-      for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < T; i++) {
-        let best = 0;
-        for (let j = 1; j < T; j++) if (P(p, b, h, i, j) > P(p, b, h, i, best)) best = j;
-        key[(b * H + h) * T + i] = best;
-        prob[(b * H + h) * T + i] = P(p, b, h, i, best);
-      }
+      for (let b = 0; b < B; b++)
+        for (let h = 0; h < H; h++)
+          for (let i = 0; i < T; i++) {
+            let best = 0;
+            for (let j = 1; j < T; j++) if (P(p, b, h, i, j) > P(p, b, h, i, best)) best = j;
+            key[(b * H + h) * T + i] = best;
+            prob[(b * H + h) * T + i] = P(p, b, h, i, best);
+          }
       res.set(probeName.argmaxKey(l), { dims: [B, H, T], data: key });
       res.set(probeName.argmaxProb(l), { dims: [B, H, T], data: prob });
     }
@@ -232,28 +244,35 @@ export function probesFromAttention(
       const R = req.regionSum.regions;
       const M = run.regionOneHot!;
       const s = new Float64Array(B * R * R);
-      for (let b = 0; b < B; b++) for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) {
-        let mean = 0;
-        for (let h = 0; h < H; h++) mean += P(p, b, h, i, j) / H;
-        for (let r = 0; r < R; r++) for (let c = 0; c < R; c++) {
-          s[(b * R + r) * R + c] += Number(M[(b * T + i) * R + r]) * mean * Number(M[(b * T + j) * R + c]);
-        }
-      }
+      for (let b = 0; b < B; b++)
+        for (let i = 0; i < T; i++)
+          for (let j = 0; j < T; j++) {
+            let mean = 0;
+            for (let h = 0; h < H; h++) mean += P(p, b, h, i, j) / H;
+            for (let r = 0; r < R; r++)
+              for (let c = 0; c < R; c++) {
+                s[(b * R + r) * R + c] += Number(M[(b * T + i) * R + r]) * mean * Number(M[(b * T + j) * R + c]);
+              }
+          }
       res.set(probeName.regionSum(l), { dims: [B, R, R], data: s });
     }
     if (req.pattern?.layers.includes(l)) {
       const heads = req.pattern.heads ?? Array.from({ length: H }, (_, h) => h);
       const d = new Float64Array(B * heads.length * T * T);
-      for (let b = 0; b < B; b++) heads.forEach((h, hi) => {
-        for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) d[((b * heads.length + hi) * T + i) * T + j] = P(p, b, h, i, j);
-      });
+      for (let b = 0; b < B; b++)
+        heads.forEach((h, hi) => {
+          for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) d[((b * heads.length + hi) * T + i) * T + j] = P(p, b, h, i, j);
+        });
       res.set(probeName.pattern(l), { dims: [B, heads.length, T, T], data: d });
     }
     if (req.patternMean?.layers.includes(l)) {
       const d = new Float64Array(B * T * T);
-      for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) {
-        d[(b * T + i) * T + j] += P(p, b, h, i, j) / H;
-      }
+      for (let b = 0; b < B; b++)
+        for (let h = 0; h < H; h++)
+          for (let i = 0; i < T; i++)
+            for (let j = 0; j < T; j++) {
+              d[(b * T + i) * T + j] += P(p, b, h, i, j) / H;
+            }
       res.set(probeName.patternMean(l), { dims: [B, T, T], data: d });
     }
   }

@@ -90,7 +90,10 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const computeDType = keyword<"f32" | "f16">(options.computeDType ?? "f32", ["f32", "f16"], { field: "computeDType" });
   if (computeDType === "f16" && device === "cpu") {
     throw new SettingsError("f16 compute is only available on CUDA", {
-      field: "computeDType", expected: '"f32" on CPU', found: '"f16"', hint: 'use device: "cuda" (or "auto"), or computeDType: "f32"',
+      field: "computeDType",
+      expected: '"f32" on CPU',
+      found: '"f16"',
+      hint: 'use device: "cuda" (or "auto"), or computeDType: "f32"',
     });
   }
   const probes = options.probes ?? DEFAULT_PROBES;
@@ -99,7 +102,15 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
   const { quantizedWeights, nbitsAccuracyLevel } = options;
-  let built = buildModelGraph(spec, tensors, { probes, computeDType, queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel, interventions });
+  let built = buildModelGraph(spec, tensors, {
+    probes,
+    computeDType,
+    queryChunks,
+    logitRows,
+    quantizedWeights,
+    nbitsAccuracyLevel,
+    interventions,
+  });
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
@@ -107,11 +118,36 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
     await created.session.release();
     if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, { probes, computeDType: "f32", queryChunks, logitRows, quantizedWeights, nbitsAccuracyLevel, interventions });
-    created = await createSession(built.bytes, built.externalFiles, { ...options, device: "cpu", warn, externalBuffers: built.externalBuffers });
+    built = buildModelGraph(spec, tensors, {
+      probes,
+      computeDType: "f32",
+      queryChunks,
+      logitRows,
+      quantizedWeights,
+      nbitsAccuracyLevel,
+      interventions,
+    });
+    created = await createSession(built.bytes, built.externalFiles, {
+      ...options,
+      device: "cpu",
+      warn,
+      externalBuffers: built.externalBuffers,
+    });
     dtype = "f32";
   }
-  return new OrtEngine(spec, probes, built, created.session, created.device, dtype, options.memoryBudgetBytes ?? defaultMemoryBudget(), queryChunks, logitRows, interventions, created.tempDir);
+  return new OrtEngine(
+    spec,
+    probes,
+    built,
+    created.session,
+    created.device,
+    dtype,
+    options.memoryBudgetBytes ?? defaultMemoryBudget(),
+    queryChunks,
+    logitRows,
+    interventions,
+    created.tempDir,
+  );
 }
 
 function bad(field: string, expected: string, found: string): SettingsError {
@@ -141,7 +177,15 @@ class OrtEngine implements OnnxEngine {
 
   /** @param logitRows rows of logits per batch row (default: seq) */
   estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate {
-    return estimateMemory(this.spec, { batch, seq, probes: this.probes, computeDType: this.computeDType, queryChunks: this.queryChunks, logitRows, interventions: this.interventions });
+    return estimateMemory(this.spec, {
+      batch,
+      seq,
+      probes: this.probes,
+      computeDType: this.computeDType,
+      queryChunks: this.queryChunks,
+      logitRows,
+      interventions: this.interventions,
+    });
   }
 
   preflight(batch: number, seq: number, logitRows?: number): void {
@@ -169,13 +213,27 @@ class OrtEngine implements OnnxEngine {
     for (let i = 0; i < N; i++) if (pos[i] > maxPos) maxPos = pos[i];
     if (maxPos + 1 > this.spec.maxPositionEmbeddings) {
       throw new SettingsError("Input is longer than the model's maximum positions", {
-        field: "ids", expected: `at most ${this.spec.maxPositionEmbeddings} positions per row (max_position_embeddings)`, found: `${maxPos + 1} positions`,
+        field: "ids",
+        expected: `at most ${this.spec.maxPositionEmbeddings} positions per row (max_position_embeddings)`,
+        found: `${maxPos + 1} positions`,
       });
     }
     const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, (v) => BigInt(v)), [B, T]),
-      position_ids: new ort.Tensor("int64", BigInt64Array.from(pos, (v) => BigInt(v)), [B, T]),
-      attention_mask: new ort.Tensor("bool", Uint8Array.from(mask, (v) => (v ? 1 : 0)), [B, T]),
+      input_ids: new ort.Tensor(
+        "int64",
+        BigInt64Array.from(ids, (v) => BigInt(v)),
+        [B, T],
+      ),
+      position_ids: new ort.Tensor(
+        "int64",
+        BigInt64Array.from(pos, (v) => BigInt(v)),
+        [B, T],
+      ),
+      attention_mask: new ort.Tensor(
+        "bool",
+        Uint8Array.from(mask, (v) => (v ? 1 : 0)),
+        [B, T],
+      ),
     };
     if (this.probes.received || this.probes.receivedHeads) {
       const w = input.queryWeight ?? Float32Array.from(mask, (v) => (v ? 1 : 0));
@@ -193,14 +251,21 @@ class OrtEngine implements OnnxEngine {
       const R = this.probes.regionSum.regions;
       const m = input.regionOneHot;
       if (!m || m.length !== N * R) {
-        throw bad("regionOneHot", `[batch ${B}, seq ${T}, region ${R}] = ${N * R} values (the regionSum probe is on)`, m ? `${m.length}` : "nothing");
+        throw bad(
+          "regionOneHot",
+          `[batch ${B}, seq ${T}, region ${R}] = ${N * R} values (the regionSum probe is on)`,
+          m ? `${m.length}` : "nothing",
+        );
       }
       feeds[PROBE_INPUTS.regionOneHot] = new ort.Tensor("float32", m, [B, T, R]);
     }
     if (this.interventions) Object.assign(feeds, interventionFeeds(input.intervention, B, T, this.spec));
     else if (input.intervention) {
       throw new SettingsError("This engine has no intervention inputs", {
-        field: "intervention", expected: "no intervention", found: "an intervention", hint: "create the engine with { interventions: true }",
+        field: "intervention",
+        expected: "no intervention",
+        found: "an intervention",
+        hint: "create the engine with { interventions: true }",
       });
     }
 
@@ -218,7 +283,9 @@ class OrtEngine implements OnnxEngine {
       res = await this.session.run(feeds, fetches);
     } catch (e) {
       throw new RuntimeError("onnxruntime failed during the forward pass", {
-        field: "session.run", expected: "a successful run", found: e instanceof Error ? e.message.slice(0, 400) : String(e),
+        field: "session.run",
+        expected: "a successful run",
+        found: e instanceof Error ? e.message.slice(0, 400) : String(e),
         hint: "a memory allocation failure here usually means the sequence is too long: lower memoryBudgetBytes to be refused earlier",
       });
     }
@@ -230,7 +297,11 @@ class OrtEngine implements OnnxEngine {
       const dims = t.dims.length === 5 ? [t.dims[0], t.dims[1] * t.dims[2], t.dims[3], t.dims[4]] : [...t.dims];
       probes.set(p.name, { name: p.name, axes: p.axes, dims, data });
     }
-    const out: ForwardOutput = { logits: sel?.logits === false ? new Float32Array(0) : (res.logits.data as Float32Array), vocabSize: V, probes };
+    const out: ForwardOutput = {
+      logits: sel?.logits === false ? new Float32Array(0) : (res.logits.data as Float32Array),
+      vocabSize: V,
+      probes,
+    };
     if (sel?.requested) out.logitRows = sel.requested;
     if (sel?.summaries) {
       out.summary = {
@@ -252,19 +323,30 @@ class OrtEngine implements OnnxEngine {
 
 /** The intervention inputs of one forward, neutral where the caller gave nothing; sizes and values checked. */
 function interventionFeeds(iv: ForwardInput["intervention"], B: number, T: number, spec: ModelSpec): Record<string, ort.Tensor> {
-  const L = spec.numLayers, H = spec.numHeads;
+  const L = spec.numLayers,
+    H = spec.numHeads;
   const n = B * L * H * T;
   const hidden = iv?.keyHidden ?? new Uint8Array(n);
-  if (hidden.length !== n) throw bad("intervention.keyHidden", `[batch ${B}, layer ${L}, head ${H}, seq ${T}] = ${n} values`, `${hidden.length}`);
+  if (hidden.length !== n)
+    throw bad("intervention.keyHidden", `[batch ${B}, layer ${L}, head ${H}, seq ${T}] = ${n} values`, `${hidden.length}`);
   const bias = iv?.keyBias ?? new Float32Array(n);
   if (bias.length !== n) throw bad("intervention.keyBias", `[batch ${B}, layer ${L}, head ${H}, seq ${T}] = ${n} values`, `${bias.length}`);
-  for (let i = 0; i < n; i++) if (!Number.isFinite(bias[i])) throw bad(`intervention.keyBias[${i}]`, "a finite number (hide keys with keyHidden)", String(bias[i]));
+  for (let i = 0; i < n; i++)
+    if (!Number.isFinite(bias[i])) throw bad(`intervention.keyBias[${i}]`, "a finite number (hide keys with keyHidden)", String(bias[i]));
   const selfOnly = iv?.selfOnly ?? new Uint8Array(B * T);
   if (selfOnly.length !== B * T) throw bad("intervention.selfOnly", `[batch ${B}, seq ${T}] = ${B * T} values`, `${selfOnly.length}`);
   return {
-    [INTERVENTION_INPUTS.keyHidden]: new ort.Tensor("bool", Uint8Array.from(hidden, (v) => (v ? 1 : 0)), [B, L, H, T]),
+    [INTERVENTION_INPUTS.keyHidden]: new ort.Tensor(
+      "bool",
+      Uint8Array.from(hidden, (v) => (v ? 1 : 0)),
+      [B, L, H, T],
+    ),
     [INTERVENTION_INPUTS.keyBias]: new ort.Tensor("float32", bias, [B, L, H, T]),
-    [INTERVENTION_INPUTS.selfOnly]: new ort.Tensor("bool", Uint8Array.from(selfOnly, (v) => (v ? 1 : 0)), [B, T]),
+    [INTERVENTION_INPUTS.selfOnly]: new ort.Tensor(
+      "bool",
+      Uint8Array.from(selfOnly, (v) => (v ? 1 : 0)),
+      [B, T],
+    ),
   };
 }
 
@@ -287,9 +369,11 @@ interface RowSelection {
 function selectRows(input: ForwardInput, B: number, T: number, shift: 0 | 1): RowSelection {
   const req = input.logitRows;
   if (req !== undefined) {
-    if (req.length === 0 || req.length % B !== 0) throw bad("logitRows", `[batch ${B}, rows] positions (a non-zero multiple of ${B})`, `${req.length} values`);
+    if (req.length === 0 || req.length % B !== 0)
+      throw bad("logitRows", `[batch ${B}, rows] positions (a non-zero multiple of ${B})`, `${req.length} values`);
     for (let i = 0; i < req.length; i++) {
-      if (!(Number.isInteger(req[i]) && req[i] >= 0 && req[i] < T)) throw bad(`logitRows[${i}]`, `a position in [0, ${T - 1}]`, String(req[i]));
+      if (!(Number.isInteger(req[i]) && req[i] >= 0 && req[i] < T))
+        throw bad(`logitRows[${i}]`, `a position in [0, ${T - 1}]`, String(req[i]));
     }
   }
   if (input.returnLogits === false && !(req && input.summaries)) {

@@ -66,7 +66,8 @@ export const PROBE_FACTOR = 2.5;
 
 /** Parameters implied by a spec (tied LM head counted once). */
 export function specParameterCount(s: ModelSpec): number {
-  const attn = s.hiddenSize * s.headDim * (2 * s.numHeads + 2 * s.numKvHeads) + (s.qkvBias ? s.headDim * (s.numHeads + 2 * s.numKvHeads) : 0);
+  const attn =
+    s.hiddenSize * s.headDim * (2 * s.numHeads + 2 * s.numKvHeads) + (s.qkvBias ? s.headDim * (s.numHeads + 2 * s.numKvHeads) : 0);
   const mlp = 3 * s.hiddenSize * s.intermediateSize;
   const tied = s.weights.lmHead === s.weights.embed;
   return s.vocabSize * s.hiddenSize * (tied ? 1 : 2) + s.hiddenSize + s.numLayers * (attn + mlp + 2 * s.hiddenSize);
@@ -85,16 +86,16 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const weights = specParameterCount(spec) * bytes;
   // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
   const rowsPerChunk = Math.ceil(T / Math.max(1, o.queryChunks ?? 1));
-  const attention = B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0) + (o.interventions ? 2 : 0)) + (o.interventions ? B * T * T : 0);
+  const attention =
+    B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0) + (o.interventions ? 2 : 0)) + (o.interventions ? B * T * T : 0);
   // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
   const perToken = 4 * spec.hiddenSize + spec.headDim * (2 * spec.numHeads + 2 * spec.numKvHeads) + 3 * spec.intermediateSize;
   const activations = 2 * B * T * perToken * bytes;
   // Row selection (logitRows < seq) gathers rows before the head: [B, R, V] plus its f64 summary
   // temporaries (cast, exp, p: 3 × 8 bytes per logit, alive for the selected rows only).
   const R = o.logitRows;
-  const logits = R === undefined || R >= T
-    ? 2 * B * T * spec.vocabSize * 4 * (spec.logitShift ? 1.5 : 1)
-    : B * R * spec.vocabSize * (2 * 4 + 3 * 8);
+  const logits =
+    R === undefined || R >= T ? 2 * B * T * spec.vocabSize * 4 * (spec.logitShift ? 1.5 : 1) : B * R * spec.vocabSize * (2 * 4 + 3 * 8);
   const probeBytes = new Map<string, number>();
   let probes = 0;
   for (const p of probeOutputs(spec, req)) {
@@ -102,7 +103,12 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
     probeBytes.set(p.name, b);
     probes += PROBE_FACTOR * b;
   }
-  const terms: [string, number][] = [["weights", weights], ["attention", attention], ["activations", activations], ["logits", logits]];
+  const terms: [string, number][] = [
+    ["weights", weights],
+    ["attention", attention],
+    ["activations", activations],
+    ["logits", logits],
+  ];
   // Probes compete as a group per kind ("blocks.*.attn.pattern"), which is what a user turns off.
   const byKind = new Map<string, number>();
   for (const [name, b] of probeBytes) {
@@ -113,7 +119,18 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
   const arena = 0.5 * (weights + attention + activations + logits);
   const runtime = RUNTIME_BYTES;
-  return { weights, attention, activations, logits, probes, arena, runtime, probeBytes, total: weights + attention + activations + logits + probes + arena + runtime, dominant };
+  return {
+    weights,
+    attention,
+    activations,
+    logits,
+    probes,
+    arena,
+    runtime,
+    probeBytes,
+    total: weights + attention + activations + logits + probes + arena + runtime,
+    dominant,
+  };
 }
 
 /** Default budget: 75 % of physical memory. */
@@ -124,7 +141,10 @@ export function defaultMemoryBudget(): number {
 export function formatBytes(n: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
   return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
@@ -133,7 +153,9 @@ export function checkBudget(est: MemoryEstimate, budget: number, where: { batch:
   if (est.total <= budget) return;
   const isProbe = est.dominant.startsWith("blocks.");
   const domBytes = isProbe
-    ? [...est.probeBytes].filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant).reduce((a, [, b]) => a + PROBE_FACTOR * b, 0)
+    ? [...est.probeBytes]
+        .filter(([n]) => n.replace(/^blocks\.\d+\./, "blocks.*.") === est.dominant)
+        .reduce((a, [, b]) => a + PROBE_FACTOR * b, 0)
     : (est as unknown as Record<string, number>)[est.dominant];
   throw new BudgetError("Forward pass would exceed the memory budget", {
     field: isProbe ? `probes (${est.dominant})` : est.dominant,

@@ -59,7 +59,9 @@ export function cudaProviderInstalled(): boolean {
     const req = createRequire(import.meta.url);
     const main = req.resolve("onnxruntime-node");
     const dir = path.join(path.dirname(main), "..", "bin", "napi-v6", process.platform, process.arch);
-    return fs.existsSync(path.join(dir, process.platform === "win32" ? "onnxruntime_providers_cuda.dll" : "libonnxruntime_providers_cuda.so"));
+    return fs.existsSync(
+      path.join(dir, process.platform === "win32" ? "onnxruntime_providers_cuda.dll" : "libonnxruntime_providers_cuda.so"),
+    );
   } catch {
     return false;
   }
@@ -80,7 +82,9 @@ function planExternalData(files: string[], warn: (m: string) => void): ExternalP
     return { folder: tempDir, tempDir };
   } catch {
     fs.rmSync(tempDir, { recursive: true, force: true });
-    warn(`floatscope: weight files live in ${dirs.length} folders on different file systems; reading them into memory (one extra copy of the weights).`);
+    warn(
+      `floatscope: weight files live in ${dirs.length} folders on different file systems; reading them into memory (one extra copy of the weights).`,
+    );
     return { buffers: files.map((f) => ({ path: path.basename(f), data: fs.readFileSync(f) })) };
   }
 }
@@ -107,14 +111,18 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   const cleanup = () => plan.tempDir && fs.rmSync(plan.tempDir, { recursive: true, force: true });
   if (want === "cuda" && !installed) {
     // ORT would throw "Failed to load library …providers_shared.so" (and log it); say what to do instead.
-    warn(`floatscope: the CUDA execution provider of onnxruntime-node is not installed; running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`);
+    warn(
+      `floatscope: the CUDA execution provider of onnxruntime-node is not installed; running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`,
+    );
   } else if (want === "cuda" || (want === "auto" && installed)) {
     try {
       const session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cuda", "cpu"] });
       return { session, device: "cuda", tempDir: plan.tempDir };
     } catch (e) {
       const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
-      warn(`floatscope: could not start the CUDA execution provider (${msg}); running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`);
+      warn(
+        `floatscope: could not start the CUDA execution provider (${msg}); running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`,
+      );
     }
   }
   try {
@@ -123,7 +131,9 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   } catch (e) {
     cleanup();
     throw new RuntimeError("onnxruntime could not create a session for the model graph", {
-      file: plan.folder, field: "InferenceSession.create", expected: "a loadable graph with readable external weights",
+      file: plan.folder,
+      field: "InferenceSession.create",
+      expected: "a loadable graph with readable external weights",
       found: e instanceof Error ? e.message.slice(0, 400) : String(e),
     });
   }

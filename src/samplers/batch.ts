@@ -39,10 +39,12 @@ export function padBatch(canvases: Int32Array[], padId: number, regionRows?: [nu
     // Spans are clipped to the row's own canvas: an ARM's "answer" span reaches past the canvas until the
     // answer is written, and unclipped it would mark the next batch row's first tokens (its BOS, the sink)
     // as this row's answer.
-    regionRows.forEach((spans, b) => spans.forEach(([s, e], r) => {
-      const end = Math.min(e, canvases[b].length);
-      for (let i = Math.max(0, s); i < end; i++) oneHot[(b * seq + pads[b] + i) * regions + r] = 1;
-    }));
+    regionRows.forEach((spans, b) =>
+      spans.forEach(([s, e], r) => {
+        const end = Math.min(e, canvases[b].length);
+        for (let i = Math.max(0, s); i < end; i++) oneHot[(b * seq + pads[b] + i) * regions + r] = 1;
+      }),
+    );
     input.regionOneHot = oneHot;
   }
   return { input, pads };
@@ -89,7 +91,14 @@ export function logitRowsInput(needed: number[][], pads: number[]): Int32Array {
  * un + (c + 1)·(cond − un), as LLaDA's generate mixes them. When the forward selected rows
  * (`out.logitRows`), only those positions can be read, and `batch` (the forward's batch size) is needed.
  */
-export function logitsView(out: ForwardOutput, seq: number, b: number, pad: number, guidance?: { uncondRow: number; uncondPad: number; scale: number } | undefined, batch?: number): LogitsView {
+export function logitsView(
+  out: ForwardOutput,
+  seq: number,
+  b: number,
+  pad: number,
+  guidance?: { uncondRow: number; uncondPad: number; scale: number } | undefined,
+  batch?: number,
+): LogitsView {
   const V = out.vocabSize;
   const L = out.logits;
   const scratch = new Float32Array(V);
@@ -113,10 +122,12 @@ export function logitsView(out: ForwardOutput, seq: number, b: number, pad: numb
   const s = out.summary;
   return {
     vocab: V,
-    summary: s && ((pos: number) => {
-      const i = index(b, pad + pos);
-      return { argmax: s.argmax[i], maxProb: s.maxProb[i], logSumExp: s.logSumExp[i], negEntropy: s.negEntropy[i], margin: s.margin[i] };
-    }),
+    summary:
+      s &&
+      ((pos: number) => {
+        const i = index(b, pad + pos);
+        return { argmax: s.argmax[i], maxProb: s.maxProb[i], logSumExp: s.logSumExp[i], negEntropy: s.negEntropy[i], margin: s.margin[i] };
+      }),
     row(pos: number): Float32Array {
       const cond = index(b, pad + pos) * V;
       if (!guidance) return L.subarray(cond, cond + V);

@@ -54,25 +54,64 @@ export interface RunConfig {
 /** Paper defaults per sampler (the paper's QA-evaluation settings, docs/samplers.md). */
 export const SAMPLER_DEFAULTS: Record<SamplerKind, Omit<RunConfig, "sampler">> = {
   llada: {
-    alg: "low_confidence", genLength: 32, steps: 32, blockLength: 32, temperature: 0, topP: null, topK: null,
-    cfgScale: 0, eps: 1e-3, algTemp: 0, stopAtEos: false, seed: 0, probes: DEFAULT_PROBES,
-    maxTraceBytes: 4 * 1024 ** 3, addSpecialTokens: true,
+    alg: "low_confidence",
+    genLength: 32,
+    steps: 32,
+    blockLength: 32,
+    temperature: 0,
+    topP: null,
+    topK: null,
+    cfgScale: 0,
+    eps: 1e-3,
+    algTemp: 0,
+    stopAtEos: false,
+    seed: 0,
+    probes: DEFAULT_PROBES,
+    maxTraceBytes: 4 * 1024 ** 3,
+    addSpecialTokens: true,
   },
   dream: {
-    alg: "entropy", genLength: 32, steps: 32, blockLength: 32, temperature: 0.2, topP: 0.95, topK: null,
-    cfgScale: 0, eps: 1e-3, algTemp: 0, stopAtEos: false, seed: 0, probes: DEFAULT_PROBES,
-    maxTraceBytes: 4 * 1024 ** 3, addSpecialTokens: true,
+    alg: "entropy",
+    genLength: 32,
+    steps: 32,
+    blockLength: 32,
+    temperature: 0.2,
+    topP: 0.95,
+    topK: null,
+    cfgScale: 0,
+    eps: 1e-3,
+    algTemp: 0,
+    stopAtEos: false,
+    seed: 0,
+    probes: DEFAULT_PROBES,
+    maxTraceBytes: 4 * 1024 ** 3,
+    addSpecialTokens: true,
   },
   arm: {
-    alg: "greedy", genLength: 32, steps: 32, blockLength: 32, temperature: 0, topP: null, topK: null,
-    cfgScale: 0, eps: 1e-3, algTemp: 0, stopAtEos: true, seed: 0, probes: DEFAULT_PROBES,
-    maxTraceBytes: 4 * 1024 ** 3, addSpecialTokens: true,
+    alg: "greedy",
+    genLength: 32,
+    steps: 32,
+    blockLength: 32,
+    temperature: 0,
+    topP: null,
+    topK: null,
+    cfgScale: 0,
+    eps: 1e-3,
+    algTemp: 0,
+    stopAtEos: true,
+    seed: 0,
+    probes: DEFAULT_PROBES,
+    maxTraceBytes: 4 * 1024 ** 3,
+    addSpecialTokens: true,
   },
 };
 
 /** Which sampler a family runs by default — data, not a branch in the sampler. */
 export const DEFAULT_SAMPLER: Record<ModelSpec["family"], SamplerKind> = {
-  llada: "llada", dream: "dream", llama: "arm", qwen2: "arm",
+  llada: "llada",
+  dream: "dream",
+  llama: "arm",
+  qwen2: "arm",
 };
 
 const KEYS = new Set<string>(["sampler", ...Object.keys(SAMPLER_DEFAULTS.llada)]);
@@ -135,50 +174,79 @@ export function resolveRunConfig(input: Partial<RunConfig> & Record<string, unkn
   if (sampler === "llada") {
     if (genLength % blockLength !== 0) {
       throw new SettingsError("genLength must be a multiple of blockLength", {
-        ...where("blockLength"), expected: `a divisor of genLength ${genLength}`, found: String(blockLength),
+        ...where("blockLength"),
+        expected: `a divisor of genLength ${genLength}`,
+        found: String(blockLength),
       });
     }
     const blocks = genLength / blockLength;
     if (steps % blocks !== 0) {
       throw new SettingsError("steps must be divisible by the number of blocks", {
-        ...where("steps"), expected: `a multiple of ${blocks} (genLength ${genLength} / blockLength ${blockLength})`, found: String(steps),
+        ...where("steps"),
+        expected: `a multiple of ${blocks} (genLength ${genLength} / blockLength ${blockLength})`,
+        found: String(steps),
       });
     }
   } else if (blockLength !== genLength) {
-    throw new SettingsError(`The ${sampler} sampler has no blocks`, { ...where("blockLength"), expected: `omitted or = genLength ${genLength}`, found: String(blockLength) });
+    throw new SettingsError(`The ${sampler} sampler has no blocks`, {
+      ...where("blockLength"),
+      expected: `omitted or = genLength ${genLength}`,
+      found: String(blockLength),
+    });
   }
   if (sampler === "arm" && steps !== genLength) {
-    throw new SettingsError("ARM decoding makes one token per step", { ...where("steps"), expected: `omitted or = genLength ${genLength}`, found: String(steps) });
+    throw new SettingsError("ARM decoding makes one token per step", {
+      ...where("steps"),
+      expected: `omitted or = genLength ${genLength}`,
+      found: String(steps),
+    });
   }
   if (sampler !== "arm" && spec.maskTokenId === undefined) {
     throw new SettingsError(`The ${sampler} sampler needs a masked-diffusion model`, {
-      ...where("sampler"), expected: `"arm" for ${spec.architecture} (no mask token)`, found: JSON.stringify(sampler),
+      ...where("sampler"),
+      expected: `"arm" for ${spec.architecture} (no mask token)`,
+      found: JSON.stringify(sampler),
     });
   }
   // ARM decoding reads the next token at the last position: on a bidirectional (masked-diffusion)
   // model that row predicts nothing in particular, and the answer came back empty.
   if (sampler === "arm" && !spec.causal) {
     throw new SettingsError("The arm sampler needs a causal model", {
-      ...where("sampler"), expected: `${JSON.stringify(DEFAULT_SAMPLER[spec.family])} for ${spec.architecture} (a masked-diffusion model)`, found: JSON.stringify(sampler),
+      ...where("sampler"),
+      expected: `${JSON.stringify(DEFAULT_SAMPLER[spec.family])} for ${spec.architecture} (a masked-diffusion model)`,
+      found: JSON.stringify(sampler),
     });
   }
   if (cfg.cfgScale > 0 && sampler === "arm") {
-    throw new SettingsError("Classifier-free guidance needs a masked-diffusion sampler", { ...where("cfgScale"), expected: "0 for arm", found: String(cfg.cfgScale) });
+    throw new SettingsError("Classifier-free guidance needs a masked-diffusion sampler", {
+      ...where("cfgScale"),
+      expected: "0 for arm",
+      found: String(cfg.cfgScale),
+    });
   }
   if (sampler === "arm" && alg === "sample" && cfg.temperature === 0) {
-    throw new SettingsError("Sampled ARM decoding needs a temperature", { ...where("temperature"), expected: "> 0 with alg \"sample\" (or alg \"greedy\")", found: "0" });
+    throw new SettingsError("Sampled ARM decoding needs a temperature", {
+      ...where("temperature"),
+      expected: '> 0 with alg "sample" (or alg "greedy")',
+      found: "0",
+    });
   }
   return cfg;
 }
 
 function bool(v: unknown, field: string): boolean {
-  if (typeof v !== "boolean") throw new SettingsError(`Invalid ${field}`, { ...where(field), expected: "true or false", found: JSON.stringify(v) });
+  if (typeof v !== "boolean")
+    throw new SettingsError(`Invalid ${field}`, { ...where(field), expected: "true or false", found: JSON.stringify(v) });
   return v;
 }
 
 function probesOf(v: unknown): ProbeRequest {
   if (v === null || typeof v !== "object" || Array.isArray(v)) {
-    throw new SettingsError("Invalid probes", { ...where("probes"), expected: "a ProbeRequest object such as {received: true}", found: JSON.stringify(v) });
+    throw new SettingsError("Invalid probes", {
+      ...where("probes"),
+      expected: "a ProbeRequest object such as {received: true}",
+      found: JSON.stringify(v),
+    });
   }
   return v as ProbeRequest;
 }

@@ -24,8 +24,10 @@ export function dreamStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   const sampling = { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK };
   // τ 0 without top-p/top-k: probs = softmax(logits), token = argmax, and each confidence variant
   // is one of the engine's row summaries (float64).
-  const summariesSuffice = cfg.temperature === 0 && (cfg.topP === null || cfg.topP === undefined || cfg.topP >= 1)
-    && (cfg.topK === null || cfg.topK === undefined);
+  const summariesSuffice =
+    cfg.temperature === 0 &&
+    (cfg.topP === null || cfg.topP === undefined || cfg.topP >= 1) &&
+    (cfg.topK === null || cfg.topK === undefined);
   const choose = (logits: LogitsView, p: number, variant: DreamConfidence, rng: RowState["rng"]) => {
     const s = summariesSuffice ? logits.summary?.(p) : undefined;
     if (!s) return dreamSampleToken(logits.row(p), sampling, variant, rng);

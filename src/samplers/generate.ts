@@ -86,31 +86,55 @@ export interface GenerateResult {
  *   r.answer; r.trace.steps.length;
  */
 export async function generate(
-  engine: Engine, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, options: GenerateOptions,
+  engine: Engine,
+  prompts: PromptInput[],
+  settings: Partial<RunConfig> & Record<string, unknown>,
+  options: GenerateOptions,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
   const { cfg, encoded, intervener } = prepareRun(
-    spec, prompts, { ...settings, probes: settings.probes ?? engine.probes }, options.tokenizer, options.warn, options.intervention,
+    spec,
+    prompts,
+    { ...settings, probes: settings.probes ?? engine.probes },
+    options.tokenizer,
+    options.warn,
+    options.intervention,
   );
   if (intervener && !engine.interventions) {
     throw new SettingsError("This engine cannot intervene on attention", {
-      file: "settings", field: "intervention", expected: "an engine built with { interventions: true }", found: intervener.record.policy,
+      file: "settings",
+      field: "intervention",
+      expected: "an engine built with { interventions: true }",
+      found: intervener.record.policy,
       hint: "createEngine(model, { interventions: true, … })",
     });
   }
   if (canonicalJson(cfg.probes) !== canonicalJson(engine.probes)) {
     throw new SettingsError("The engine computes a different probe set", {
-      file: "settings", field: "probes", expected: JSON.stringify(engine.probes), found: JSON.stringify(cfg.probes),
+      file: "settings",
+      field: "probes",
+      expected: JSON.stringify(engine.probes),
+      found: JSON.stringify(cfg.probes),
       hint: "create the engine with the probes you want recorded",
     });
   }
   if (options.traceFiles && options.traceFiles.length !== prompts.length) {
-    throw new SettingsError("One trace file per prompt", { file: "settings", field: "traceFiles", expected: `${prompts.length} entries`, found: String(options.traceFiles.length) });
+    throw new SettingsError("One trace file per prompt", {
+      file: "settings",
+      field: "traceFiles",
+      expected: `${prompts.length} entries`,
+      found: String(options.traceFiles.length),
+    });
   }
 
   const batchSize = options.batchSize ?? prompts.length;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-    throw new SettingsError("Invalid batchSize", { file: "settings", field: "batchSize", expected: "an integer ≥ 1", found: String(options.batchSize) });
+    throw new SettingsError("Invalid batchSize", {
+      file: "settings",
+      field: "batchSize",
+      expected: "an integer ≥ 1",
+      found: String(options.batchSize),
+    });
   }
   preflightBudget(engine, cfg, encoded, batchSize);
   const interrupt = new AbortController();
@@ -135,34 +159,69 @@ export async function generate(
  * share every forward pass. Returns their results, partial when `signal` stopped the loop.
  */
 async function runBatch(
-  engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[], indices: number[], options: GenerateOptions, signal: AbortSignal,
+  engine: Engine,
+  cfg: RunConfig,
+  encoded: EncodedPrompt[],
+  indices: number[],
+  options: GenerateOptions,
+  signal: AbortSignal,
   intervener?: Intervener,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
   const strategy = STRATEGIES[cfg.sampler](cfg, spec);
   const rows: RowState[] = indices.map((index) => {
     const canvas = strategy.initCanvas(Int32Array.from(encoded[index].ids));
-    return { index, promptLength: encoded[index].ids.length, canvas, rng: new Rng(cfg.seed, index), done: false, unmaskedAt: new Int32Array(canvas.length).fill(-1) };
+    return {
+      index,
+      promptLength: encoded[index].ids.length,
+      canvas,
+      rng: new Rng(cfg.seed, index),
+      done: false,
+      unmaskedAt: new Int32Array(canvas.length).fill(-1),
+    };
   });
-  const recorders = new Map(indices.map((index) => [index, new TraceRecorder({
-    spec, modelName: options.modelName ?? spec.architecture, tokenizer: options.tokenizer, config: cfg, device: engine.device,
-    stream: index, prompt: encoded[index], file: options.traceFiles?.[index], keepSteps: options.keepSteps ?? true,
-    intervention: intervener?.record,
-  })]));
+  const recorders = new Map(
+    indices.map((index) => [
+      index,
+      new TraceRecorder({
+        spec,
+        modelName: options.modelName ?? spec.architecture,
+        tokenizer: options.tokenizer,
+        config: cfg,
+        device: engine.device,
+        stream: index,
+        prompt: encoded[index],
+        file: options.traceFiles?.[index],
+        keepSteps: options.keepSteps ?? true,
+        intervention: intervener?.record,
+      }),
+    ]),
+  );
   const padId = spec.padTokenId ?? spec.eosTokenIds[0] ?? 0;
-  const regions = cfg.probes.regionSum ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) } : undefined;
+  const regions = cfg.probes.regionSum
+    ? { count: cfg.probes.regionSum.regions, rows: encoded.map((e) => e.regions.map((r) => r.tokens)) }
+    : undefined;
   try {
     const res = await runSteps(engine, strategy, rows, {
-      padId, regions, signal, intervener,
+      padId,
+      regions,
+      signal,
+      intervener,
       guidance: cfg.cfgScale > 0 ? { scale: cfg.cfgScale, maskId: spec.maskTokenId! } : undefined,
       onStep: (row, step) => {
         recorders.get(row.index)!.step(step);
         options.onStep?.(row.index, step);
       },
     });
-    if (res.interrupted) return rows.map((r) => result(recorders.get(r.index)!.abandon(r.canvas, r.unmaskedAt), recorders.get(r.index)!.file));
+    if (res.interrupted)
+      return rows.map((r) => result(recorders.get(r.index)!.abandon(r.canvas, r.unmaskedAt), recorders.get(r.index)!.file));
     const finals = await finalPass(engine, rows, { padId, regions, intervener });
-    return rows.map((r, i) => result(recorders.get(r.index)!.finish(r.canvas, finals[i].probes, r.unmaskedAt, finals[i].intervention), recorders.get(r.index)!.file));
+    return rows.map((r, i) =>
+      result(
+        recorders.get(r.index)!.finish(r.canvas, finals[i].probes, r.unmaskedAt, finals[i].intervention),
+        recorders.get(r.index)!.file,
+      ),
+    );
   } finally {
     for (const r of recorders.values()) r.close();
   }
@@ -184,7 +243,9 @@ function preflightBudget(engine: Engine, cfg: RunConfig, encoded: EncodedPrompt[
 
 /** JSON with object keys sorted, so {a, b} and {b, a} compare equal. */
 function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+  return JSON.stringify(v, (_k, x) =>
+    x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  );
 }
 
 /** A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing). */
@@ -202,7 +263,10 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
  * trace size estimate. The CLI calls it before building the engine; `generate` calls it again.
  */
 export function prepareRun(
-  spec: ModelSpec, prompts: PromptInput[], settings: Partial<RunConfig> & Record<string, unknown>, tokenizer: TextTokenizer,
+  spec: ModelSpec,
+  prompts: PromptInput[],
+  settings: Partial<RunConfig> & Record<string, unknown>,
+  tokenizer: TextTokenizer,
   warn: (message: string) => void = (m) => console.warn(m),
   intervention?: PolicyInput,
 ): { cfg: RunConfig; encoded: EncodedPrompt[]; traceBytes: number; intervener?: Intervener } {
@@ -214,12 +278,19 @@ export function prepareRun(
   checkRegions(encoded, cfg);
   const longest = Math.max(...encoded.map((e) => e.ids.length)) + cfg.genLength;
   const traceBytes = estimateTraceBytes(cfg.probes, {
-    numLayers: spec.numLayers, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim,
-    seq: longest, steps: cfg.steps, transfersPerStep: Math.ceil(cfg.genLength / cfg.steps),
+    numLayers: spec.numLayers,
+    numHeads: spec.numHeads,
+    numKvHeads: spec.numKvHeads,
+    headDim: spec.headDim,
+    seq: longest,
+    steps: cfg.steps,
+    transfersPerStep: Math.ceil(cfg.genLength / cfg.steps),
   });
   if (traceBytes > cfg.maxTraceBytes) {
     throw new BudgetError("The trace would exceed maxTraceBytes", {
-      file: "settings", field: "probes", expected: `≤ ${cfg.maxTraceBytes} bytes per trace (maxTraceBytes)`,
+      file: "settings",
+      field: "probes",
+      expected: `≤ ${cfg.maxTraceBytes} bytes per trace (maxTraceBytes)`,
       found: `≈ ${traceBytes} bytes for T = ${longest}, ${cfg.steps} steps, ${spec.numLayers} layers`,
       hint: "record fewer layers/heads in pattern, or raise maxTraceBytes",
     });
@@ -264,22 +335,31 @@ interface EncodedPrompt {
 }
 
 function encodePrompt(
-  p: PromptInput, i: number, cfg: RunConfig, spec: ModelSpec, tokenizer: TextTokenizer, warn: (message: string) => void, extra = 0,
+  p: PromptInput,
+  i: number,
+  cfg: RunConfig,
+  spec: ModelSpec,
+  tokenizer: TextTokenizer,
+  warn: (message: string) => void,
+  extra = 0,
 ): EncodedPrompt {
   const text = typeof p === "string" ? p : p.text;
-  if (typeof text !== "string") throw new SettingsError("Prompt is not text", { file: "settings", field: `prompts[${i}]`, expected: "a string or {text, regions}" });
+  if (typeof text !== "string")
+    throw new SettingsError("Prompt is not text", { file: "settings", field: `prompts[${i}]`, expected: "a string or {text, regions}" });
   const enc = tokenizer.encode(text, { addSpecialTokens: cfg.addSpecialTokens });
   if (enc.unknown && enc.unknown.length > 0) warn(unknownWordsWarning(i, enc.unknown));
-  if (enc.ids.length === 0) throw new SettingsError("Prompt is empty", { file: "settings", field: `prompts[${i}]`, expected: "at least one token" });
+  if (enc.ids.length === 0)
+    throw new SettingsError("Prompt is empty", { file: "settings", field: `prompts[${i}]`, expected: "at least one token" });
   const total = enc.ids.length + extra + cfg.genLength;
   if (total > spec.maxPositionEmbeddings) {
     throw new SettingsError("Prompt plus generation is longer than the model's maximum", {
-      file: "settings", field: `prompts[${i}]`,
+      file: "settings",
+      field: `prompts[${i}]`,
       expected: `prompt tokens${extra ? " + sink" : ""} + genLength ≤ max_position_embeddings ${spec.maxPositionEmbeddings}`,
       found: `${enc.ids.length}${extra ? ` + ${extra}` : ""} + ${cfg.genLength} = ${total}`,
     });
   }
-  return { text, ids: enc.ids, tokens: enc.tokens, offsets: enc.offsets, regions: typeof p === "string" ? [] : p.regions ?? [] };
+  return { text, ids: enc.ids, tokens: enc.tokens, offsets: enc.offsets, regions: typeof p === "string" ? [] : (p.regions ?? []) };
 }
 
 function checkRegions(encoded: EncodedPrompt[], cfg: RunConfig): void {
@@ -288,12 +368,20 @@ function checkRegions(encoded: EncodedPrompt[], cfg: RunConfig): void {
     e.regions.forEach((r, k) => {
       const [s, t] = r.tokens;
       if (!(Number.isInteger(s) && Number.isInteger(t) && 0 <= s && s <= t && t <= T)) {
-        throw new SettingsError("Region token span is out of range", { file: "settings", field: `prompts[${i}].regions[${k}].tokens`, expected: `0 ≤ start ≤ end ≤ ${T}`, found: JSON.stringify(r.tokens) });
+        throw new SettingsError("Region token span is out of range", {
+          file: "settings",
+          field: `prompts[${i}].regions[${k}].tokens`,
+          expected: `0 ≤ start ≤ end ≤ ${T}`,
+          found: JSON.stringify(r.tokens),
+        });
       }
     });
     if (cfg.probes.regionSum && e.regions.length !== cfg.probes.regionSum.regions) {
       throw new SettingsError("region_sum needs one region list per prompt of the probe's size", {
-        file: "settings", field: `prompts[${i}].regions`, expected: `${cfg.probes.regionSum.regions} regions`, found: String(e.regions.length),
+        file: "settings",
+        field: `prompts[${i}].regions`,
+        expected: `${cfg.probes.regionSum.regions} regions`,
+        found: String(e.regions.length),
       });
     }
   });

@@ -92,7 +92,8 @@ export function parsePolicy(text: string): InterventionPolicy {
   const kind = name as PolicyKind;
   if (arg === undefined) return { kind };
   if (kind === "anchors" && (arg === "previous" || arg === "first-pass")) return { kind, detect: arg };
-  if ((kind === "random" || kind === "sink") && /^\d+$/.test(arg)) return kind === "random" ? { kind, k: Number(arg) } : { kind, tokenId: Number(arg) };
+  if ((kind === "random" || kind === "sink") && /^\d+$/.test(arg))
+    return kind === "random" ? { kind, k: Number(arg) } : { kind, tokenId: Number(arg) };
   return fail();
 }
 
@@ -112,37 +113,71 @@ export interface ResolvedPolicy {
 
 function intList(v: unknown, field: string, n: number): number[] {
   if (!Array.isArray(v) || v.length === 0 || !v.every((x) => Number.isInteger(x) && x >= 0 && x < n)) {
-    throw new SettingsError(`Invalid ${field}`, { ...where(`intervene.${field}`), expected: `a non-empty list of integers in [0, ${n})`, found: JSON.stringify(v) });
+    throw new SettingsError(`Invalid ${field}`, {
+      ...where(`intervene.${field}`),
+      expected: `a non-empty list of integers in [0, ${n})`,
+      found: JSON.stringify(v),
+    });
   }
   return [...new Set(v as number[])].sort((a, b) => a - b);
 }
 
 /** Check a policy against the model and the probes the engine records; fill defaults. */
-export function resolvePolicy(input: string | InterventionPolicy, spec: ModelSpec, run: { seed: number; probes: ProbeRequest }): ResolvedPolicy {
+export function resolvePolicy(
+  input: string | InterventionPolicy,
+  spec: ModelSpec,
+  run: { seed: number; probes: ProbeRequest },
+): ResolvedPolicy {
   const p = typeof input === "string" ? parsePolicy(input) : input;
   if (!(POLICY_KINDS as readonly string[]).includes(p.kind)) {
-    throw new SettingsError("Unknown intervention policy", { ...where("intervene.kind"), expected: POLICY_KINDS.join(", "), found: JSON.stringify(p.kind) });
+    throw new SettingsError("Unknown intervention policy", {
+      ...where("intervene.kind"),
+      expected: POLICY_KINDS.join(", "),
+      found: JSON.stringify(p.kind),
+    });
   }
   const detect = p.detect ?? "previous";
   if (detect !== "previous" && detect !== "first-pass") {
-    throw new SettingsError("Invalid anchor detection", { ...where("intervene.detect"), expected: '"previous" or "first-pass"', found: JSON.stringify(p.detect) });
+    throw new SettingsError("Invalid anchor detection", {
+      ...where("intervene.detect"),
+      expected: '"previous" or "first-pass"',
+      found: JSON.stringify(p.detect),
+    });
   }
   const k = p.k ?? null;
-  if (k !== null && !(Number.isInteger(k) && k >= 1)) throw new SettingsError("Invalid k", { ...where("intervene.k"), expected: "an integer ≥ 1", found: JSON.stringify(k) });
+  if (k !== null && !(Number.isInteger(k) && k >= 1))
+    throw new SettingsError("Invalid k", { ...where("intervene.k"), expected: "an integer ≥ 1", found: JSON.stringify(k) });
   const seed = p.seed ?? run.seed;
-  if (!(Number.isInteger(seed) && seed >= 0)) throw new SettingsError("Invalid seed", { ...where("intervene.seed"), expected: "an integer ≥ 0", found: JSON.stringify(seed) });
+  if (!(Number.isInteger(seed) && seed >= 0))
+    throw new SettingsError("Invalid seed", { ...where("intervene.seed"), expected: "an integer ≥ 0", found: JSON.stringify(seed) });
   const layers = p.layers === undefined ? Array.from({ length: spec.numLayers }, (_, l) => l) : intList(p.layers, "layers", spec.numLayers);
   const heads = p.heads === undefined ? null : intList(p.heads, "heads", spec.numHeads);
   if ((p.kind === "anchors" || p.kind === "random") && !run.probes.received) {
     throw new SettingsError(`The ${p.kind} policy detects anchors from the received probe`, {
-      ...where(), expected: "an engine recording `received`", found: JSON.stringify(run.probes), hint: "create the engine with probes: { received: true, … }",
+      ...where(),
+      expected: "an engine recording `received`",
+      found: JSON.stringify(run.probes),
+      hint: "create the engine with probes: { received: true, … }",
     });
   }
-  const r: ResolvedPolicy = { kind: p.kind, name: canonicalName(p), detect, rule: resolveRule(p.rule ?? {}, "drift", spec.causal), k, seed, layers, heads };
+  const r: ResolvedPolicy = {
+    kind: p.kind,
+    name: canonicalName(p),
+    detect,
+    rule: resolveRule(p.rule ?? {}, "drift", spec.causal),
+    k,
+    seed,
+    layers,
+    heads,
+  };
   if (p.kind === "sink") {
     const id = p.tokenId ?? spec.bosTokenId ?? spec.padTokenId ?? spec.eosTokenIds[0];
     if (!(Number.isInteger(id) && id! >= 0 && id! < spec.vocabSize)) {
-      throw new SettingsError("Invalid sink token", { ...where("intervene.tokenId"), expected: `a token id in [0, ${spec.vocabSize})`, found: JSON.stringify(id) });
+      throw new SettingsError("Invalid sink token", {
+        ...where("intervene.tokenId"),
+        expected: `a token id in [0, ${spec.vocabSize})`,
+        found: JSON.stringify(id),
+      });
     }
     r.tokenId = id;
   }
@@ -195,7 +230,10 @@ export class Intervener {
   private readonly rngs = new Map<number, Rng>();
   private pass = new Map<number, number>();
 
-  constructor(readonly spec: ModelSpec, readonly policy: ResolvedPolicy | CustomPolicy) {}
+  constructor(
+    readonly spec: ModelSpec,
+    readonly policy: ResolvedPolicy | CustomPolicy,
+  ) {}
 
   /** The same policy with fresh state (one per batch of prompts). */
   fork(): Intervener {
@@ -209,7 +247,12 @@ export class Intervener {
     const params: Record<string, unknown> = { layers: p.layers, heads: p.heads };
     if (p.kind === "anchors" || p.kind === "random") Object.assign(params, { detect: p.detect, rule: p.rule });
     if (p.kind === "random") Object.assign(params, { k: p.k, seed: p.seed, rngStream: "prompt index + 2^31" });
-    if (p.kind === "sink") Object.assign(params, { tokenId: p.tokenId, position: 0, positionIds: "the sink takes position 0; the prompt's positions shift by one" });
+    if (p.kind === "sink")
+      Object.assign(params, {
+        tokenId: p.tokenId,
+        position: 0,
+        positionIds: "the sink takes position 0; the prompt's positions shift by one",
+      });
     return { policy: p.name, params };
   }
 
@@ -240,7 +283,12 @@ export class Intervener {
     const p = this.policy;
     if (p.kind === "custom") {
       const got = p.plan({ step, canvas, promptLength: row.promptLength, previous: this.previous.get(row.index) });
-      return checkPlan({ hidden: got.hidden ?? [], bias: got.bias ?? [], selfOnly: got.selfOnly ?? [], firstPass: false }, this.spec, canvas.length, p.name);
+      return checkPlan(
+        { hidden: got.hidden ?? [], bias: got.bias ?? [], selfOnly: got.selfOnly ?? [], firstPass: false },
+        this.spec,
+        canvas.length,
+        p.name,
+      );
     }
     const T = canvas.length;
     const heads = p.heads ?? [-1];
@@ -253,8 +301,12 @@ export class Intervener {
       if (firstPass) this.remember(row.index, firstPass, undefined);
       const mem = this.memory.get(row.index)!;
       const ctx = {
-        ids: canvas, causal: this.spec.causal, bosTokenId: this.spec.bosTokenId, maskTokenId: this.spec.maskTokenId,
-        eosTokenIds: this.spec.eosTokenIds, padTokenId: this.spec.padTokenId,
+        ids: canvas,
+        causal: this.spec.causal,
+        bosTokenId: this.spec.bosTokenId,
+        maskTokenId: this.spec.maskTokenId,
+        eosTokenIds: this.spec.eosTokenIds,
+        padTokenId: this.spec.padTokenId,
       };
       p.layers.forEach((l, i) => {
         const scores = new Float64Array(T).fill(NaN); // keys never seen (an ARM's new position) are no anchors
@@ -277,17 +329,20 @@ export class Intervener {
   private remember(index: number, probes: Map<string, ProbeTensor>, plan: PassIntervention | undefined): void {
     const p = this.policy as ResolvedPolicy;
     const old = this.memory.get(index);
-    this.memory.set(index, p.layers.map((l, i) => {
-      const rec = probes.get(probeName.received(l));
-      if (!rec) throw new Error(`internal: the ${p.name} policy needs ${probeName.received(l)}`);
-      const next = Float64Array.from(rec.data);
-      if (plan && old) {
-        for (const [layer, head, key] of plan.hidden) {
-          if (layer === l && head === -1 && key < next.length) next[key] = key < old[i].length ? old[i][key] : NaN;
+    this.memory.set(
+      index,
+      p.layers.map((l, i) => {
+        const rec = probes.get(probeName.received(l));
+        if (!rec) throw new Error(`internal: the ${p.name} policy needs ${probeName.received(l)}`);
+        const next = Float64Array.from(rec.data);
+        if (plan && old) {
+          for (const [layer, head, key] of plan.hidden) {
+            if (layer === l && head === -1 && key < next.length) next[key] = key < old[i].length ? old[i][key] : NaN;
+          }
         }
-      }
-      return next;
-    }));
+        return next;
+      }),
+    );
   }
 
   /** k distinct keys in [0, T) that are not anchors, ascending (partial Fisher–Yates on the control's RNG). */
@@ -312,7 +367,11 @@ export class Intervener {
 /** A custom policy's plan, checked: layers, heads and positions in range, finite biases. */
 function checkPlan(p: PassIntervention, spec: ModelSpec, T: number, name: string): PassIntervention {
   const bad = (field: string, expected: string, found: unknown): never => {
-    throw new SettingsError(`Custom policy ${name} returned an invalid plan`, { ...where(`intervene.${field}`), expected, found: JSON.stringify(found) });
+    throw new SettingsError(`Custom policy ${name} returned an invalid plan`, {
+      ...where(`intervene.${field}`),
+      expected,
+      found: JSON.stringify(found),
+    });
   };
   const entry = (e: number[], field: string, width: number) => {
     if (!Array.isArray(e) || e.length !== width) bad(field, `[layer, head, key${width > 3 ? ", value" : ""}]`, e);
@@ -329,11 +388,15 @@ function checkPlan(p: PassIntervention, spec: ModelSpec, T: number, name: string
 }
 
 /** Resolve any policy input; undefined for `none` (a plain run). */
-export function makeIntervener(input: PolicyInput | undefined, spec: ModelSpec, run: { seed: number; probes: ProbeRequest }): Intervener | undefined {
+export function makeIntervener(
+  input: PolicyInput | undefined,
+  spec: ModelSpec,
+  run: { seed: number; probes: ProbeRequest },
+): Intervener | undefined {
   if (input === undefined) return undefined;
   if (typeof input === "object" && input.kind === "custom") {
     if (typeof input.plan !== "function" || typeof input.name !== "string") {
-      throw new SettingsError("Invalid custom policy", { ...where(), expected: "{ kind: \"custom\", name: string, plan(pass) }" });
+      throw new SettingsError("Invalid custom policy", { ...where(), expected: '{ kind: "custom", name: string, plan(pass) }' });
     }
     return new Intervener(spec, input);
   }
@@ -346,7 +409,9 @@ export function makeIntervener(input: PolicyInput | undefined, spec: ModelSpec, 
  * @param plans per batch row (unpadded positions); heads −1 = all heads
  */
 export function batchIntervention(plans: PassIntervention[], pads: number[], seq: number, spec: ModelSpec): AttentionIntervention {
-  const B = plans.length, L = spec.numLayers, H = spec.numHeads;
+  const B = plans.length,
+    L = spec.numLayers,
+    H = spec.numHeads;
   const keyHidden = new Uint8Array(B * L * H * seq);
   const keyBias = new Float32Array(B * L * H * seq);
   const selfOnly = new Uint8Array(B * seq);

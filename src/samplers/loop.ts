@@ -107,15 +107,26 @@ export async function runSteps(engine: Engine, strategy: Strategy, rows: RowStat
     const { out, plans } = await intervenedForward(engine, input, active, pads, opts.intervener);
     const block = strategy.blockOf(step);
     active.forEach((row, b) => {
-      const view = logitsView(out, input.seq, b, pads[b], opts.guidance && {
-        uncondRow: uncondStart + b, uncondPad: pads[uncondStart + b], scale: opts.guidance.scale,
-      }, input.batch);
+      const view = logitsView(
+        out,
+        input.seq,
+        b,
+        pads[b],
+        opts.guidance && {
+          uncondRow: uncondStart + b,
+          uncondPad: pads[uncondStart + b],
+          scale: opts.guidance.scale,
+        },
+        input.batch,
+      );
       const fed = row.canvas;
       const t = strategy.decide(step, row, view);
       apply(row, t, step);
       const probes = sliceProbes(out.probes, b, pads[b]);
       const record: TraceStep = {
-        step, block, canvas: fed,
+        step,
+        block,
+        canvas: fed,
         transferred: Int32Array.from(t.positions),
         tokens: Int32Array.from(t.tokens),
         confidence: Float32Array.from(t.confidence),
@@ -138,14 +149,25 @@ export async function runSteps(engine: Engine, strategy: Strategy, rows: RowStat
  * copies, rows `active.length…`, get the same plan as their conditional row).
  */
 async function intervenedForward(
-  engine: Engine, input: ForwardInput, active: RowState[], pads: number[], intervener?: Intervener,
+  engine: Engine,
+  input: ForwardInput,
+  active: RowState[],
+  pads: number[],
+  intervener?: Intervener,
 ): Promise<{ out: ForwardOutput; plans?: PassIntervention[] }> {
   if (!intervener) return { out: await engine.forward(input) };
   let first: Map<string, ProbeTensor>[] | undefined;
   if (intervener.needsFirstPass(active)) {
     // Only its probes are read: one logits row per batch row, summaries instead of logits.
-    const probeOnly: ForwardInput = { ids: input.ids, batch: input.batch, seq: input.seq, attentionMask: input.attentionMask, regionOneHot: input.regionOneHot };
-    if (engine.logitRows) Object.assign(probeOnly, { logitRows: new Int32Array(input.batch).fill(input.seq - 1), summaries: true, returnLogits: false });
+    const probeOnly: ForwardInput = {
+      ids: input.ids,
+      batch: input.batch,
+      seq: input.seq,
+      attentionMask: input.attentionMask,
+      regionOneHot: input.regionOneHot,
+    };
+    if (engine.logitRows)
+      Object.assign(probeOnly, { logitRows: new Int32Array(input.batch).fill(input.seq - 1), summaries: true, returnLogits: false });
     const out1 = await engine.forward(probeOnly);
     first = active.map((_, b) => sliceProbes(out1.probes, b, pads[b]));
   }
@@ -190,10 +212,19 @@ export interface FinalPass {
  * One forward pass over the rows' final sequences with the same probes (batched, padded); an
  * intervention policy is evaluated for it as for one more step.
  */
-export async function finalPass(engine: Engine, rows: RowState[], opts: Pick<LoopOptions, "padId" | "regions" | "intervener">): Promise<FinalPass[]> {
+export async function finalPass(
+  engine: Engine,
+  rows: RowState[],
+  opts: Pick<LoopOptions, "padId" | "regions" | "intervener">,
+): Promise<FinalPass[]> {
   if (rows.length === 0) return [];
   const regionRows = opts.regions ? rows.map((r) => opts.regions!.rows[r.index]) : undefined;
-  const { input, pads } = padBatch(rows.map((r) => r.canvas), opts.padId, regionRows, opts.regions?.count);
+  const { input, pads } = padBatch(
+    rows.map((r) => r.canvas),
+    opts.padId,
+    regionRows,
+    opts.regions?.count,
+  );
   // Only the probes are used: one logits row per batch row keeps the LM head off the other rows.
   input.logitRows = new Int32Array(input.batch).fill(input.seq - 1);
   const { out, plans } = await intervenedForward(engine, input, rows, pads, opts.intervener);

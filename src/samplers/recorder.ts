@@ -6,7 +6,16 @@
 import type { ModelSpec } from "../graph/spec.js";
 import type { TextTokenizer } from "../runtime/types.js";
 import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type PassIntervention, type Region, type Trace, type TraceIntervention, type TraceModelInfo, type TraceStep } from "../trace/types.js";
+import {
+  TRACE_FORMAT_VERSION,
+  type CharSpan,
+  type PassIntervention,
+  type Region,
+  type Trace,
+  type TraceIntervention,
+  type TraceModelInfo,
+  type TraceStep,
+} from "../trace/types.js";
 import { CREATED_BY, TraceWriter, type TraceHeader } from "../trace/writer.js";
 import type { RunConfig } from "./config.js";
 
@@ -28,8 +37,15 @@ export interface RecorderInit {
 
 export function modelInfo(spec: ModelSpec, name: string): TraceModelInfo {
   const m: TraceModelInfo = {
-    name, family: spec.family, numLayers: spec.numLayers, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads,
-    headDim: spec.headDim, causal: spec.causal, logitShift: spec.logitShift, eosTokenIds: [...spec.eosTokenIds],
+    name,
+    family: spec.family,
+    numLayers: spec.numLayers,
+    numHeads: spec.numHeads,
+    numKvHeads: spec.numKvHeads,
+    headDim: spec.headDim,
+    causal: spec.causal,
+    logitShift: spec.logitShift,
+    eosTokenIds: [...spec.eosTokenIds],
   };
   if (spec.maskTokenId !== undefined) m.maskTokenId = spec.maskTokenId;
   if (spec.bosTokenId !== undefined) m.bosTokenId = spec.bosTokenId;
@@ -70,7 +86,10 @@ export class TraceRecorder {
 
   step(s: TraceStep): void {
     this.stepCount++;
-    this.writer?.writeStep(s, Array.from(s.tokens, (id) => this.init.tokenizer.idToToken(id) ?? ""));
+    this.writer?.writeStep(
+      s,
+      Array.from(s.tokens, (id) => this.init.tokenizer.idToToken(id) ?? ""),
+    );
     if (this.init.keepSteps) this.steps.push(s);
   }
 
@@ -88,7 +107,14 @@ export class TraceRecorder {
     const final: Trace["final"] = { sequence, probes: finalProbes };
     if (finalIntervention) final.intervention = finalIntervention;
     return {
-      ...this.base(), final, unmaskedAt, tokens, offsets, answer, completion, partial: false,
+      ...this.base(),
+      final,
+      unmaskedAt,
+      tokens,
+      offsets,
+      answer,
+      completion,
+      partial: false,
     };
   }
 
@@ -101,7 +127,14 @@ export class TraceRecorder {
     const tokens = [...prompt.tokens, ...Array.from(canvas.subarray(L), (id) => tokenizer.idToToken(id) ?? "")];
     const offsets: CharSpan[] = [...prompt.offsets, ...Array.from(canvas.subarray(L), (): CharSpan => [textEnd, textEnd])];
     return {
-      ...this.base(), final: { sequence: canvas, probes: new Map() }, unmaskedAt, tokens, offsets, answer: "", completion: "", partial: true,
+      ...this.base(),
+      final: { sequence: canvas, probes: new Map() },
+      unmaskedAt,
+      tokens,
+      offsets,
+      answer: "",
+      completion: "",
+      partial: true,
     };
   }
 
@@ -113,8 +146,15 @@ export class TraceRecorder {
   private base() {
     const h = this.header;
     return {
-      formatVersion: h.formatVersion, model: h.model, prompt: h.prompt, settings: h.settings, probes: h.probes,
-      steps: this.steps, seed: h.seed, stream: h.stream, device: h.device,
+      formatVersion: h.formatVersion,
+      model: h.model,
+      prompt: h.prompt,
+      settings: h.settings,
+      probes: h.probes,
+      steps: this.steps,
+      seed: h.seed,
+      stream: h.stream,
+      device: h.device,
       ...(h.intervention ? { intervention: h.intervention } : {}),
     };
   }
@@ -142,5 +182,8 @@ function generatedOffsets(tokenizer: TextTokenizer, ids: number[], start: number
  * tokenizer's (LLaDA, Qwen/Dream), and an untrained or unlucky model can sample those rows.
  */
 function decodeKnown(tokenizer: TextTokenizer, ids: number[], skipSpecialTokens: boolean): string {
-  return tokenizer.decode(ids.filter((id) => tokenizer.idToToken(id) !== undefined), { skipSpecialTokens });
+  return tokenizer.decode(
+    ids.filter((id) => tokenizer.idToToken(id) !== undefined),
+    { skipSpecialTokens },
+  );
 }

@@ -46,7 +46,12 @@ export class Rng {
       throw new SettingsError("Invalid seed", { file: "settings", field: "seed", expected: "an integer 0 … 2^53−1", found: String(seed) });
     }
     if (!Number.isInteger(stream) || stream < 0 || stream >= TWO_POW_32) {
-      throw new SettingsError("Invalid RNG stream", { file: "settings", field: "stream", expected: "an integer 0 … 2^32−1", found: String(stream) });
+      throw new SettingsError("Invalid RNG stream", {
+        file: "settings",
+        field: "stream",
+        expected: "an integer 0 … 2^32−1",
+        found: String(stream),
+      });
     }
     this.seed = seed;
     this.stream = stream;

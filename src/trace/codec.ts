@@ -16,7 +16,15 @@ import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { TraceFormatError } from "../util/errors.js";
 import { TRACE_FORMAT_VERSION } from "./types.js";
-import { checkCoverage, layoutSafetensors, parseHeaderJson, short, validateTensorEntries, type SafetensorsIssue, type TensorBytes } from "../util/safetensors-codec.js";
+import {
+  checkCoverage,
+  layoutSafetensors,
+  parseHeaderJson,
+  short,
+  validateTensorEntries,
+  type SafetensorsIssue,
+  type TensorBytes,
+} from "../util/safetensors-codec.js";
 
 export const TRACE_MAGIC = "FSTRACE\n";
 export const PREAMBLE_BYTES = 16;
@@ -56,28 +64,42 @@ export function encodePreamble(version: number): Buffer {
 export function decodePreamble(buf: Buffer, file: string): number {
   if (buf.length < PREAMBLE_BYTES) {
     throw new TraceFormatError("Trace file is too short to be a trace", {
-      file, field: "preamble", expected: `${PREAMBLE_BYTES} bytes starting with "FSTRACE\\n"`, found: `${buf.length} bytes`,
+      file,
+      field: "preamble",
+      expected: `${PREAMBLE_BYTES} bytes starting with "FSTRACE\\n"`,
+      found: `${buf.length} bytes`,
     });
   }
   const magic = buf.toString("latin1", 0, 8);
   if (magic !== TRACE_MAGIC) {
     throw new TraceFormatError("Not a floatscope trace file", {
-      file, field: "magic", expected: JSON.stringify(TRACE_MAGIC), found: JSON.stringify(magic),
+      file,
+      field: "magic",
+      expected: JSON.stringify(TRACE_MAGIC),
+      found: JSON.stringify(magic),
     });
   }
   const version = buf.readUInt32LE(8);
   // A newer version is refused by number before anything else is read (it may use the reserved field).
   if (version > TRACE_FORMAT_VERSION) {
     throw new TraceFormatError(`Trace format version ${version} is newer than this floatscope reads`, {
-      file, field: "format version", expected: `≤ ${TRACE_FORMAT_VERSION}`, found: String(version), hint: "upgrade floatscope to read this trace",
+      file,
+      field: "format version",
+      expected: `≤ ${TRACE_FORMAT_VERSION}`,
+      found: String(version),
+      hint: "upgrade floatscope to read this trace",
     });
   }
-  if (version < 1) throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
+  if (version < 1)
+    throw new TraceFormatError("Unknown trace format version", { file, field: "format version", expected: "≥ 1", found: String(version) });
   // Reserved for a future writer: a nonzero value means a file this reader does not understand.
   const reserved = buf.readUInt32LE(12);
   if (reserved !== 0) {
     throw new TraceFormatError("Trace preamble has a nonzero reserved field", {
-      file, field: "reserved (preamble bytes 12–15)", expected: "0", found: String(reserved),
+      file,
+      field: "reserved (preamble bytes 12–15)",
+      expected: "0",
+      found: String(reserved),
       hint: "the file was written by another tool or is damaged",
     });
   }
@@ -89,7 +111,11 @@ export function encodeRecord(rec: TraceRecord): Buffer {
   const tensors = [...rec.tensors].map(([name, t]): [string, TensorBytes] => {
     const count = t.shape.reduce((a, b) => a * b, 1);
     if (count !== t.data.length) {
-      throw new TraceFormatError("Tensor data does not match its shape", { field: name, expected: `${count} elements`, found: `${t.data.length}` });
+      throw new TraceFormatError("Tensor data does not match its shape", {
+        field: name,
+        expected: `${count} elements`,
+        found: `${t.data.length}`,
+      });
     }
     return [name, { dtype: t.dtype, shape: t.shape, bytes: Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength) }];
   });
@@ -195,8 +221,10 @@ export function framedRecords(read: ReadAt, size: number, file: string): RecordS
       const actual = zlib.crc32(blob);
       if (stored !== actual) {
         throw new TraceFormatError("Trace record is corrupted (checksum mismatch)", {
-          file, field: `record ${index} (byte ${p})`,
-          expected: `CRC-32 ${stored.toString(16).padStart(8, "0")}`, found: actual.toString(16).padStart(8, "0"),
+          file,
+          field: `record ${index} (byte ${p})`,
+          expected: `CRC-32 ${stored.toString(16).padStart(8, "0")}`,
+          found: actual.toString(16).padStart(8, "0"),
         });
       }
       yield { blob, offset: p };

@@ -12,11 +12,28 @@ import * as fs from "node:fs";
 import { TraceFormatError } from "../util/errors.js";
 import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
 import {
-  bufferReader, decodeBlob, decodePreamble, fileReader, framedRecords, PREAMBLE_BYTES, type ReadAt, type RecordPlace, type TraceRecord,
+  bufferReader,
+  decodeBlob,
+  decodePreamble,
+  fileReader,
+  framedRecords,
+  PREAMBLE_BYTES,
+  type ReadAt,
+  type RecordPlace,
+  type TraceRecord,
 } from "./codec.js";
 import { readPassIntervention, readTraceIntervention } from "./intervention.js";
 import { Check, checkProbeCoverage, readProbes } from "./schema.js";
-import { TRACE_FORMAT_VERSION, type CharSpan, type Region, type Trace, type TraceModelInfo, type TraceIntervention, type TracePrompt, type TraceStep } from "./types.js";
+import {
+  TRACE_FORMAT_VERSION,
+  type CharSpan,
+  type Region,
+  type Trace,
+  type TraceModelInfo,
+  type TraceIntervention,
+  type TracePrompt,
+  type TraceStep,
+} from "./types.js";
 
 export interface ReadTraceOptions {
   /** Load the complete records of a file whose last record is cut short (marked partial). */
@@ -96,7 +113,12 @@ function withFile<T>(file: string, f: (read: ReadAt, size: number) => T): T {
 }
 
 function noMeta(file: string): TraceFormatError {
-  return new TraceFormatError("Trace file has no meta record", { file, field: "record 0", expected: "a meta record", found: "end of file" });
+  return new TraceFormatError("Trace file has no meta record", {
+    file,
+    field: "record 0",
+    expected: "a meta record",
+    found: "end of file",
+  });
 }
 
 interface Decoded {
@@ -119,7 +141,9 @@ function* decodedRecords(read: ReadAt, size: number, file: string, options: Read
   const cut = stream.truncation();
   if (cut && !options.allowTruncated) {
     throw new TraceFormatError("Trace file is truncated: its last record is cut short", {
-      file, field: `record ${cut.complete} (byte ${cut.at})`, expected: "a complete length-prefixed record",
+      file,
+      field: `record ${cut.complete} (byte ${cut.at})`,
+      expected: "a complete length-prefixed record",
       found: `${cut.trailing} trailing bytes`,
       hint: `readTrace(file, { allowTruncated: true }) loads the ${cut.complete} complete records as a partial trace`,
     });
@@ -167,7 +191,7 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
       const intervention = readPassIntervention(c, rec.json, h.model.numLayers, h.model.numHeads, seq.length);
       if (intervention) final.intervention = intervention;
     } else {
-      const T = final ? final.sequence.length : rec.tensors.get("unmasked_at")?.shape[0] ?? 0;
+      const T = final ? final.sequence.length : (rec.tensors.get("unmasked_at")?.shape[0] ?? 0);
       const unmaskedAt = c.tensor(rec.tensors, "unmasked_at", "I32", [T]).data as Int32Array;
       for (const n of rec.tensors.keys()) if (!END_TENSORS.has(n)) c.fail(n, "no tensor but unmasked_at", n);
       for (const [i, at] of unmaskedAt.entries()) {
@@ -178,8 +202,15 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
   }
 
   const base = {
-    formatVersion: h.formatVersion, model: h.model, prompt: h.prompt, settings: h.settings, probes: h.probes,
-    steps, seed: h.seed, stream: h.stream, device: h.device,
+    formatVersion: h.formatVersion,
+    model: h.model,
+    prompt: h.prompt,
+    settings: h.settings,
+    probes: h.probes,
+    steps,
+    seed: h.seed,
+    stream: h.stream,
+    device: h.device,
     ...(h.intervention ? { intervention: h.intervention } : {}),
   };
   if (end && final && !truncated) {
@@ -188,9 +219,14 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
     const stepCount = c.int(end.json, "stepCount");
     if (stepCount !== steps.length) c.fail("stepCount", `${steps.length} (step records in the file)`, String(stepCount));
     return {
-      ...base, final, unmaskedAt: end.unmaskedAt, partial: false,
-      tokens: c.strings(end.json, "tokens", T), offsets: c.spans(end.json, "offsets", T),
-      answer: c.str(end.json, "answer"), completion: c.str(end.json, "completion"),
+      ...base,
+      final,
+      unmaskedAt: end.unmaskedAt,
+      partial: false,
+      tokens: c.strings(end.json, "tokens", T),
+      offsets: c.spans(end.json, "offsets", T),
+      answer: c.str(end.json, "answer"),
+      completion: c.str(end.json, "completion"),
     };
   }
   // Partial: rebuild what the steps say about the canvas.
@@ -199,17 +235,25 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
   const unmaskedAt = new Int32Array(canvas.length).fill(-1);
   const tokens = [...h.promptTokens];
   for (let i = L; i < canvas.length; i++) tokens.push(h.maskToken ?? "");
-  steps.forEach((s, k) => s.transferred.forEach((pos, j) => {
-    if (pos < canvas.length) {
-      unmaskedAt[pos] = s.step;
-      if (pos >= L) tokens[pos] = stepStrings[k][j] ?? "";
-    }
-  }));
+  steps.forEach((s, k) =>
+    s.transferred.forEach((pos, j) => {
+      if (pos < canvas.length) {
+        unmaskedAt[pos] = s.step;
+        if (pos >= L) tokens[pos] = stepStrings[k][j] ?? "";
+      }
+    }),
+  );
   const textEnd = h.prompt.text.length;
   const offsets: CharSpan[] = [...h.promptOffsets];
   for (let i = L; i < canvas.length; i++) offsets.push([textEnd, textEnd]);
   return {
-    ...base, partial: true, unmaskedAt, tokens, offsets, answer: "", completion: "",
+    ...base,
+    partial: true,
+    unmaskedAt,
+    tokens,
+    offsets,
+    answer: "",
+    completion: "",
     final: final ?? { sequence: canvas, probes: new Map<string, ProbeTensor>() },
     source: { file, cut: truncated, final: final !== undefined },
   };
@@ -218,10 +262,14 @@ function assemble(records: Iterable<Decoded>, file: string): Trace {
 /** The canvas after a step's transfers (ARM steps append one position). */
 function replay(s: TraceStep): Int32Array {
   let len = s.canvas.length;
-  s.transferred.forEach((p) => { len = Math.max(len, p + 1); });
+  s.transferred.forEach((p) => {
+    len = Math.max(len, p + 1);
+  });
   const out = new Int32Array(len);
   out.set(s.canvas);
-  s.transferred.forEach((p, j) => { out[p] = s.tokens[j]; });
+  s.transferred.forEach((p, j) => {
+    out[p] = s.tokens[j];
+  });
   return out;
 }
 
@@ -248,18 +296,23 @@ export interface TraceMeta {
 function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
   const formatVersion = c.int(j, "formatVersion", 1);
   // The preamble's version was checked already (decodePreamble); the meta must agree with it.
-  if (formatVersion !== TRACE_FORMAT_VERSION) c.fail("formatVersion", `${TRACE_FORMAT_VERSION} (the preamble's format version)`, String(formatVersion));
+  if (formatVersion !== TRACE_FORMAT_VERSION)
+    c.fail("formatVersion", `${TRACE_FORMAT_VERSION} (the preamble's format version)`, String(formatVersion));
   const m = c.obj(j, "model");
   const model: TraceModelInfo = {
     name: c.str(m, "name"),
     family: c.str(m, "family") as TraceModelInfo["family"],
-    numLayers: c.int(m, "numLayers", 1), numHeads: c.int(m, "numHeads", 1), numKvHeads: c.int(m, "numKvHeads", 1), headDim: c.int(m, "headDim", 1),
+    numLayers: c.int(m, "numLayers", 1),
+    numHeads: c.int(m, "numHeads", 1),
+    numKvHeads: c.int(m, "numKvHeads", 1),
+    headDim: c.int(m, "headDim", 1),
     causal: m.causal === true,
     logitShift: c.int(m, "logitShift") === 1 ? 1 : 0,
     eosTokenIds: c.ints(m, "eosTokenIds"),
   };
   if (typeof m.causal !== "boolean") c.fail("model.causal", "true or false", m.causal);
-  if (model.numHeads % model.numKvHeads !== 0) c.fail("model.numKvHeads", `a count that divides numHeads ${model.numHeads}`, String(model.numKvHeads));
+  if (model.numHeads % model.numKvHeads !== 0)
+    c.fail("model.numKvHeads", `a count that divides numHeads ${model.numHeads}`, String(model.numKvHeads));
   if (!["llama", "qwen2", "llada", "dream"].includes(model.family)) c.fail("model.family", "llama | qwen2 | llada | dream", model.family);
   for (const k of ["maskTokenId", "bosTokenId", "padTokenId"] as const) if (m[k] !== undefined) model[k] = c.int(m, k);
   const p = c.obj(j, "prompt");
@@ -280,16 +333,20 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
   const genLength = typeof j.settings === "object" && j.settings !== null ? (j.settings as Record<string, unknown>).genLength : undefined;
   const maxT = Number.isSafeInteger(genLength) && (genLength as number) >= 0 ? promptLength + (genLength as number) : undefined;
   regions.forEach((r, i) => {
-    if (maxT !== undefined && r.tokens[1] > maxT) c.fail(`prompt.regions[${i}].tokens`, `a span inside [0, ${maxT}] (prompt + genLength)`, JSON.stringify(r.tokens));
+    if (maxT !== undefined && r.tokens[1] > maxT)
+      c.fail(`prompt.regions[${i}].tokens`, `a span inside [0, ${maxT}] (prompt + genLength)`, JSON.stringify(r.tokens));
   });
   const meta: TraceMeta = {
-    formatVersion, model,
+    formatVersion,
+    model,
     prompt: { text, ids, promptLength, regions },
     promptTokens: c.strings(j, "promptTokens", promptLength),
     promptOffsets: c.spans(j, "promptOffsets", promptLength),
     settings: c.obj(j, "settings"),
     probes: c.obj(j, "probes") as ProbeRequest,
-    seed: c.int(j, "seed"), stream: c.int(j, "stream"), device: c.str(j, "device"),
+    seed: c.int(j, "seed"),
+    stream: c.int(j, "stream"),
+    device: c.str(j, "device"),
   };
   if (j.maskToken !== undefined) meta.maskToken = c.str(j, "maskToken");
   const intervention = readTraceIntervention(c, j);
@@ -310,7 +367,8 @@ function readStep(c: Check, rec: TraceRecord, meta: TraceMeta, expectedIndex: nu
   const n = rec.tensors.get("transferred")?.shape[0] ?? 0;
   const transferred = c.tensor(rec.tensors, "transferred", "I32", [n]).data as Int32Array;
   // Samplers only write generated positions (an ARM appends at T); the prompt is never rewritten.
-  for (const pos of transferred) if (pos < promptLength || pos > T) c.fail("transferred", `positions in [${promptLength}, ${T}]`, String(pos));
+  for (const pos of transferred)
+    if (pos < promptLength || pos > T) c.fail("transferred", `positions in [${promptLength}, ${T}]`, String(pos));
   const producingRow = c.tensor(rec.tensors, "producing_row", "I32", [n]).data as Int32Array;
   for (const row of producingRow) if (row < 0 || row >= Math.max(T, 1)) c.fail("producing_row", `query rows in [0, ${T})`, String(row));
   const tokenStrings = c.strings(j, "tokenStrings");

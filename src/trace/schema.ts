@@ -3,7 +3,17 @@
  * failure is a `TraceFormatError` naming the file, the record and the field.
  */
 import { TraceFormatError } from "../util/errors.js";
-import { PROBE_AXES, PROBES, REQUEST_KEYS, parseProbeName, probeInfo, records, type Axis, type ProbeRequest, type ProbeTensor } from "../util/probes.js";
+import {
+  PROBE_AXES,
+  PROBES,
+  REQUEST_KEYS,
+  parseProbeName,
+  probeInfo,
+  records,
+  type Axis,
+  type ProbeRequest,
+  type ProbeTensor,
+} from "../util/probes.js";
 import type { RawTensor, RecordPlace } from "./codec.js";
 import type { TraceModelInfo } from "./types.js";
 
@@ -11,9 +21,12 @@ export class Check {
   constructor(readonly place: RecordPlace) {}
 
   fail(field: string, expected: string, found: unknown): never {
-    const f = typeof found === "string" ? found : JSON.stringify(found)?.slice(0, 80) ?? String(found);
+    const f = typeof found === "string" ? found : (JSON.stringify(found)?.slice(0, 80) ?? String(found));
     throw new TraceFormatError("Trace record does not match the trace schema", {
-      file: this.place.file, field: `record ${this.place.index} (byte ${this.place.offset}): ${field}`, expected, found: f,
+      file: this.place.file,
+      field: `record ${this.place.index} (byte ${this.place.offset}): ${field}`,
+      expected,
+      found: f,
     });
   }
 
@@ -51,7 +64,9 @@ export class Check {
 
   spans(o: Record<string, unknown>, key: string, length: number): [number, number][] {
     const v = o[key];
-    const ok = Array.isArray(v) && v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0) && s[0] <= s[1]);
+    const ok =
+      Array.isArray(v) &&
+      v.every((s) => Array.isArray(s) && s.length === 2 && s.every((x) => Number.isSafeInteger(x) && x >= 0) && s[0] <= s[1]);
     if (!ok) this.fail(key, "an array of [start, end] spans with 0 ≤ start ≤ end", v);
     if (v.length !== length) this.fail(key, `${length} spans`, `${v.length}`);
     return v as [number, number][];
@@ -62,7 +77,8 @@ export class Check {
     const t = tensors.get(name);
     if (!t) this.fail(name, `a ${dtype}[${shape.join(",")}] tensor`, "missing");
     if (t.dtype !== dtype) this.fail(`${name}.dtype`, dtype, t.dtype);
-    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) this.fail(`${name}.shape`, `[${shape.join(",")}]`, `[${t.shape.join(",")}]`);
+    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i]))
+      this.fail(`${name}.shape`, `[${shape.join(",")}]`, `[${t.shape.join(",")}]`);
     return t;
   }
 }
@@ -73,7 +89,12 @@ export class Check {
  * sizes that agree with the model and the sequence length `seq`.
  */
 export function readProbes(
-  c: Check, axesByName: Record<string, unknown>, tensors: Map<string, RawTensor>, model: TraceModelInfo, seq: number, reserved: Set<string>,
+  c: Check,
+  axesByName: Record<string, unknown>,
+  tensors: Map<string, RawTensor>,
+  model: TraceModelInfo,
+  seq: number,
+  reserved: Set<string>,
 ): Map<string, ProbeTensor> {
   const out = new Map<string, ProbeTensor>();
   for (const name of tensors.keys()) {
@@ -133,7 +154,12 @@ function rangeText(layers: number[]): string {
  * request promises must be present: an every-layer request at least one of its kinds (argmax_key
  * stands for the argmax pair), a chosen-layer request each kind at each of its layers.
  */
-export function checkProbeCoverage(c: Check, probes: Map<string, ProbeTensor>, model: TraceModelInfo, request?: Record<string, unknown>): void {
+export function checkProbeCoverage(
+  c: Check,
+  probes: Map<string, ProbeTensor>,
+  model: TraceModelInfo,
+  request?: Record<string, unknown>,
+): void {
   const layersOf = new Map<string, number[]>();
   for (const name of probes.keys()) {
     const p = parseProbeName(name);
@@ -162,10 +188,12 @@ export function checkProbeCoverage(c: Check, probes: Map<string, ProbeTensor>, m
     const layers = (v as { layers?: unknown }).layers;
     if (!Array.isArray(layers)) c.fail(`meta probes.${key}.layers`, "an array of layer indices", layers);
     for (const l of layers) {
-      if (!Number.isSafeInteger(l) || l < 0 || l >= model.numLayers) c.fail(`meta probes.${key}.layers`, `layers in [0, ${model.numLayers})`, String(l));
+      if (!Number.isSafeInteger(l) || l < 0 || l >= model.numLayers)
+        c.fail(`meta probes.${key}.layers`, `layers in [0, ${model.numLayers})`, String(l));
       for (const info of infos) {
         const name = `blocks.${l}.attn.${info.kind}`;
-        if (records(request as ProbeRequest, info, l) && !probes.has(name)) c.fail(name, `the probe the meta's request promises (probes.${key}.layers)`, "missing");
+        if (records(request as ProbeRequest, info, l) && !probes.has(name))
+          c.fail(name, `the probe the meta's request promises (probes.${key}.layers)`, "missing");
       }
     }
   }

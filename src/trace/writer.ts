@@ -152,10 +152,18 @@ export function encodeTrace(trace: Trace, header: TraceHeader = headerOf(trace))
   for (const s of trace.steps) parts.push(encodeRecord(stepRecord(s)));
   if (!trace.partial) {
     parts.push(encodeRecord(finalRecord(trace.final.sequence, trace.final.probes)));
-    parts.push(encodeRecord(endRecord({
-      tokens: trace.tokens, offsets: trace.offsets, unmaskedAt: trace.unmaskedAt,
-      answer: trace.answer, completion: trace.completion, stepCount: trace.steps.length,
-    })));
+    parts.push(
+      encodeRecord(
+        endRecord({
+          tokens: trace.tokens,
+          offsets: trace.offsets,
+          unmaskedAt: trace.unmaskedAt,
+          answer: trace.answer,
+          completion: trace.completion,
+          stepCount: trace.steps.length,
+        }),
+      ),
+    );
   }
   return Buffer.concat(parts);
 }

@@ -79,11 +79,7 @@ export class RuntimeError extends FloatscopeError {}
  * Check an option against a fixed list of keywords, Plot-style: one helper, one message.
  * Returns the value typed as the union.
  */
-export function keyword<T extends string>(
-  value: unknown,
-  allowed: readonly T[],
-  where: { field: string; file?: string },
-): T {
+export function keyword<T extends string>(value: unknown, allowed: readonly T[], where: { field: string; file?: string }): T {
   if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
   throw new SettingsError(`Unknown value for ${where.field}`, {
     file: where.file,

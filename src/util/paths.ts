@@ -17,8 +17,20 @@ import { FloatscopeError, type FloatscopeErrorDetails } from "./errors.js";
 export class PathError extends FloatscopeError {}
 
 export type PathKind =
-  | "file" | "directory" | "missing" | "dangling-link" | "link-loop" | "fifo" | "socket"
-  | "character-device" | "block-device" | "not-a-directory" | "name-too-long" | "unreadable" | "unwritable" | "other";
+  | "file"
+  | "directory"
+  | "missing"
+  | "dangling-link"
+  | "link-loop"
+  | "fifo"
+  | "socket"
+  | "character-device"
+  | "block-device"
+  | "not-a-directory"
+  | "name-too-long"
+  | "unreadable"
+  | "unwritable"
+  | "other";
 
 export interface PathInfo {
   /** Absolute path as given (not resolved). */
@@ -117,7 +129,11 @@ function fail(info: PathInfo, o: CheckOptions, expected: string, extra?: string)
   const E = o.error ?? PathError;
   const found = describeKind(info.kind) + (extra ? ` (${extra})` : "") + (info.kind === "other" && info.code ? ` (${info.code})` : "");
   throw new E(info.kind === "missing" ? `The ${o.what} was not found` : `The path given as ${o.what} is ${found}, not ${expected}`, {
-    file: info.path, field: o.field ?? "(path)", expected, found, hint: o.hint,
+    file: info.path,
+    field: o.field ?? "(path)",
+    expected,
+    found,
+    hint: o.hint,
   });
 }
 
@@ -186,7 +202,13 @@ export function readFileBounded(p: string, o: CheckOptions & { maxBytes: number 
   try {
     if (size > o.maxBytes) {
       const E = o.error ?? PathError;
-      throw new E(`The ${o.what} is too large`, { file: abs, field: "(file size)", expected: `at most ${o.maxBytes} bytes`, found: `${size} bytes`, hint: o.hint });
+      throw new E(`The ${o.what} is too large`, {
+        file: abs,
+        field: "(file size)",
+        expected: `at most ${o.maxBytes} bytes`,
+        found: `${size} bytes`,
+        hint: o.hint,
+      });
     }
     const buf = Buffer.alloc(size);
     let done = 0;
@@ -241,14 +263,18 @@ function ensureParent(abs: string, o: OutputOptions): void {
   const dir = path.dirname(abs);
   const parent = inspectPath(dir);
   if (parent.kind === "directory") {
-    if (!readable(dir, fs.constants.W_OK | fs.constants.X_OK)) fail({ ...parent, kind: "unwritable" }, { ...o, what: `folder of the ${o.what}` }, "a writable folder");
+    if (!readable(dir, fs.constants.W_OK | fs.constants.X_OK))
+      fail({ ...parent, kind: "unwritable" }, { ...o, what: `folder of the ${o.what}` }, "a writable folder");
     return;
   }
   if (parent.kind !== "missing" || !o.mkdir) {
     const E = o.error ?? PathError;
     throw new E(`The folder of the ${o.what} ${parent.kind === "missing" ? "does not exist" : "is not a folder"}`, {
-      file: dir, field: o.field ?? "(path)", expected: "an existing folder", found: describeKind(parent.kind),
-      hint: parent.kind === "missing" ? o.mkdirHint ?? "create it first" : o.hint,
+      file: dir,
+      field: o.field ?? "(path)",
+      expected: "an existing folder",
+      found: describeKind(parent.kind),
+      hint: parent.kind === "missing" ? (o.mkdirHint ?? "create it first") : o.hint,
     });
   }
   // Create the missing chain from the top so each created folder can be announced.

@@ -55,8 +55,18 @@ export const DEFAULT_PROBES: ProbeRequest = { received: true };
 
 /** The part of a probe name after `blocks.{l}.attn.`: the word traces, tables and errors use. */
 export type ProbeKind =
-  | "received" | "received_heads" | "self" | "argmax_key" | "argmax_prob" | "region_sum"
-  | "pattern" | "pattern_mean" | "q_rot" | "k_rot" | "q" | "k";
+  | "received"
+  | "received_heads"
+  | "self"
+  | "argmax_key"
+  | "argmax_prob"
+  | "region_sum"
+  | "pattern"
+  | "pattern_mean"
+  | "q_rot"
+  | "k_rot"
+  | "q"
+  | "k";
 
 /** A ProbeRequest field (camelCase: the library's option name). */
 export type RequestKey = keyof ProbeRequest;
@@ -85,7 +95,10 @@ export interface ProbeInfo {
 }
 
 const flag = (key: RequestKey) => () => `probes: { ${key}: true }`;
-const chosen = (key: RequestKey, extra = "") => (l: number) => `probes: { ${key}: { layers: [${l}]${extra} } }`;
+const chosen =
+  (key: RequestKey, extra = "") =>
+  (l: number) =>
+    `probes: { ${key}: { layers: [${l}]${extra} } }`;
 
 /**
  * THE probe table: every other list of probes (graph outputs, request validation, CLI words,
@@ -94,21 +107,126 @@ const chosen = (key: RequestKey, extra = "") => (l: number) => `probes: { ${key}
  * Order is the graph's output order within a layer.
  */
 export const PROBES: readonly ProbeInfo[] = [
-  { kind: "received", request: "received", axes: ["batch", "key"], dtype: "float32", cli: "received", cost: "vector", layers: "all", hint: flag("received") },
-  { kind: "received_heads", request: "receivedHeads", axes: ["batch", "head", "key"], dtype: "float32", cli: "received_heads", cost: "heads", layers: "all", hint: flag("receivedHeads") },
-  { kind: "self", request: "self", axes: ["batch", "key"], dtype: "float32", cli: "self", cost: "vector", layers: "all", hint: flag("self") },
-  { kind: "argmax_key", request: "argmax", axes: ["batch", "head", "query"], dtype: "int32", cli: "argmax", cost: "heads", layers: "all", hint: flag("argmax") },
-  { kind: "argmax_prob", request: "argmax", axes: ["batch", "head", "query"], dtype: "float32", cli: "argmax", cost: "heads", layers: "all", hint: flag("argmax") },
   {
-    kind: "region_sum", request: "regionSum", axes: ["batch", "region", "regionKey"], dtype: "float32", cli: "region_sum", cost: "regions", layers: "all",
+    kind: "received",
+    request: "received",
+    axes: ["batch", "key"],
+    dtype: "float32",
+    cli: "received",
+    cost: "vector",
+    layers: "all",
+    hint: flag("received"),
+  },
+  {
+    kind: "received_heads",
+    request: "receivedHeads",
+    axes: ["batch", "head", "key"],
+    dtype: "float32",
+    cli: "received_heads",
+    cost: "heads",
+    layers: "all",
+    hint: flag("receivedHeads"),
+  },
+  {
+    kind: "self",
+    request: "self",
+    axes: ["batch", "key"],
+    dtype: "float32",
+    cli: "self",
+    cost: "vector",
+    layers: "all",
+    hint: flag("self"),
+  },
+  {
+    kind: "argmax_key",
+    request: "argmax",
+    axes: ["batch", "head", "query"],
+    dtype: "int32",
+    cli: "argmax",
+    cost: "heads",
+    layers: "all",
+    hint: flag("argmax"),
+  },
+  {
+    kind: "argmax_prob",
+    request: "argmax",
+    axes: ["batch", "head", "query"],
+    dtype: "float32",
+    cli: "argmax",
+    cost: "heads",
+    layers: "all",
+    hint: flag("argmax"),
+  },
+  {
+    kind: "region_sum",
+    request: "regionSum",
+    axes: ["batch", "region", "regionKey"],
+    dtype: "float32",
+    cli: "region_sum",
+    cost: "regions",
+    layers: "all",
     hint: () => "probes: { regionSum: { regions: <number of prompt regions> } }",
   },
-  { kind: "pattern", request: "pattern", axes: ["batch", "head", "query", "key"], dtype: "float32", cli: "pattern", cost: "heads-map", layers: "chosen", hint: chosen("pattern") },
-  { kind: "pattern_mean", request: "patternMean", axes: ["batch", "query", "key"], dtype: "float32", cli: "pattern_mean", cost: "map", layers: "chosen", hint: chosen("patternMean") },
-  { kind: "q_rot", request: "qk", axes: ["batch", "head", "query", "dHead"], dtype: "float32", cli: "q_rot", cost: "states", layers: "chosen", hint: chosen("qk") },
-  { kind: "k_rot", request: "qk", axes: ["batch", "kvHead", "key", "dHead"], dtype: "float32", cli: "k_rot", cost: "states", layers: "chosen", hint: chosen("qk") },
-  { kind: "q", request: "qk", axes: ["batch", "head", "query", "dHead"], dtype: "float32", cli: "q", cost: "states", layers: "chosen", hint: chosen("qk", ", preRope: true") },
-  { kind: "k", request: "qk", axes: ["batch", "kvHead", "key", "dHead"], dtype: "float32", cli: "k", cost: "states", layers: "chosen", hint: chosen("qk", ", preRope: true") },
+  {
+    kind: "pattern",
+    request: "pattern",
+    axes: ["batch", "head", "query", "key"],
+    dtype: "float32",
+    cli: "pattern",
+    cost: "heads-map",
+    layers: "chosen",
+    hint: chosen("pattern"),
+  },
+  {
+    kind: "pattern_mean",
+    request: "patternMean",
+    axes: ["batch", "query", "key"],
+    dtype: "float32",
+    cli: "pattern_mean",
+    cost: "map",
+    layers: "chosen",
+    hint: chosen("patternMean"),
+  },
+  {
+    kind: "q_rot",
+    request: "qk",
+    axes: ["batch", "head", "query", "dHead"],
+    dtype: "float32",
+    cli: "q_rot",
+    cost: "states",
+    layers: "chosen",
+    hint: chosen("qk"),
+  },
+  {
+    kind: "k_rot",
+    request: "qk",
+    axes: ["batch", "kvHead", "key", "dHead"],
+    dtype: "float32",
+    cli: "k_rot",
+    cost: "states",
+    layers: "chosen",
+    hint: chosen("qk"),
+  },
+  {
+    kind: "q",
+    request: "qk",
+    axes: ["batch", "head", "query", "dHead"],
+    dtype: "float32",
+    cli: "q",
+    cost: "states",
+    layers: "chosen",
+    hint: chosen("qk", ", preRope: true"),
+  },
+  {
+    kind: "k",
+    request: "qk",
+    axes: ["batch", "kvHead", "key", "dHead"],
+    dtype: "float32",
+    cli: "k",
+    cost: "states",
+    layers: "chosen",
+    hint: chosen("qk", ", preRope: true"),
+  },
 ];
 
 /** The table row of a kind (undefined for a word that is not a probe kind). */
@@ -165,9 +283,17 @@ export interface ProbeSizes {
 /** Elements of one layer's probe tensor of `info` for `req` (pattern may keep a subset of heads; regions from regionSum). */
 export function probeElementsOf(info: ProbeInfo, req: ProbeRequest, s: ProbeSizes): number {
   const size: Record<Axis, number> = {
-    batch: s.batch, step: 1, layer: 1, query: s.seq, key: s.seq, dHead: s.headDim, kvHead: s.numKvHeads, vocab: 1,
+    batch: s.batch,
+    step: 1,
+    layer: 1,
+    query: s.seq,
+    key: s.seq,
+    dHead: s.headDim,
+    kvHead: s.numKvHeads,
+    vocab: 1,
     head: info.kind === "pattern" ? (req.pattern?.heads?.length ?? s.numHeads) : s.numHeads,
-    region: req.regionSum?.regions ?? 0, regionKey: req.regionSum?.regions ?? 0,
+    region: req.regionSum?.regions ?? 0,
+    regionKey: req.regionSum?.regions ?? 0,
   };
   return info.axes.reduce((n, a) => n * size[a], 1);
 }

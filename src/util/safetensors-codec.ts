@@ -114,13 +114,24 @@ export function validateTensorEntries(
   const sorted = [...entries].sort((a, b) => a.begin - b.begin);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i].begin < sorted[i - 1].end) {
-      fail({ kind: "overlap", field: `${sorted[i - 1].name} / ${sorted[i].name}`, expected: "disjoint data_offsets", found: "overlapping ranges" });
+      fail({
+        kind: "overlap",
+        field: `${sorted[i - 1].name} / ${sorted[i].name}`,
+        expected: "disjoint data_offsets",
+        found: "overlapping ranges",
+      });
     }
   }
   return entries;
 }
 
-function validateEntry(name: string, entry: unknown, dataSize: number, dtypeBytes: Readonly<Record<string, number>>, fail: FailWith): HeaderEntry {
+function validateEntry(
+  name: string,
+  entry: unknown,
+  dataSize: number,
+  dtypeBytes: Readonly<Record<string, number>>,
+  fail: FailWith,
+): HeaderEntry {
   const bad = (field: string, expected: string, found: unknown): never =>
     fail({ kind: "entry", field: field ? `${name}.${field}` : name, expected, found: short(found) });
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return bad("", "{dtype, shape, data_offsets}", entry);
@@ -147,7 +158,12 @@ function validateEntry(name: string, entry: unknown, dataSize: number, dtypeByte
   }
   const expectedBytes = count * dtypeBytes[dtype];
   if (expectedBytes !== end - begin) {
-    return fail({ kind: "entry", field: `${name}.data_offsets`, expected: `${expectedBytes} bytes for ${dtype}[${shape.join(",")}]`, found: `${end - begin} bytes` });
+    return fail({
+      kind: "entry",
+      field: `${name}.data_offsets`,
+      expected: `${expectedBytes} bytes for ${dtype}[${shape.join(",")}]`,
+      found: `${end - begin} bytes`,
+    });
   }
   return { name, dtype, shape, begin, end };
 }
@@ -162,10 +178,22 @@ export function checkCoverage(entries: readonly HeaderEntry[], dataSize: number,
   const sorted = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
   let pos = 0;
   for (const e of sorted) {
-    if (e.begin !== pos) fail({ kind: "coverage", field: `${e.name}.data_offsets`, expected: `begin ${pos} (where the previous tensor ends)`, found: `begin ${e.begin}` });
+    if (e.begin !== pos)
+      fail({
+        kind: "coverage",
+        field: `${e.name}.data_offsets`,
+        expected: `begin ${pos} (where the previous tensor ends)`,
+        found: `begin ${e.begin}`,
+      });
     pos = e.end;
   }
-  if (pos !== dataSize) fail({ kind: "coverage", field: "data", expected: `${dataSize} data bytes covered by tensors`, found: `${pos} covered, ${dataSize - pos} unaccounted for` });
+  if (pos !== dataSize)
+    fail({
+      kind: "coverage",
+      field: "data",
+      expected: `${dataSize} data bytes covered by tensors`,
+      found: `${pos} covered, ${dataSize - pos} unaccounted for`,
+    });
 }
 
 /** A value for an error message: JSON, at most 80 characters, never throwing. */

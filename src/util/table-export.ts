@@ -51,9 +51,14 @@ function kindOf(rows: readonly Row[], col: string): ColumnKind {
   for (const r of rows) {
     const v = r[col];
     if (missing(v)) continue;
-    const k: ColumnKind = typeof v === "boolean" ? "bool"
-      : typeof v === "number" ? (Number.isInteger(v) && Math.abs(v) <= 2 ** 31 - 1 ? "int" : "double")
-        : "text";
+    const k: ColumnKind =
+      typeof v === "boolean"
+        ? "bool"
+        : typeof v === "number"
+          ? Number.isInteger(v) && Math.abs(v) <= 2 ** 31 - 1
+            ? "int"
+            : "double"
+          : "text";
     if (kind === undefined) kind = k;
     else if (kind !== k) {
       if ((kind === "int" && k === "double") || (kind === "double" && k === "int")) kind = "double";
@@ -70,21 +75,42 @@ function text(v: unknown): string {
 }
 
 /** Plain cell values, typed per column (see module doc). */
-function normalise(rows: readonly Row[], cols: readonly string[], types: Record<string, ColumnKind> = {}): { kinds: ColumnKind[]; cells: unknown[][] } {
+function normalise(
+  rows: readonly Row[],
+  cols: readonly string[],
+  types: Record<string, ColumnKind> = {},
+): { kinds: ColumnKind[]; cells: unknown[][] } {
   const kinds = cols.map((c) => types[c] ?? kindOf(rows, c));
-  const cells = cols.map((c, j) => rows.map((r) => {
-    const v = r[c];
-    if (missing(v)) return null;
-    const k = kinds[j];
-    if (k === "text") return text(v);
-    if (k === "double" || k === "int") {
-      if (typeof v !== "number") throw new SettingsError("Value does not fit its column type", { field: c, expected: `a number (${k} column)`, found: JSON.stringify(v) });
-      if (!Number.isFinite(v)) return null;
-      if (k === "int" && !Number.isInteger(v)) throw new SettingsError("Value does not fit its column type", { field: c, expected: "an integer (int column)", found: String(v) });
-    }
-    if (k === "bool" && typeof v !== "boolean") throw new SettingsError("Value does not fit its column type", { field: c, expected: "true or false (bool column)", found: JSON.stringify(v) });
-    return v;
-  }));
+  const cells = cols.map((c, j) =>
+    rows.map((r) => {
+      const v = r[c];
+      if (missing(v)) return null;
+      const k = kinds[j];
+      if (k === "text") return text(v);
+      if (k === "double" || k === "int") {
+        if (typeof v !== "number")
+          throw new SettingsError("Value does not fit its column type", {
+            field: c,
+            expected: `a number (${k} column)`,
+            found: JSON.stringify(v),
+          });
+        if (!Number.isFinite(v)) return null;
+        if (k === "int" && !Number.isInteger(v))
+          throw new SettingsError("Value does not fit its column type", {
+            field: c,
+            expected: "an integer (int column)",
+            found: String(v),
+          });
+      }
+      if (k === "bool" && typeof v !== "boolean")
+        throw new SettingsError("Value does not fit its column type", {
+          field: c,
+          expected: "true or false (bool column)",
+          found: JSON.stringify(v),
+        });
+      return v;
+    }),
+  );
   return { kinds, cells };
 }
 
@@ -108,7 +134,11 @@ export function encodeTable(rows: readonly Row[], format: TableFormat, options: 
   const cols = columnsOf(rows, options.columns);
   if (format === "jsonl") {
     // JSON keeps lists and objects as they are; only missing values and NaN become null.
-    const lines = rows.map((r) => JSON.stringify(Object.fromEntries(cols.map((c) => [c, missing(r[c]) || (typeof r[c] === "number" && !Number.isFinite(r[c])) ? null : r[c]]))));
+    const lines = rows.map((r) =>
+      JSON.stringify(
+        Object.fromEntries(cols.map((c) => [c, missing(r[c]) || (typeof r[c] === "number" && !Number.isFinite(r[c])) ? null : r[c]])),
+      ),
+    );
     return Buffer.from(lines.map((l) => l + "\n").join(""), "utf8");
   }
   const { kinds, cells } = normalise(rows, cols, options.types);
@@ -119,7 +149,8 @@ export function encodeTable(rows: readonly Row[], format: TableFormat, options: 
     return Buffer.from(lines.join("\n") + "\n", "utf8");
   }
   if (format === "parquet") {
-    if (cols.length === 0) throw new SettingsError("A Parquet table needs at least one column", { field: "columns", expected: "≥ 1 column", found: "0" });
+    if (cols.length === 0)
+      throw new SettingsError("A Parquet table needs at least one column", { field: "columns", expected: "≥ 1 column", found: "0" });
     const type = { int: "INT32", double: "DOUBLE", bool: "BOOLEAN", text: "STRING" } as const;
     const buf = parquetWriteBuffer({
       columnData: cols.map((name, j) => ({ name, data: cells[j] as never[], type: type[kinds[j]], nullable: true })),
@@ -130,7 +161,9 @@ export function encodeTable(rows: readonly Row[], format: TableFormat, options: 
   }
   // Arrow IPC (file format, = Feather v2), through arquero's Arrow encoder with explicit column types.
   const data: Record<string, unknown[]> = {};
-  cols.forEach((c, j) => { data[c] = cells[j]; });
+  cols.forEach((c, j) => {
+    data[c] = cells[j];
+  });
   const table = aq.table(data);
   const arrowType = { int: int32, double: float64, bool, text: utf8 };
   const types = Object.fromEntries(cols.map((c, j) => [c, arrowType[kinds[j]]()]));
@@ -141,7 +174,12 @@ export function encodeTable(rows: readonly Row[], format: TableFormat, options: 
 export function writeTable(file: string, rows: readonly Row[], options: TableOptions & { format?: TableFormat } = {}): TableFormat {
   const format = options.format ?? formatFromPath(file);
   if (!format) {
-    throw new SettingsError("Unknown table format", { file, field: "--format", expected: `one of ${TABLE_FORMATS.join(", ")} (or a file ending .csv, .jsonl, .parquet, .arrow)`, found: path.extname(file) || "no extension" });
+    throw new SettingsError("Unknown table format", {
+      file,
+      field: "--format",
+      expected: `one of ${TABLE_FORMATS.join(", ")} (or a file ending .csv, .jsonl, .parquet, .arrow)`,
+      found: path.extname(file) || "no extension",
+    });
   }
   const bytes = encodeTable(rows, format, options);
   fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

@@ -70,7 +70,11 @@ describe("absorptionRate over traces", () => {
     expect(spec.kind).toBe("absorption");
   });
   it("ARMs and MDMs together: each model keeps its own upstream rule; repeated sample ids stay separate samples", () => {
-    const llama = makeTrace({ model: { name: "tiny-llama", family: "llama", causal: true }, sequence: [1, 10, 11], finalProbes: probeMap(probe(0, "received", [3], [0.7, 0.2, 0.1])) });
+    const llama = makeTrace({
+      model: { name: "tiny-llama", family: "llama", causal: true },
+      sequence: [1, 10, 11],
+      finalProbes: probeMap(probe(0, "received", [3], [0.7, 0.2, 0.1])),
+    });
     const { summary, spec } = absorptionRate([mdm(undefined, "q"), mdm([0.3, 0.2, 0.2, 0.15, 0.15], "q"), llama], { rule: "upstream" });
     const rows = summary.objects() as { model: string; rule: string; layer: number; n: number }[];
     expect(rows.find((r) => r.model === "tiny-llama")!.rule).toBe("upstream: first-token");
@@ -96,7 +100,7 @@ describe("upstream absorption against the script's formula on a full matrix", ()
   // Rows here sum to 1 ± 0.4 % (bf16-like), so dividing by tot matters.
   const T = 9;
   let seed = 12345;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const A: number[] = [];
   for (let i = 0; i < T; i++) {
     const row = Array.from({ length: T }, (_, j) => rnd() + (j === 4 ? 1.5 : 0));
@@ -107,7 +111,11 @@ describe("upstream absorption against the script's formula on a full matrix", ()
   const tot = A.reduce((a, b) => a + b);
   const received = colSum.map((v) => v / T);
   const traceOf = (causal: boolean) =>
-    makeTrace({ model: causal ? { name: "tiny-llama", family: "llama", causal: true } : {}, sequence: [1, 10, 11, 12, 13, 14, 15, 16, 2], finalProbes: probeMap(probe(0, "received", [T], received)) });
+    makeTrace({
+      model: causal ? { name: "tiny-llama", family: "llama", causal: true } : {},
+      sequence: [1, 10, 11, 12, 13, 14, 15, 16, 2],
+      finalProbes: probeMap(probe(0, "received", [T], received)),
+    });
   it("MDM: 100 · Σ_i A_i,argmax / Σ A", () => {
     const j = colSum.indexOf(Math.max(...colSum));
     expect(j).toBe(4);
@@ -119,4 +127,3 @@ describe("upstream absorption against the script's formula on a full matrix", ()
     expect(100 * absorptionRate(traceOf(true), { rule: "upstream" }).table.get("value", 0)).toBeCloseTo((100 * colSum[0]) / tot, 4);
   });
 });
-

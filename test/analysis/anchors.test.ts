@@ -11,8 +11,12 @@ const bosPlanted = Array.from({ length: 20 }, (_, j) => (j === 0 ? 0.62 : 0.02))
 const ids = Array.from({ length: 20 }, (_, j) => (j === 0 ? 1 : 10 + j));
 const ctx = { ids, bosTokenId: 1, maskTokenId: 99, eosTokenIds: [2], padTokenId: 3 };
 
-const find = (c: number[], opts: Parameters<typeof resolveRule>[0], analysis: "absorption" | "drift" | "qk" = "absorption", causal = false) =>
-  Array.from(detectAnchors(c, resolveRule(opts, analysis, causal), ctx));
+const find = (
+  c: number[],
+  opts: Parameters<typeof resolveRule>[0],
+  analysis: "absorption" | "drift" | "qk" = "absorption",
+  causal = false,
+) => Array.from(detectAnchors(c, resolveRule(opts, analysis, causal), ctx));
 
 describe("anchor rules find a planted anchor column", () => {
   it("population mean and σ match the hand values", () => {
@@ -38,7 +42,9 @@ describe("anchor rules find a planted anchor column", () => {
     expect(find(bosPlanted, { rule: "first-token" })).toEqual([0]);
     expect(find(bosPlanted, { rule: "bos" })).toEqual([0]);
     // bos is about the token, not the place: no BOS id in the sequence → empty
-    expect(Array.from(detectAnchors(bosPlanted, resolveRule({ rule: "bos" }), { ids: ids.map((t) => t + 100), bosTokenId: 1 }))).toEqual([]);
+    expect(Array.from(detectAnchors(bosPlanted, resolveRule({ rule: "bos" }), { ids: ids.map((t) => t + 100), bosTokenId: 1 }))).toEqual(
+      [],
+    );
   });
   it("rulli-eps on the sum scale: 0.62·20 = 12.4 > mean of the others (0.4) + 3", () => {
     expect(find(planted, { rule: "rulli-eps" })).toEqual([2]);

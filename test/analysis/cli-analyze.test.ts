@@ -14,7 +14,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "floatscope-analyze-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }

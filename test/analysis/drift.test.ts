@@ -23,27 +23,42 @@ function trace() {
   const plants = [[2], [2, 7], [3]];
   return makeTrace({
     sequence: canvas(T),
-    steps: plants.map((p, s) =>
-      step(10 + s, canvas(20 + s), probeMap(probe(0, "received", [T], col(p)), probe(1, "received", [T], flat))),
-    ),
+    steps: plants.map((p, s) => step(10 + s, canvas(20 + s), probeMap(probe(0, "received", [T], col(p)), probe(1, "received", [T], flat)))),
   });
 }
 
 describe("drift core", () => {
   it("stacks rows into [step, key], padding short rows with NaN", () => {
-    const { heat, dims } = stackRows([[1, 2, 3], [4, 5]]);
+    const { heat, dims } = stackRows([
+      [1, 2, 3],
+      [4, 5],
+    ]);
     expect(dims).toEqual([2, 3]);
     expect(Array.from(heat)).toEqual([1, 2, 3, 4, 5, NaN]);
   });
   it("averages layers element-wise", () => {
-    expect(Array.from(meanVectors([[0.2, 0.8], [0.6, 0.4]]))).toEqual([0.4, 0.6000000000000001]);
+    expect(
+      Array.from(
+        meanVectors([
+          [0.2, 0.8],
+          [0.6, 0.4],
+        ]),
+      ),
+    ).toEqual([0.4, 0.6000000000000001]);
   });
   it("tracks: position identity by default; maxJump 1 links 2 → 3 as one drifting anchor", () => {
     const sets = [[2], [2, 7], [3]];
     const fixed = trackAnchors(sets);
-    expect(fixed.map((t) => [t.from, t.birth, t.death, t.lifetime])).toEqual([[2, 0, 2, 2], [7, 1, 2, 1], [3, 2, 3, 1]]);
+    expect(fixed.map((t) => [t.from, t.birth, t.death, t.lifetime])).toEqual([
+      [2, 0, 2, 2],
+      [7, 1, 2, 1],
+      [3, 2, 3, 1],
+    ]);
     const moving = trackAnchors(sets, { maxJump: 1 });
-    expect(moving.map((t) => [t.from, t.to, t.birth, t.death, t.lifetime])).toEqual([[2, 3, 0, 3, 3], [7, 7, 1, 2, 1]]);
+    expect(moving.map((t) => [t.from, t.to, t.birth, t.death, t.lifetime])).toEqual([
+      [2, 3, 0, 3, 3],
+      [7, 7, 1, 2, 1],
+    ]);
   });
   it("tracks: maxGap lets an anchor vanish for a step and come back", () => {
     const sets = [[5], [], [5]];
@@ -54,7 +69,10 @@ describe("drift core", () => {
   it("tracks: a contested anchor goes to the closest track", () => {
     // rows: {4, 8} then {7}: 7 is 1 from 8 and 3 from 4 → continues the track born at 8.
     const t = trackAnchors([[4, 8], [7]], { maxJump: 3 });
-    expect(t.map((x) => [x.from, x.to, x.lifetime])).toEqual([[4, 4, 1], [8, 7, 2]]);
+    expect(t.map((x) => [x.from, x.to, x.lifetime])).toEqual([
+      [4, 4, 1],
+      [8, 7, 2],
+    ]);
   });
 });
 
@@ -63,9 +81,18 @@ describe("temporalDrift over a trace", () => {
     const { heat, anchors, tracks, spec } = temporalDrift(trace(), { layers: [0] });
     expect(heat.numRows()).toBe(3 * T);
     const marked = heat.filter((d: { anchor: boolean }) => d.anchor).objects() as { step: number; position: number }[];
-    expect(marked.map((r) => [r.step, r.position])).toEqual([[10, 2], [11, 2], [11, 7], [12, 3]]);
+    expect(marked.map((r) => [r.step, r.position])).toEqual([
+      [10, 2],
+      [11, 2],
+      [11, 7],
+      [12, 3],
+    ]);
     expect(anchors.numRows()).toBe(4);
-    expect((tracks.objects() as { birth: number; death: number }[]).map((r) => [r.birth, r.death])).toEqual([[10, 12], [11, 12], [12, 13]]);
+    expect((tracks.objects() as { birth: number; death: number }[]).map((r) => [r.birth, r.death])).toEqual([
+      [10, 12],
+      [11, 12],
+      [12, 13],
+    ]);
     expect(spec.steps).toEqual([10, 11, 12]);
     const h = decodeArray(spec.heat);
     expect(h[1 * T + 7]).toBeCloseTo(0.45, 3); // float16

@@ -16,9 +16,27 @@ import type { Trace } from "../../src/trace/types.js";
 import { FakeTokenizer } from "../support/fake-engine.js";
 import { makeTinyEngineCheckpoint } from "../support/engine-tiny.js";
 
-const ck = makeTinyEngineCheckpoint({ family: "dream", layers: 2, heads: 4, kvHeads: 2, headDim: 8, hidden: 32, causal: false, logitShift: 1, qkvBias: true, seed: 7 });
+const ck = makeTinyEngineCheckpoint({
+  family: "dream",
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 8,
+  hidden: 32,
+  causal: false,
+  logitShift: 1,
+  qkvBias: true,
+  seed: 7,
+});
 ck.spec.maskTokenId = 31;
-const probes = { received: true, self: true, argmax: true, pattern: { layers: [0, 1] }, patternMean: { layers: [0, 1] }, qk: { layers: [0, 1] } };
+const probes = {
+  received: true,
+  self: true,
+  argmax: true,
+  pattern: { layers: [0, 1] },
+  patternMean: { layers: [0, 1] },
+  qk: { layers: [0, 1] },
+};
 const text = "t5 t6 t7 t8 t9 t10 t11 t12";
 let trace: Trace;
 // A causal LLaMA-like ARM on the same prompt.
@@ -31,11 +49,21 @@ beforeAll(async () => {
     { name: "query", tokens: [0, 3] as [number, number], chars: [0, 8] as [number, number] },
     { name: "doc 1", tokens: [3, 8] as [number, number], chars: [9, 26] as [number, number] },
   ];
-  const [r] = await generate(engine, [{ text, regions }], { sampler: "dream", genLength: 4, steps: 4, temperature: 0, seed: 3, probes }, { tokenizer: new FakeTokenizer(), modelName: "tiny-dream" });
+  const [r] = await generate(
+    engine,
+    [{ text, regions }],
+    { sampler: "dream", genLength: 4, steps: 4, temperature: 0, seed: 3, probes },
+    { tokenizer: new FakeTokenizer(), modelName: "tiny-dream" },
+  );
   trace = r.trace;
   await engine.dispose();
   const armEngine = await createEngine({ spec: arm.spec, tensors: arm.tensors }, { threads: 1, probes });
-  const [a] = await generate(armEngine, [text], { sampler: "arm", genLength: 3, probes, stopAtEos: false }, { tokenizer: new FakeTokenizer(), modelName: "tiny-llama" });
+  const [a] = await generate(
+    armEngine,
+    [text],
+    { sampler: "arm", genLength: 3, probes, stopAtEos: false },
+    { tokenizer: new FakeTokenizer(), modelName: "tiny-llama" },
+  );
   armTrace = a.trace;
   await armEngine.dispose();
 }, 120_000);
@@ -81,7 +109,9 @@ describe("analyses on an engine-recorded trace", () => {
   });
   it("upstream's h mod H_kv mapping does NOT reproduce head 1's attention (it reads KV head 1 instead of 0)", () => {
     const pat = trace.final.probes.get("blocks.1.attn.pattern")!.data;
-    const score = qkDecomposition(trace, { layers: [1], heads: 1, upstream: true, scaled: true, window: [0, T] }).table.array("score") as ArrayLike<number>;
+    const score = qkDecomposition(trace, { layers: [1], heads: 1, upstream: true, scaled: true, window: [0, T] }).table.array(
+      "score",
+    ) as ArrayLike<number>;
     // upstream also masks Dream as causal: compare only row T−1, which sees every key
     const row = Array.from(score).slice((T - 1) * T, T * T);
     const m = Math.max(...row);
@@ -129,4 +159,3 @@ describe("analyses on an engine-recorded trace", () => {
     expect(Array.from(armTrace.steps[1].producingRow)).toEqual([P]);
   });
 });
-

@@ -32,7 +32,10 @@ describe("QK parts", () => {
   it("advantage splits exactly into angle and norm terms (hand values)", () => {
     // one row; floating key 0: ‖q‖‖k‖ = 10, cos 0.8 (s = 8); other key 1: 5, 0.6 (s = 3).
     // advantage 5 = angle ½(10+5)(0.8−0.6) = 1.5 + norm ½(0.8+0.6)(10−5) = 3.5
-    const s = floatingAdvantage({ score: Float64Array.from([8, 3]), cos: Float64Array.from([0.8, 0.6]), normProd: Float64Array.from([10, 5]), dims: [1, 2] }, [0]);
+    const s = floatingAdvantage(
+      { score: Float64Array.from([8, 3]), cos: Float64Array.from([0.8, 0.6]), normProd: Float64Array.from([10, 5]), dims: [1, 2] },
+      [0],
+    );
     expect(s.advantage).toBeCloseTo(5, 12);
     expect(s.angleTerm).toBeCloseTo(1.5, 12);
     expect(s.normTerm).toBeCloseTo(3.5, 12);
@@ -98,7 +101,11 @@ describe("qkDecomposition over a trace", () => {
     const tr = makeTrace({
       model: { numHeads: 1, numKvHeads: 1, headDim: 1 },
       sequence: Array.from({ length: T }, (_, i) => 10 + i),
-      finalProbes: probeMap(probe(0, "q_rot", [1, T, 1], new Array(T).fill(1)), probe(0, "k_rot", [1, T, 1], new Array(T).fill(1)), probe(0, "received", [T], new Array(T).fill(1 / T))),
+      finalProbes: probeMap(
+        probe(0, "q_rot", [1, T, 1], new Array(T).fill(1)),
+        probe(0, "k_rot", [1, T, 1], new Array(T).fill(1)),
+        probe(0, "received", [T], new Array(T).fill(1 / T)),
+      ),
     });
     expect(qkDecomposition(tr, { upstream: true }).spec.panels[0].score.shape).toEqual([256, 256]);
     expect(qkDecomposition(tr, { layers: [0] }).spec.panels[0].score.shape).toEqual([T, T]);

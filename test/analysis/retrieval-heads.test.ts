@@ -5,7 +5,15 @@ import { makeTrace, probe, probeMap, step } from "./make-trace.js";
 
 // Prompt "The capital is Paris": BOS(0) The(1) ␣capital(2) ␣is(3) ␣Paris(4); generated 5 ("Paris" = id 23), 6 (EOS).
 const text = "The capital is Paris";
-const offsets: [number, number][] = [[0, 0], [0, 3], [3, 11], [11, 14], [14, 20], [20, 26], [26, 26]];
+const offsets: [number, number][] = [
+  [0, 0],
+  [0, 3],
+  [3, 11],
+  [11, 14],
+  [14, 20],
+  [20, 26],
+  [26, 26],
+];
 const prompt = [1, 20, 21, 22, 23];
 const seq = [...prompt, 23, 2];
 const H = 2;
@@ -27,10 +35,25 @@ function trace(answer: string, over: { dream?: boolean } = {}) {
   // Dream only: a decoy at row p = 5 of layer 1 head 0, which only a reading that ignores the shift would take.
   const decoy: [number, number, number][] = over.dream ? [[0, 5, 4]] : [];
   const r1 = 6 - shift;
-  const s0 = probeMap(probe(0, "argmax_key", [H, T], argmax([[0, r0, 4]]), true), probe(1, "argmax_key", [H, T], argmax([[1, r0, 4], ...decoy]), true));
+  const s0 = probeMap(
+    probe(0, "argmax_key", [H, T], argmax([[0, r0, 4]]), true),
+    probe(1, "argmax_key", [H, T], argmax([[1, r0, 4], ...decoy]), true),
+  );
   const s1 = probeMap(probe(0, "argmax_key", [H, T], argmax([[0, r1, 4]]), true), probe(1, "argmax_key", [H, T], argmax([]), true));
   // Final pass: row 5 of layer 0 head 1 points at "Paris" (what a row-p reading sees), row 4 at nothing.
-  const fin = probeMap(probe(0, "argmax_key", [H, T], argmax([[1, 5, 4], [0, 4, 4]]), true), probe(1, "argmax_key", [H, T], argmax([]), true));
+  const fin = probeMap(
+    probe(
+      0,
+      "argmax_key",
+      [H, T],
+      argmax([
+        [1, 5, 4],
+        [0, 4, 4],
+      ]),
+      true,
+    ),
+    probe(1, "argmax_key", [H, T], argmax([]), true),
+  );
   return makeTrace({
     model: over.dream ? { name: "tiny-dream", family: "dream", logitShift: 1 } : {},
     sequence: seq,
@@ -80,11 +103,20 @@ describe("retrievalHeads on a constructed copy event", () => {
   it("LLaDA: layer 0 head 0 and layer 1 head 1 copy 'Paris' → score 1/|span| = 1; EOS step copies nothing", () => {
     const { scores, events } = retrievalHeads(trace("Paris"), { evidence: { text: "Paris" } });
     const s = scores.objects() as { layer: number; head: number; score: number }[];
-    expect(s.map((r) => [r.layer, r.head, r.score])).toEqual([[0, 0, 1], [0, 1, 0], [1, 0, 0], [1, 1, 1]]);
+    expect(s.map((r) => [r.layer, r.head, r.score])).toEqual([
+      [0, 0, 1],
+      [0, 1, 0],
+      [1, 0, 0],
+      [1, 1, 1],
+    ]);
     expect(events.numRows()).toBe(2);
   });
   it("a 2-token span halves the score; the filter drops a wrong answer; the mean is over kept samples", () => {
-    const { scores, spec } = retrievalHeads([trace("Paris"), trace("London")], { evidence: { text: "is Paris" }, filter: "rouge1", threshold: 0.4 });
+    const { scores, spec } = retrievalHeads([trace("Paris"), trace("London")], {
+      evidence: { text: "is Paris" },
+      filter: "rouge1",
+      threshold: 0.4,
+    });
     // sample 1: "Paris" recalls 1 of {is, paris} = 0.5 > 0.4 → kept, score 1/2; sample 2 recalls 0 → dropped
     expect(scores.get("score", 0)).toBeCloseTo(0.5, 12);
     expect(spec.kept).toEqual([{ model: "tiny-llada", kept: 1, total: 2 }]);
@@ -100,7 +132,9 @@ describe("retrievalHeads on a constructed copy event", () => {
     const fin = retrievalHeads(dream, { evidence: { text: "Paris" }, rows: "final" }).scores.objects() as { score: number }[];
     expect(fin.map((r) => r.score)).toEqual([1, 0, 0, 0]);
     // final pass, row p = 5 (unshifted): layer 0 head 1 → key 4
-    const unshifted = retrievalHeads(dream, { evidence: { text: "Paris" }, rows: "final-unshifted" }).scores.objects() as { score: number }[];
+    const unshifted = retrievalHeads(dream, { evidence: { text: "Paris" }, rows: "final-unshifted" }).scores.objects() as {
+      score: number;
+    }[];
     expect(unshifted.map((r) => r.score)).toEqual([0, 1, 0, 0]);
     // final-pass rows need no step records (a trace recorded with keepSteps: false)
     dream.steps = [];
@@ -111,7 +145,9 @@ describe("retrievalHeads on a constructed copy event", () => {
     const t = trace("Paris");
     t.steps[0].probes = new Map();
     expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(ProbeMissingError);
-    expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(/blocks\.0\.attn\.argmax_key[\s\S]*probes: \{ argmax: true \}/);
+    expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(
+      /blocks\.0\.attn\.argmax_key[\s\S]*probes: \{ argmax: true \}/,
+    );
     t.steps = [];
     expect(() => retrievalHeads(t, { evidence: { text: "Paris" } })).toThrow(/no per-step records/);
   });

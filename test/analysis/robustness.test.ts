@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { accuracyCurves, bootstrap, bootstrapMean, curvesPayload, distractorDrop, positionSpread, quantile, type QaRow } from "../../src/analysis/robustness.js";
+import {
+  accuracyCurves,
+  bootstrap,
+  bootstrapMean,
+  curvesPayload,
+  distractorDrop,
+  positionSpread,
+  quantile,
+  type QaRow,
+} from "../../src/analysis/robustness.js";
 import { SettingsError } from "../../src/util/errors.js";
 
 describe("bootstrap intervals", () => {
@@ -10,7 +19,8 @@ describe("bootstrap intervals", () => {
     expect(quantile([1, 2, 4, 8], 0.975)).toBeCloseTo(7.7, 12);
   });
   it("the interval of a 0/1 mean matches the normal approximation p ± 1.96·√(p(1−p)/n) at large n", () => {
-    const n = 2000, p = 0.3;
+    const n = 2000,
+      p = 0.3;
     const v = Array.from({ length: n }, (_, i) => (i < p * n ? 1 : 0));
     const iv = bootstrapMean(v, { resamples: 4000, seed: 3 });
     const half = 1.96 * Math.sqrt((p * (1 - p)) / n); // 0.0201
@@ -43,7 +53,10 @@ describe("robustness curves and summaries", () => {
   it("accuracy per k and per model, in percent", () => {
     const curves = accuracyCurves(rows, "k");
     expect(curves.map((c) => c.model)).toEqual(["A", "B"]);
-    expect(curves[0].points.map((p) => [p.x, p.mean, p.n])).toEqual([[0, 100, 4], [2, 25, 4]]);
+    expect(curves[0].points.map((p) => [p.x, p.mean, p.n])).toEqual([
+      [0, 100, 4],
+      [2, 25, 4],
+    ]);
     expect(curves[1].points.map((p) => p.mean)).toEqual([100, 100]);
     const pay = curvesPayload(curves, { xTitle: "Number of distractors" });
     expect(pay.positions).toEqual([0, 2]);
@@ -63,7 +76,9 @@ describe("robustness curves and summaries", () => {
     expect(distractorDrop(withError).n).toBe(4);
   });
   it("position spread is over one k only", () => {
-    const sweep: QaRow[] = [0, 1, 2].flatMap((g) => ["a", "b"].map((id) => ({ model: "A", id, k: 2, goldIndex: g, accuracy: g === 1 ? 0 : 1 })));
+    const sweep: QaRow[] = [0, 1, 2].flatMap((g) =>
+      ["a", "b"].map((id) => ({ model: "A", id, k: 2, goldIndex: g, accuracy: g === 1 ? 0 : 1 })),
+    );
     expect(positionSpread(sweep).mean).toBe(100);
     expect(() => positionSpread(rows.filter((r) => r.model === "A"))).toThrow(/one k/);
   });

@@ -29,7 +29,11 @@ for (const name of ["tiny-llama", "tiny-qwen"]) {
       // Gold positions differ per prompt, so prompt lengths (and the left padding) differ too.
       const inputs = records.map((rec, i) => {
         const ctx = buildContext(rec, { kind: "distractors", k: 5, goldPosition: i % 6, source: "record" });
-        const p = buildQaPrompt(preset.promptFormat, { question: rec.question, passages: ctx.passages, goldIndex: ctx.goldIndex }, tokenizer);
+        const p = buildQaPrompt(
+          preset.promptFormat,
+          { question: rec.question, passages: ctx.passages, goldIndex: ctx.goldIndex },
+          tokenizer,
+        );
         const enc = tokenizer.encode(p.text, { addSpecialTokens: p.addSpecialTokens });
         // Contiguous, non-overlapping regions in token order ("gold" duplicates a document's span).
         const regions = promptRegionsToTokens(p, enc.offsets, genLength).filter((r) => r.name !== "gold");
@@ -43,7 +47,12 @@ for (const name of ["tiny-llama", "tiny-qwen"]) {
       expect(inputs.every((x) => x.regions.length === R)).toBe(true);
       const m = await openModel(dir, { probes: { regionSum: { regions: R } } });
       try {
-        const results = await generate(m.engine, batch.map((x) => ({ text: x.text, regions: x.regions })), { ...preset.sampler, addSpecialTokens: batch[0].add, seed: 0 }, { tokenizer: m.tokenizer, modelName: name });
+        const results = await generate(
+          m.engine,
+          batch.map((x) => ({ text: x.text, regions: x.regions })),
+          { ...preset.sampler, addSpecialTokens: batch[0].add, seed: 0 },
+          { tokenizer: m.tokenizer, modelName: name },
+        );
         let checked = 0;
         for (const res of results) {
           const t = res.trace;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { offsetsLayout, poolRegions, regionRollout, rollout, rowNormalize, stationary, upstreamLayout } from "../../src/analysis/rollout.js";
+import {
+  offsetsLayout,
+  poolRegions,
+  regionRollout,
+  rollout,
+  rowNormalize,
+  stationary,
+  upstreamLayout,
+} from "../../src/analysis/rollout.js";
 import { decodeArray } from "../../src/protocol/payloads.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap } from "./make-trace.js";
@@ -90,7 +98,13 @@ describe("region layouts", () => {
 
 describe("regionRollout over traces", () => {
   it("causal trace: rollout mass drains to BOS and the result warns", () => {
-    const { spec, stationary: st } = regionRollout(rag({ maps: Array(40).fill(null).map(() => causalMap()) }));
+    const { spec, stationary: st } = regionRollout(
+      rag({
+        maps: Array(40)
+          .fill(null)
+          .map(() => causalMap()),
+      }),
+    );
     const m = decodeArray(spec.matrix);
     const R = spec.regions.length;
     for (let a = 0; a < R; a++) expect(m[a * R]).toBeGreaterThan(0.99);
@@ -102,7 +116,10 @@ describe("regionRollout over traces", () => {
     const { layers } = regionRollout(rag());
     // layer 0, query rows 1–3 of a uniform causal map: row i spreads 1/(i+1) over keys ≤ i.
     // BOS: 1/2 + 1/3 + 1/4 = 13/12; query: (1/2) + (2/3) + (3/4) = 23/12 → shares 13/36, 23/36
-    const q = layers.filter((d: { layer: number; from: string }) => d.layer === 0 && d.from === "query").objects() as { to: string; value: number }[];
+    const q = layers.filter((d: { layer: number; from: string }) => d.layer === 0 && d.from === "query").objects() as {
+      to: string;
+      value: number;
+    }[];
     expect(q.find((r) => r.to === "BOS")!.value).toBeCloseTo(13 / 36, 7); // maps are float32
     expect(q.find((r) => r.to === "query")!.value).toBeCloseTo(23 / 36, 7);
   });

@@ -5,8 +5,12 @@ describe("long tables", () => {
   it("tensorTable flattens a [2, 3] tensor row-major into index columns + value", () => {
     const t = tensorTable(Float32Array.of(1, 2, 3, 4, 5, 6), [2, 3], ["layer", "key"], { model: "m" });
     expect(t.objects()).toEqual([
-      { model: "m", layer: 0, key: 0, value: 1 }, { model: "m", layer: 0, key: 1, value: 2 }, { model: "m", layer: 0, key: 2, value: 3 },
-      { model: "m", layer: 1, key: 0, value: 4 }, { model: "m", layer: 1, key: 1, value: 5 }, { model: "m", layer: 1, key: 2, value: 6 },
+      { model: "m", layer: 0, key: 0, value: 1 },
+      { model: "m", layer: 0, key: 1, value: 2 },
+      { model: "m", layer: 0, key: 2, value: 3 },
+      { model: "m", layer: 1, key: 0, value: 4 },
+      { model: "m", layer: 1, key: 1, value: 5 },
+      { model: "m", layer: 1, key: 2, value: 6 },
     ]);
     expect(() => tensorTable([1, 2, 3], [2, 2], ["a", "b"])).toThrow(/need 4/);
   });

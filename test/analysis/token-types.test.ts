@@ -32,8 +32,16 @@ describe("token classification", () => {
     expect(c(undefined)).toBe("unknown");
   });
   it("three bands over 32 layers: 0–10, 11–21, 22–31; over 28: 0–9, 10–18, 19–27", () => {
-    expect(layerBands(32).map((b) => b.layers)).toEqual([[0, 10], [11, 21], [22, 31]]);
-    expect(layerBands(28).map((b) => b.layers)).toEqual([[0, 9], [10, 18], [19, 27]]);
+    expect(layerBands(32).map((b) => b.layers)).toEqual([
+      [0, 10],
+      [11, 21],
+      [22, 31],
+    ]);
+    expect(layerBands(28).map((b) => b.layers)).toEqual([
+      [0, 9],
+      [10, 18],
+      [19, 27],
+    ]);
   });
 });
 

@@ -10,13 +10,19 @@ import { describe, expect, it } from "vitest";
 import * as lib from "../../src/index.js";
 
 const ROOT = resolve(__dirname, "../..");
-const listed = readFileSync(join(__dirname, "exports.txt"), "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+const listed = readFileSync(join(__dirname, "exports.txt"), "utf8")
+  .split("\n")
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith("#"));
 
 /** Names in `import { a, b as c, type D } from "floatscope"` statements of a text (values only). */
 function importedNames(text: string): string[] {
   const names: string[] = [];
   for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*["']floatscope["']/g)) {
-    for (const part of m[1].split(",").map((p) => p.trim()).filter(Boolean)) {
+    for (const part of m[1]
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       if (part.startsWith("type ")) continue;
       names.push(part.split(/\s+as\s+/)[0].trim());
     }
@@ -38,8 +44,16 @@ describe("public API (src/index.ts)", () => {
   it("every name the notebooks and docs import from floatscope exists", () => {
     const texts: [string, string][] = [];
     for (const f of readdirSync(join(ROOT, "notebooks")).filter((f) => f.endsWith(".ipynb"))) {
-      const nb = JSON.parse(readFileSync(join(ROOT, "notebooks", f), "utf8")) as { cells: { cell_type: string; source: string | string[] }[] };
-      texts.push([f, nb.cells.filter((c) => c.cell_type === "code").map((c) => (Array.isArray(c.source) ? c.source.join("") : c.source)).join("\n")]);
+      const nb = JSON.parse(readFileSync(join(ROOT, "notebooks", f), "utf8")) as {
+        cells: { cell_type: string; source: string | string[] }[];
+      };
+      texts.push([
+        f,
+        nb.cells
+          .filter((c) => c.cell_type === "code")
+          .map((c) => (Array.isArray(c.source) ? c.source.join("") : c.source))
+          .join("\n"),
+      ]);
     }
     for (const f of ["README.md", ...readdirSync(join(ROOT, "docs")).map((d) => `docs/${d}`)].filter((f) => f.endsWith(".md"))) {
       texts.push([f, readFileSync(join(ROOT, f), "utf8")]);

@@ -26,10 +26,12 @@ function thrown(f: () => unknown): CheckpointError {
 describe("openCheckpoint", () => {
   it("sharded and single-file checkpoints of the same weights read identically (f32, bf16, f16)", () => {
     for (const dtype of ["F32", "BF16", "F16"] as const) {
-      const a = fresh(), b = fresh();
+      const a = fresh(),
+        b = fresh();
       writeTinyCheckpoint(a, "llada", { dtype, seed: 7 });
       writeTinyCheckpoint(b, "llada", { dtype, seed: 7, shards: 3 });
-      const ca = openCheckpoint(a), cb = openCheckpoint(b);
+      const ca = openCheckpoint(a),
+        cb = openCheckpoint(b);
       expect([...cb.tensors.keys()].sort()).toEqual([...ca.tensors.keys()].sort());
       const files = new Set([...cb.tensors.values()].map((t) => path.basename(t.file)));
       expect(files.size).toBe(3);
@@ -44,7 +46,8 @@ describe("openCheckpoint", () => {
     const src = fresh();
     writeTinyCheckpoint(src, "qwen2", { shards: 2 });
     const cache = fresh();
-    const blobs = path.join(cache, "blobs"), snap = path.join(cache, "snapshots", "abc123");
+    const blobs = path.join(cache, "blobs"),
+      snap = path.join(cache, "snapshots", "abc123");
     fs.mkdirSync(blobs, { recursive: true });
     fs.mkdirSync(snap, { recursive: true });
     for (const f of fs.readdirSync(src)) {
@@ -75,7 +78,12 @@ describe("openCheckpoint", () => {
     writeTinyCheckpoint(d, "llama", {
       files: {
         "tokenizer.json": tok,
-        "tokenizer_config.json": { chat_template: [{ name: "tool_use", template: "T" }, { name: "default", template: "D" }] },
+        "tokenizer_config.json": {
+          chat_template: [
+            { name: "tool_use", template: "T" },
+            { name: "default", template: "D" },
+          ],
+        },
       },
     });
     expect(openCheckpoint(d).tokenizer?.chatTemplate).toBe("D");
@@ -168,7 +176,7 @@ describe("openCheckpoint errors", () => {
     writeTinyCheckpoint(d, "llama");
     fs.writeFileSync(path.join(d, "config.json"), "[1,2]");
     expect(thrown(() => openCheckpoint(d)).found).toBe("an array");
-    fs.writeFileSync(path.join(d, "config.json"), "{\"a\":");
+    fs.writeFileSync(path.join(d, "config.json"), '{"a":');
     expect(thrown(() => openCheckpoint(d)).message).toContain("not valid JSON");
   });
 });

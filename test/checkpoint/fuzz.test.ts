@@ -37,7 +37,10 @@ fs.truncateSync(bigFile, 17 * 1024 * 1024);
 writeTinyCheckpoint(bases.qwen2, "qwen2", { layers: 1, dtype: "F16" });
 for (const d of Object.values(bases)) {
   // The fuzz flips bytes in headers; metadata values ("pt") could be flipped harmlessly, so drop them.
-  for (const f of fs.readdirSync(d).filter((f) => f.endsWith(".safetensors"))) rewriteHeader(path.join(d, f), (h) => { delete h.__metadata__; });
+  for (const f of fs.readdirSync(d).filter((f) => f.endsWith(".safetensors")))
+    rewriteHeader(path.join(d, f), (h) => {
+      delete h.__metadata__;
+    });
 }
 
 let caseNo = 0;
@@ -70,7 +73,10 @@ function rewriteHeader(file: string, edit: (h: Record<string, any>) => void) {
 }
 
 function weightFiles(dir: string): string[] {
-  return fs.readdirSync(dir).filter((f) => f.endsWith(".safetensors")).map((f) => path.join(dir, f));
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".safetensors"))
+    .map((f) => path.join(dir, f));
 }
 
 function deep(depth: number): string {
@@ -91,7 +97,15 @@ const stMutations: Mutation[] = [
     const f = pick(weightFiles(dir));
     const { header, data } = splitFile(f);
     const size = BigInt(8 + header.length + data.length);
-    const len = pick([0n, 2n ** 64n - 1n, 2n ** 40n, size, size - 7n, BigInt(header.length) + BigInt(data.length) + 1n, BigInt(200 * 1024 * 1024)]);
+    const len = pick([
+      0n,
+      2n ** 64n - 1n,
+      2n ** 40n,
+      size,
+      size - 7n,
+      BigInt(header.length) + BigInt(data.length) + 1n,
+      BigInt(200 * 1024 * 1024),
+    ]);
     writeFile(f, header, data, len);
     return `header length ${len}`;
   },
@@ -107,7 +121,18 @@ const stMutations: Mutation[] = [
     const f = pick(weightFiles(dir));
     rewriteHeader(f, (h) => {
       const name = pick(Object.keys(h));
-      h[name].shape = pick([[-1, 8], [2.5], ["8"], [1e9, 1e9, 1e9], [2 ** 53, 2], null, 7, [[8]], [h[name].shape[0] + 1], [...h[name].shape, 2]]);
+      h[name].shape = pick([
+        [-1, 8],
+        [2.5],
+        ["8"],
+        [1e9, 1e9, 1e9],
+        [2 ** 53, 2],
+        null,
+        7,
+        [[8]],
+        [h[name].shape[0] + 1],
+        [...h[name].shape, 2],
+      ]);
     });
     return "shape/bytes mismatch";
   },
@@ -119,8 +144,17 @@ const stMutations: Mutation[] = [
       const [b, e] = h[name].data_offsets;
       const other = h[pick(names.filter((n) => n !== name))] ?? h[name];
       h[name].data_offsets = pick([
-        [e, b === e ? e - 1 : b], [b + 1, e + 1], [b, e + 4], [b, 1e15], [-4, e - b - 4], [b, e, 0], "0,4", [b + 0.5, e + 0.5],
-        [other.data_offsets[0] + 2, other.data_offsets[0] + 2 + (e - b)], [1e300, 1e300], null,
+        [e, b === e ? e - 1 : b],
+        [b + 1, e + 1],
+        [b, e + 4],
+        [b, 1e15],
+        [-4, e - b - 4],
+        [b, e, 0],
+        "0,4",
+        [b + 0.5, e + 0.5],
+        [other.data_offsets[0] + 2, other.data_offsets[0] + 2 + (e - b)],
+        [1e300, 1e300],
+        null,
       ]);
     });
     return "lying offsets";
@@ -147,7 +181,7 @@ const stMutations: Mutation[] = [
   (dir) => {
     const f = pick(weightFiles(dir));
     const { data } = splitFile(f);
-    const header = pick(["[]", "null", "7", "\"s\"", "{", deep(20000), "{\"__metadata__\": 5}", "{\"__metadata__\": {\"a\": 1}}", "\u0000\u0001"]);
+    const header = pick(["[]", "null", "7", '"s"', "{", deep(20000), '{"__metadata__": 5}', '{"__metadata__": {"a": 1}}', "\u0000\u0001"]);
     writeFile(f, Buffer.from(header), data);
     return "header not an object";
   },
@@ -181,29 +215,47 @@ function configMutations(family: keyof typeof REQUIRED): Mutation[] {
   };
   return [
     (dir) => {
-      fs.writeFileSync(cfgFile(dir), pick(["[]", "null", "42", "\"config\"", "true", "", "{", "{\"a\":}", deep(100000), `{"a":${deep(100000)}`]));
+      fs.writeFileSync(
+        cfgFile(dir),
+        pick(["[]", "null", "42", '"config"', "true", "", "{", '{"a":}', deep(100000), `{"a":${deep(100000)}`]),
+      );
       return "config not an object / not JSON";
     },
     (dir) => {
-      edit(dir, (c) => { c.architectures = pick([["GPT2LMHeadModel"], ["BertModel"]]); c.model_type = pick(["gpt2", "bert", undefined]); });
+      edit(dir, (c) => {
+        c.architectures = pick([["GPT2LMHeadModel"], ["BertModel"]]);
+        c.model_type = pick(["gpt2", "bert", undefined]);
+      });
       return "unknown architecture";
     },
     (dir) => {
       const key = pick(REQUIRED[family]);
-      edit(dir, (c) => { delete c[key]; });
+      edit(dir, (c) => {
+        delete c[key];
+      });
       return `missing ${key}`;
     },
     (dir) => {
       const key = pick(REQUIRED[family]);
       const v = pick([1e9, -5, 0, 2.5, "8", null, 1e308, true, [], {}, 2 ** 60]);
-      edit(dir, (c) => { c[key] = v; });
+      edit(dir, (c) => {
+        c[key] = v;
+      });
       return `absurd ${key}=${JSON.stringify(v)}`;
     },
     (dir) => {
-      const bad: [string, unknown][] = [["rms_norm_eps", -1], ["rope_theta", -3], ["rope_theta", "big"], ["eos_token_id", [1, -2]], ["bos_token_id", 1e12]];
+      const bad: [string, unknown][] = [
+        ["rms_norm_eps", -1],
+        ["rope_theta", -3],
+        ["rope_theta", "big"],
+        ["eos_token_id", [1, -2]],
+        ["bos_token_id", 1e12],
+      ];
       if (family === "llada") bad.push(["mask_token_id", 2.5], ["mask_token_id", -1], ["block_type", "sequential"]);
       const [key, v] = pick(bad);
-      edit(dir, (c) => { c[key] = v; });
+      edit(dir, (c) => {
+        c[key] = v;
+      });
       return `bad ${key}`;
     },
     (dir) => {
@@ -245,7 +297,9 @@ const indexMutations: Mutation[] = [
   (dir) => {
     // A tensor's header entry removed from its shard (the index still lists it).
     const f = pick(weightFiles(dir));
-    rewriteHeader(f, (h) => { delete h[pick(Object.keys(h))]; });
+    rewriteHeader(f, (h) => {
+      delete h[pick(Object.keys(h))];
+    });
     return "tensor missing from shard";
   },
 ];
@@ -287,7 +341,9 @@ describe("checkpoint fuzz", () => {
     // CPU time, not wall time: the CI machine is shared, and a hang would show up as CPU too.
     const cpu = process.cpuUsage(cpu0);
     const ms = (cpu.user + cpu.system) / 1000;
-    console.log(`fuzz: ${plan.length} cases, ${[...seen].map(([k, v]) => `${v} ${k}`).join(", ")}; CPU ${ms.toFixed(0)} ms; RSS growth ${((peak - rss0) / 1e6).toFixed(1)} MB`);
+    console.log(
+      `fuzz: ${plan.length} cases, ${[...seen].map(([k, v]) => `${v} ${k}`).join(", ")}; CPU ${ms.toFixed(0)} ms; RSS growth ${((peak - rss0) / 1e6).toFixed(1)} MB`,
+    );
     expect(failures, failures.slice(0, 10).join("\n")).toEqual([]);
     expect(plan.length).toBeGreaterThanOrEqual(300);
     expect(seen.get("CheckpointError")).toBeGreaterThan(250);

@@ -28,7 +28,9 @@ interface Golden {
   prompts: { messages: ChatMessage[]; text: string; ids: number[]; argmax: number[]; greedy: number[] }[];
   greedy_tokens: number;
 }
-interface TokGolden { corpus: { text: string; ids: number[]; offsets: [number, number][] }[] }
+interface TokGolden {
+  corpus: { text: string; ids: number[]; offsets: [number, number][] }[];
+}
 
 /**
  * Where the JS tokenizer library and Rust `tokenizers` disagree, by corpus text: listed so that any
@@ -52,7 +54,20 @@ describe.skipIf(!present)("SmolLM2-135M-Instruct from GGUF (real tier)", () => {
   afterAll(async () => engine?.dispose());
 
   it("spec from the metadata: 30 layers, 9/3 heads, hidden 576, tied head, θ 1e5, eos <|im_end|>", () => {
-    expect(spec).toMatchObject({ family: "llama", numLayers: 30, numHeads: 9, numKvHeads: 3, hiddenSize: 576, headDim: 64, intermediateSize: 1536, vocabSize: 49152, rmsNormEps: 1e-5, bosTokenId: 1, eosTokenIds: [2], addsBos: false });
+    expect(spec).toMatchObject({
+      family: "llama",
+      numLayers: 30,
+      numHeads: 9,
+      numKvHeads: 3,
+      hiddenSize: 576,
+      headDim: 64,
+      intermediateSize: 1536,
+      vocabSize: 49152,
+      rmsNormEps: 1e-5,
+      bosTokenId: 1,
+      eosTokenIds: [2],
+      addsBos: false,
+    });
     expect(spec.rope.theta).toBe(100000);
     expect(spec.weights.lmHead).toBe(spec.weights.embed);
     expect(tok.idToToken(2)).toBe("<|im_end|>");
@@ -106,7 +121,12 @@ describe.skipIf(!present)("SmolLM2-135M-Instruct from GGUF (real tier)", () => {
 
   it("MatMulNBits (4-bit linear layers kept quantised): logits within 1e-3 of the dequantised graph", async () => {
     const g = golden.prompts[0];
-    const nbits = await createEngine(openCheckpoint(SMOLLM2_GGUF), { threads: 2, probes: {}, quantizedWeights: "matmulnbits", scanWeights: false });
+    const nbits = await createEngine(openCheckpoint(SMOLLM2_GGUF), {
+      threads: 2,
+      probes: {},
+      quantizedWeights: "matmulnbits",
+      scanWeights: false,
+    });
     try {
       const input = { batch: 1, seq: g.ids.length, ids: Int32Array.from(g.ids) };
       const a = (await engine.forward(input)).logits as Float32Array;
@@ -128,7 +148,12 @@ describe.skipIf(!present)("SmolLM2-135M-Instruct from GGUF (real tier)", () => {
     for (const g of golden.prompts) {
       const seq = [...g.ids];
       for (let s = 0; s < golden.greedy_tokens; s++) {
-        const out = await engine.forward({ batch: 1, seq: seq.length, ids: Int32Array.from(seq), logitRows: Int32Array.of(seq.length - 1) });
+        const out = await engine.forward({
+          batch: 1,
+          seq: seq.length,
+          ids: Int32Array.from(seq),
+          logitRows: Int32Array.of(seq.length - 1),
+        });
         const row = (out.logits as Float32Array).subarray(0, V);
         let best = 0;
         for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;

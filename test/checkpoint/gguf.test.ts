@@ -34,13 +34,19 @@ describe("dequantisation equals the gguf package's", () => {
   it.each(types)("%s: bit-identical", (name) => {
     const t = header.tensors.find((x) => x.name === name)!;
     const info: TensorInfo = {
-      name, file: header.file, dtype: "F32" as SafetensorsDType, shape: [...t.dims].reverse(),
-      byteOffset: t.byteOffset, byteLength: t.byteLength, encoding: { ggmlType: t.type.name },
+      name,
+      file: header.file,
+      dtype: "F32" as SafetensorsDType,
+      shape: [...t.dims].reverse(),
+      byteOffset: t.byteOffset,
+      byteLength: t.byteLength,
+      encoding: { ggmlType: t.type.name },
     };
     const got = decodeTensor(info);
     const want = readTensorF32(ref.get(name)!);
     expect(got.length).toBe(want.length);
-    const a = new Uint32Array(got.buffer), b = new Uint32Array(want.buffer);
+    const a = new Uint32Array(got.buffer),
+      b = new Uint32Array(want.buffer);
     let mismatches = 0;
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) mismatches++;
     expect(mismatches).toBe(0);
@@ -57,13 +63,21 @@ describe("undoing llama.cpp's rotary row order", () => {
   });
 });
 
-interface Inputs { batch: number; seq: number; input_ids: number[][]; attention_mask: number[][] }
+interface Inputs {
+  batch: number;
+  seq: number;
+  input_ids: number[][];
+  attention_mask: number[][];
+}
 
 async function logitsOf(source: string | Checkpoint, inp: Inputs): Promise<Float32Array> {
   const engine = await createEngine(source, { threads: 1, probes: {} });
   try {
     const out = await engine.forward({
-      ids: Int32Array.from(inp.input_ids.flat()), batch: inp.batch, seq: inp.seq, attentionMask: Uint8Array.from(inp.attention_mask.flat()),
+      ids: Int32Array.from(inp.input_ids.flat()),
+      batch: inp.batch,
+      seq: inp.seq,
+      attentionMask: Uint8Array.from(inp.attention_mask.flat()),
     });
     return out.logits as Float32Array;
   } finally {
@@ -105,9 +119,26 @@ describe("a GGUF of each architecture gives the logits of the same weights from 
     const inp = JSON.parse(fs.readFileSync(path.join(PARITY, family, "inputs.json"), "utf8")) as Inputs;
     const gguf = openCheckpoint(path.join(FIX, `parity-${family}.gguf`));
     const ref = openCheckpoint(folder());
-    const a = resolveModelSpec(gguf), b = resolveModelSpec(ref);
+    const a = resolveModelSpec(gguf),
+      b = resolveModelSpec(ref);
     // Same spec apart from where the weights come from (and BOS behaviour, which the GGUFs leave to the tokenizer they do not carry).
-    for (const k of ["family", "vocabSize", "hiddenSize", "numLayers", "numHeads", "numKvHeads", "headDim", "intermediateSize", "rmsNormEps", "rope", "causal", "qkvBias", "logitShift", "maskTokenId", "bosTokenId"] as const) {
+    for (const k of [
+      "family",
+      "vocabSize",
+      "hiddenSize",
+      "numLayers",
+      "numHeads",
+      "numKvHeads",
+      "headDim",
+      "intermediateSize",
+      "rmsNormEps",
+      "rope",
+      "causal",
+      "qkvBias",
+      "logitShift",
+      "maskTokenId",
+      "bosTokenId",
+    ] as const) {
       expect(a[k], k).toEqual(b[k]);
     }
     expect(a.weights.lmHead === a.weights.embed).toBe(b.weights.lmHead === b.weights.embed);
@@ -153,22 +184,61 @@ describe("a GGUF of each architecture gives the logits of the same weights from 
 /** A minimal GGUF writer for hand-made (and deliberately broken) headers. */
 class Bytes {
   parts: Buffer[] = [];
-  u32(v: number) { const b = Buffer.alloc(4); b.writeUInt32LE(v >>> 0); this.parts.push(b); return this; }
-  u64(v: number | bigint) { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); this.parts.push(b); return this; }
-  str(s: string, len?: number) { const t = Buffer.from(s, "utf8"); this.u64(len ?? t.length); this.parts.push(t); return this; }
-  raw(b: Buffer) { this.parts.push(b); return this; }
-  pad(to: number) { const n = this.size % to; if (n) this.parts.push(Buffer.alloc(to - n)); return this; }
-  get size() { return this.parts.reduce((a, b) => a + b.length, 0); }
-  bytes() { return Buffer.concat(this.parts); }
+  u32(v: number) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v >>> 0);
+    this.parts.push(b);
+    return this;
+  }
+  u64(v: number | bigint) {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(BigInt(v));
+    this.parts.push(b);
+    return this;
+  }
+  str(s: string, len?: number) {
+    const t = Buffer.from(s, "utf8");
+    this.u64(len ?? t.length);
+    this.parts.push(t);
+    return this;
+  }
+  raw(b: Buffer) {
+    this.parts.push(b);
+    return this;
+  }
+  pad(to: number) {
+    const n = this.size % to;
+    if (n) this.parts.push(Buffer.alloc(to - n));
+    return this;
+  }
+  get size() {
+    return this.parts.reduce((a, b) => a + b.length, 0);
+  }
+  bytes() {
+    return Buffer.concat(this.parts);
+  }
 }
 
 /** One F32 tensor "w" of dims [32, 2] (256 bytes) at `offset`, after `kv` metadata. */
-function ggufBytes(o: {
-  magic?: string; version?: number; tensorCount?: number | bigint; kvCount?: number | bigint; kv?: (b: Bytes) => void;
-  dims?: number[]; type?: number; offset?: number; extraTensor?: { name: string; offset: number }; dataBytes?: number;
-} = {}): Buffer {
+function ggufBytes(
+  o: {
+    magic?: string;
+    version?: number;
+    tensorCount?: number | bigint;
+    kvCount?: number | bigint;
+    kv?: (b: Bytes) => void;
+    dims?: number[];
+    type?: number;
+    offset?: number;
+    extraTensor?: { name: string; offset: number };
+    dataBytes?: number;
+  } = {},
+): Buffer {
   const b = new Bytes();
-  b.raw(Buffer.from(o.magic ?? "GGUF", "latin1")).u32(o.version ?? 3).u64(o.tensorCount ?? (o.extraTensor ? 2 : 1)).u64(o.kvCount ?? 1);
+  b.raw(Buffer.from(o.magic ?? "GGUF", "latin1"))
+    .u32(o.version ?? 3)
+    .u64(o.tensorCount ?? (o.extraTensor ? 2 : 1))
+    .u64(o.kvCount ?? 1);
   if (o.kv) o.kv(b);
   else b.str("general.architecture").u32(8).str("llama");
   const dims = o.dims ?? [32, 2];
@@ -209,9 +279,32 @@ describe("malformed GGUF headers give typed errors naming the field", () => {
     ["big-endian version", () => ggufBytes({ version: 0x03000000 }), "version"],
     ["tensor count beyond the file", () => ggufBytes({ tensorCount: 2n ** 62n }), "tensor_count"],
     ["metadata count beyond the file", () => ggufBytes({ kvCount: 1_000_000 }), "metadata_kv_count"],
-    ["string length beyond the file", () => ggufBytes({ kv: (b) => b.str("general.architecture").u32(8).str("llama", 2 ** 40) }), "general.architecture (string length)"],
+    [
+      "string length beyond the file",
+      () =>
+        ggufBytes({
+          kv: (b) =>
+            b
+              .str("general.architecture")
+              .u32(8)
+              .str("llama", 2 ** 40),
+        }),
+      "general.architecture (string length)",
+    ],
     ["unknown value type", () => ggufBytes({ kv: (b) => b.str("general.architecture").u32(77) }), "general.architecture (value type)"],
-    ["array length beyond the file", () => ggufBytes({ kv: (b) => b.str("tokenizer.ggml.tokens").u32(9).u32(8).u64(2n ** 50n) }), "tokenizer.ggml.tokens (array length)"],
+    [
+      "array length beyond the file",
+      () =>
+        ggufBytes({
+          kv: (b) =>
+            b
+              .str("tokenizer.ggml.tokens")
+              .u32(9)
+              .u32(8)
+              .u64(2n ** 50n),
+        }),
+      "tokenizer.ggml.tokens (array length)",
+    ],
     ["duplicate key", () => ggufBytes({ kvCount: 2, kv: (b) => b.str("a").u32(4).u32(1).str("a").u32(4).u32(2) }), "a"],
     ["bad alignment", () => ggufBytes({ kv: (b) => b.str("general.alignment").u32(4).u32(48) }), "general.alignment"],
     ["five dimensions", () => ggufBytes({ dims: [32, 1, 1, 1, 2] }), "w.n_dims"],
@@ -247,23 +340,33 @@ describe("malformed GGUF headers give typed errors naming the field", () => {
   it("an unsupported architecture is refused with the list", () => {
     const file = path.join(tmp, "gpt2.gguf");
     fs.writeFileSync(file, ggufBytes({ kv: (b) => b.str("general.architecture").u32(8).str("gpt2") }));
-    expect(() => openCheckpoint(file)).toThrowError(/Unsupported GGUF architecture[\s\S]*general\.architecture[\s\S]*llama, qwen2, llada, dream/);
+    expect(() => openCheckpoint(file)).toThrowError(
+      /Unsupported GGUF architecture[\s\S]*general\.architecture[\s\S]*llama, qwen2, llada, dream/,
+    );
   });
 });
 
-describe("quantised layers as MatMulNBits (quantizedWeights: \"matmulnbits\")", () => {
+describe('quantised layers as MatMulNBits (quantizedWeights: "matmulnbits")', () => {
   const inp = JSON.parse(fs.readFileSync(path.join(PARITY, "llama", "inputs.json"), "utf8")) as Inputs;
   const run = async (file: string, quantizedWeights: "dequantize" | "matmulnbits") => {
     const engine = await createEngine(openCheckpoint(file), { threads: 1, probes: {}, quantizedWeights });
     try {
-      const out = await engine.forward({ ids: Int32Array.from(inp.input_ids.flat()), batch: inp.batch, seq: inp.seq, attentionMask: Uint8Array.from(inp.attention_mask.flat()) });
+      const out = await engine.forward({
+        ids: Int32Array.from(inp.input_ids.flat()),
+        batch: inp.batch,
+        seq: inp.seq,
+        attentionMask: Uint8Array.from(inp.attention_mask.flat()),
+      });
       return { logits: out.logits as Float32Array, nodes: engine.nodeCount };
     } finally {
       await engine.dispose();
     }
   };
 
-  it.each([["Q4_1 attention, Q4_0 MLP, Q8_0 head", "parity-llama-q4.gguf"], ["Q8_0", "parity-llama-q8.gguf"]])("%s: logits within 1e-3 of the dequantised graph", async (_label, file) => {
+  it.each([
+    ["Q4_1 attention, Q4_0 MLP, Q8_0 head", "parity-llama-q4.gguf"],
+    ["Q8_0", "parity-llama-q8.gguf"],
+  ])("%s: logits within 1e-3 of the dequantised graph", async (_label, file) => {
     const f = path.join(FIX, file);
     const ck = openCheckpoint(f);
     const spec = resolveModelSpec(ck);
@@ -271,7 +374,8 @@ describe("quantised layers as MatMulNBits (quantizedWeights: \"matmulnbits\")", 
     const graph = buildModelGraph(spec, ck.tensors, { probes: {}, quantizedWeights: "matmulnbits" }).graph;
     // 2 layers × 6 matrices + the untied head (down_proj has 80 inputs, not whole 32-blocks: kept F32)
     expect(graph.node.filter((n) => n.opType === "MatMulNBits" && n.domain === "com.microsoft").length).toBe(13);
-    const a = await run(f, "dequantize"), b = await run(f, "matmulnbits");
+    const a = await run(f, "dequantize"),
+      b = await run(f, "matmulnbits");
     expect(maxAbsDiff(a.logits, b.logits)).toBeLessThanOrEqual(1e-3);
   });
 });
@@ -279,7 +383,8 @@ describe("quantised layers as MatMulNBits (quantizedWeights: \"matmulnbits\")", 
 describe("commands take a .gguf where they take a folder", () => {
   const run = async (...argv: string[]) => {
     const { main } = await import("../../src/cli/main.js");
-    let out = "", err = "";
+    let out = "",
+      err = "";
     const code = await main(argv, { out: (t: string) => (out += t + "\n"), err: (t: string) => (err += t + "\n") });
     return { code, out, err };
   };
@@ -296,7 +401,12 @@ describe("commands take a .gguf where they take a folder", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^dream DreamModel, 4 tokens/);
     const top = Number(/top ids for the last position: (\d+)/.exec(r.out)?.[1]);
-    const logits = await logitsOf(path.join(PARITY, "dream", "model"), { batch: 1, seq: 4, input_ids: [ids], attention_mask: [[1, 1, 1, 1]] });
+    const logits = await logitsOf(path.join(PARITY, "dream", "model"), {
+      batch: 1,
+      seq: 4,
+      input_ids: [ids],
+      attention_mask: [[1, 1, 1, 1]],
+    });
     const last = logits.subarray(3 * 128, 4 * 128);
     expect(top).toBe(last.indexOf(Math.max(...last)));
   });
@@ -331,7 +441,7 @@ describe("seeded header mutations never escape as untyped errors", () => {
     const full = fs.readFileSync(src);
     const { dataStart } = readGgufHeader(src);
     let seed = 20261201;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) >>> 0) % n;
     const file = path.join(tmp, "mutated.gguf");
     const outcomes = { ok: 0, typed: 0 };
     const tryOpen = (bytes: Buffer) => {

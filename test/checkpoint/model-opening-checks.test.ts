@@ -43,7 +43,13 @@ describe("createEngine", () => {
       // 513 slots, the first one padding: positions 0..511
       const mask = new Uint8Array(513).fill(1);
       mask[0] = 0;
-      const out = await engine.forward({ ids: new Int32Array(513).fill(5), batch: 1, seq: 513, attentionMask: mask, logitRows: Int32Array.of(512) });
+      const out = await engine.forward({
+        ids: new Int32Array(513).fill(5),
+        batch: 1,
+        seq: 513,
+        attentionMask: mask,
+        logitRows: Int32Array.of(512),
+      });
       expect(out.logitRows).toEqual(Int32Array.of(512));
     } finally {
       await engine.dispose();

@@ -18,7 +18,9 @@ const SPECIALS: Record<D, number[]> = {
 };
 
 function reference(bytes: Buffer, dtype: D): { nan: number; inf: number; first: number } {
-  let nan = 0, inf = 0, first = -1;
+  let nan = 0,
+    inf = 0,
+    first = -1;
   const size = dtype === "F32" ? 4 : 2;
   for (let i = 0; i < bytes.length / size; i++) {
     let v: number;

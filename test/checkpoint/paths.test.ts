@@ -11,7 +11,15 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CheckpointError } from "../../src/util/errors.js";
 import {
-  PathError, checkOutputDirectory, checkOutputFile, inspectPath, openRegularFile, optionalFile, readFileBounded, requireDirectory, requireFile,
+  PathError,
+  checkOutputDirectory,
+  checkOutputFile,
+  inspectPath,
+  openRegularFile,
+  optionalFile,
+  readFileBounded,
+  requireDirectory,
+  requireFile,
 } from "../../src/util/paths.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-paths-"));
@@ -39,9 +47,18 @@ describe("inspectPath", () => {
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(p("sock"), resolve));
     try {
-      const kinds = Object.fromEntries(["file", "dir", "missing", "dangling", "loop1", "link-to-file", "fifo", "sock"].map((n) => [n, inspectPath(p(n)).kind]));
+      const kinds = Object.fromEntries(
+        ["file", "dir", "missing", "dangling", "loop1", "link-to-file", "fifo", "sock"].map((n) => [n, inspectPath(p(n)).kind]),
+      );
       expect(kinds).toEqual({
-        file: "file", dir: "directory", missing: "missing", dangling: "dangling-link", loop1: "link-loop", "link-to-file": "file", fifo: "fifo", sock: "socket",
+        file: "file",
+        dir: "directory",
+        missing: "missing",
+        dangling: "dangling-link",
+        loop1: "link-loop",
+        "link-to-file": "file",
+        fifo: "fifo",
+        sock: "socket",
       });
       expect(inspectPath(p("file", "below")).kind).toBe("not-a-directory");
       expect(inspectPath("/dev/null").kind).toBe("character-device");
@@ -60,7 +77,9 @@ describe("checks on paths we read", () => {
     expect(e.found).toBe("a folder");
     expect(thrown(() => requireDirectory(p("file"), { what: "checkpoint folder" }))).toBeInstanceOf(PathError);
     expect(optionalFile(p("missing"), { what: "x" })).toBeUndefined();
-    expect(thrown(() => optionalFile(p("dangling"), { what: "tokenizer.json" })).message).toMatch(/symbolic link whose target does not exist/);
+    expect(thrown(() => optionalFile(p("dangling"), { what: "tokenizer.json" })).message).toMatch(
+      /symbolic link whose target does not exist/,
+    );
     expect(thrown(() => optionalFile(p("loop1"), { what: "config.json" })).message).toMatch(/symbolic link loop/);
   });
 
@@ -83,14 +102,18 @@ describe("checks on paths we write", () => {
     expect(thrown(() => checkOutputFile(p("dir"), { what: "--out file" })).message).toMatch(/--out file is a folder/);
     expect(thrown(() => checkOutputFile(p("fifo"), { what: "--out file" })).message).toMatch(/FIFO/);
     const target = p("a", "b", "c", "out.bin");
-    expect(thrown(() => checkOutputFile(target, { what: "--out file", mkdirHint: "pass --mkdir" })).message).toMatch(/does not exist[\s\S]*hint: pass --mkdir/);
+    expect(thrown(() => checkOutputFile(target, { what: "--out file", mkdirHint: "pass --mkdir" })).message).toMatch(
+      /does not exist[\s\S]*hint: pass --mkdir/,
+    );
     expect(fs.existsSync(p("a"))).toBe(false);
     const created: string[] = [];
     expect(checkOutputFile(target, { what: "--out file", mkdir: true, onCreate: (d) => created.push(d) })).toBe(target);
     expect(created).toEqual([p("a"), p("a", "b"), p("a", "b", "c")]);
     expect(fs.existsSync(target)).toBe(false); // only the folders: the file is the caller's to write
     expect(checkOutputFile(p("file"), { what: "--out file" })).toBe(p("file"));
-    expect(thrown(() => checkOutputFile(p("file", "x"), { what: "--out file", mkdir: true })).message).toMatch(/a path through something that is not a folder/);
+    expect(thrown(() => checkOutputFile(p("file", "x"), { what: "--out file", mkdir: true })).message).toMatch(
+      /a path through something that is not a folder/,
+    );
   });
 
   it("checkOutputDirectory creates the folder itself (announced) but not missing parents unless mkdir", () => {

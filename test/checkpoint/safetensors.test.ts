@@ -29,13 +29,17 @@ describe("safetensors reader", () => {
     data.writeUInt16LE(0xc010, 13); // bf16 -2.25
     data.writeUInt16LE(0x3e00, 15); // f16 1.5
     data.writeUInt16LE(0xc080, 17); // f16 -2.25
-    handMade(file, {
-      __metadata__: { format: "pt" },
-      u: { dtype: "U8", shape: [3], data_offsets: [0, 3] },
-      a: { dtype: "F32", shape: [2], data_offsets: [3, 11] },
-      b: { dtype: "BF16", shape: [1, 2], data_offsets: [11, 15] },
-      h: { dtype: "F16", shape: [2], data_offsets: [15, 19] },
-    }, data);
+    handMade(
+      file,
+      {
+        __metadata__: { format: "pt" },
+        u: { dtype: "U8", shape: [3], data_offsets: [0, 3] },
+        a: { dtype: "F32", shape: [2], data_offsets: [3, 11] },
+        b: { dtype: "BF16", shape: [1, 2], data_offsets: [11, 15] },
+        h: { dtype: "F16", shape: [2], data_offsets: [15, 19] },
+      },
+      data,
+    );
     const hdr = readSafetensorsHeader(file);
     expect(hdr.metadata).toEqual({ format: "pt" });
     const byName = new Map(hdr.tensors.map((t) => [t.name, t]));
@@ -74,7 +78,13 @@ describe("safetensors reader", () => {
     const len = Buffer.alloc(8);
     len.writeBigUInt64LE(2n ** 63n);
     fs.writeFileSync(f, Buffer.concat([len, Buffer.from("{}")]));
-    const e = (() => { try { readSafetensorsHeader(f); } catch (err) { return err as CheckpointError; } })()!;
+    const e = (() => {
+      try {
+        readSafetensorsHeader(f);
+      } catch (err) {
+        return err as CheckpointError;
+      }
+    })()!;
     expect(e.field).toBe("header length");
     const g = path.join(root, "proto.safetensors");
     handMade(g, { t: { dtype: "constructor", shape: [1], data_offsets: [0, 4] } }, Buffer.alloc(4));

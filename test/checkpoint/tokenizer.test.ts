@@ -43,10 +43,15 @@ function makeCase(name: string, json: Record<string, unknown>, config: Record<st
 const llamaSpecials = ["<|begin_of_text|>", "<|end_of_text|>", "<|mdm_mask|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"];
 const cases: Case[] = [
   makeCase("llama3", byteLevelBpe({ style: "llama3", specials: llamaSpecials, bos: "<|begin_of_text|>" }), {
-    bos_token: "<|begin_of_text|>", eos_token: "<|eot_id|>",
-    chat_template: "{{- bos_token }}{%- for m in messages %}{{- '<|start_header_id|>' + m['role'] + '<|end_header_id|>\\n\\n' + m['content'] | trim + '<|eot_id|>' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}",
+    bos_token: "<|begin_of_text|>",
+    eos_token: "<|eot_id|>",
+    chat_template:
+      "{{- bos_token }}{%- for m in messages %}{{- '<|start_header_id|>' + m['role'] + '<|end_header_id|>\\n\\n' + m['content'] | trim + '<|eot_id|>' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}",
   }),
-  makeCase("qwen2", byteLevelBpe({ style: "qwen2", specials: ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mask|>"], stringMerges: true })),
+  makeCase(
+    "qwen2",
+    byteLevelBpe({ style: "qwen2", specials: ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mask|>"], stringMerges: true }),
+  ),
   makeCase("wordlevel", wordLevel(["hello", "world", "the", "cat", "sat", ",", ".", "?", "héllo", "1999", "[", "]"])),
 ];
 
@@ -82,7 +87,30 @@ describe("loadTokenizer against Rust tokenizers (oracle)", () => {
   }
 
   it("every style: 300 seeded random strings give the oracle's ids and offsets", async () => {
-    const alphabet = ["a", "b", "e", "the", " ", "  ", "\n", "\t", "é", "ß", "🤗", "1", "23", "!", "?", "'s", "<|mdm_mask|>", "<|eot_id|>", "Ü", "中", "\r\n", "-"];
+    const alphabet = [
+      "a",
+      "b",
+      "e",
+      "the",
+      " ",
+      "  ",
+      "\n",
+      "\t",
+      "é",
+      "ß",
+      "🤗",
+      "1",
+      "23",
+      "!",
+      "?",
+      "'s",
+      "<|mdm_mask|>",
+      "<|eot_id|>",
+      "Ü",
+      "中",
+      "\r\n",
+      "-",
+    ];
     const r = rng(42);
     for (const c of cases) {
       for (let k = 0; k < 100; k++) {
@@ -147,7 +175,10 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
   }
 
   it("added tokens with lstrip/rstrip cover the whitespace they strip; normalized added tokens", async () => {
-    const json = byteLevelBpe({ style: "qwen2", specials: ["<|endoftext|>", "<mask>"] }) as { added_tokens: Record<string, unknown>[]; model: { vocab: Record<string, number> } };
+    const json = byteLevelBpe({ style: "qwen2", specials: ["<|endoftext|>", "<mask>"] }) as {
+      added_tokens: Record<string, unknown>[];
+      model: { vocab: Record<string, number> };
+    };
     Object.assign(json.added_tokens[1], { lstrip: true, rstrip: true });
     const id = Object.keys(json.model.vocab).length + 10;
     json.added_tokens.push({ id, content: "hello", single_word: false, lstrip: false, rstrip: false, normalized: true, special: false });
@@ -166,21 +197,56 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
     const e = c.ours.encode("hello world");
     const i = e.tokens.findIndex((t) => t.startsWith("\u0120"));
     expect(e.offsets[i][0]).toBe(6); // "Ġw…" starts after the space
-
   });
 
   it("BERT pipeline: BertNormalizer (lowercase, CJK spacing), BertPreTokenizer, WordPiece ##, [CLS]/[SEP]", async () => {
     const vocab: Record<string, number> = {};
-    for (const t of ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "un", "##aff", "##able", "the", ",", ".", "!", "caf", "##e", "\u4e2d", "a", "##b"]) vocab[t] = Object.keys(vocab).length;
+    for (const t of [
+      "[PAD]",
+      "[UNK]",
+      "[CLS]",
+      "[SEP]",
+      "[MASK]",
+      "hello",
+      "world",
+      "un",
+      "##aff",
+      "##able",
+      "the",
+      ",",
+      ".",
+      "!",
+      "caf",
+      "##e",
+      "\u4e2d",
+      "a",
+      "##b",
+    ])
+      vocab[t] = Object.keys(vocab).length;
     const c = makeCase("bert", {
-      version: "1.0", truncation: null, padding: null,
-      added_tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map((content, id) => ({
+        id,
+        content,
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      })),
       normalizer: { type: "BertNormalizer", clean_text: true, handle_chinese_chars: true, strip_accents: null, lowercase: true },
       pre_tokenizer: { type: "BertPreTokenizer" },
       post_processor: {
         type: "TemplateProcessing",
-        single: [{ SpecialToken: { id: "[CLS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: "[SEP]", type_id: 0 } }],
-        pair: [], special_tokens: { "[CLS]": { id: "[CLS]", ids: [2], tokens: ["[CLS]"] }, "[SEP]": { id: "[SEP]", ids: [3], tokens: ["[SEP]"] } },
+        single: [
+          { SpecialToken: { id: "[CLS]", type_id: 0 } },
+          { Sequence: { id: "A", type_id: 0 } },
+          { SpecialToken: { id: "[SEP]", type_id: 0 } },
+        ],
+        pair: [],
+        special_tokens: { "[CLS]": { id: "[CLS]", ids: [2], tokens: ["[CLS]"] }, "[SEP]": { id: "[SEP]", ids: [3], tokens: ["[SEP]"] } },
       },
       decoder: { type: "WordPiece", prefix: "##", cleanup: true },
       model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab },
@@ -191,16 +257,81 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
   it("Metaspace + BPE with byte fallback and fuse_unk (Llama-2 style)", async () => {
     const vocab: Record<string, number> = { "<unk>": 0, "<s>": 1, "</s>": 2 };
     for (let b = 0; b < 256; b++) vocab[`<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`] = 3 + b;
-    for (const t of ["\u2581", "h", "e", "l", "o", "w", "r", "d", "\u2581h", "\u2581w", "he", "ll", "llo", "\u2581he", "\u2581hello", "hello", "or", "ld", "\u2581wor", "\u2581world", "a"]) vocab[t] ??= Object.keys(vocab).length;
-    const merges = [["\u2581", "h"], ["\u2581", "w"], ["h", "e"], ["l", "l"], ["ll", "o"], ["\u2581h", "e"], ["\u2581he", "llo"], ["he", "llo"], ["o", "r"], ["l", "d"], ["\u2581w", "or"], ["\u2581wor", "ld"]];
+    for (const t of [
+      "\u2581",
+      "h",
+      "e",
+      "l",
+      "o",
+      "w",
+      "r",
+      "d",
+      "\u2581h",
+      "\u2581w",
+      "he",
+      "ll",
+      "llo",
+      "\u2581he",
+      "\u2581hello",
+      "hello",
+      "or",
+      "ld",
+      "\u2581wor",
+      "\u2581world",
+      "a",
+    ])
+      vocab[t] ??= Object.keys(vocab).length;
+    const merges = [
+      ["\u2581", "h"],
+      ["\u2581", "w"],
+      ["h", "e"],
+      ["l", "l"],
+      ["ll", "o"],
+      ["\u2581h", "e"],
+      ["\u2581he", "llo"],
+      ["he", "llo"],
+      ["o", "r"],
+      ["l", "d"],
+      ["\u2581w", "or"],
+      ["\u2581wor", "ld"],
+    ];
     const c = makeCase("metaspace", {
-      version: "1.0", truncation: null, padding: null,
-      added_tokens: [0, 1, 2].map((i) => ({ id: i, content: ["<unk>", "<s>", "</s>"][i], single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+      version: "1.0",
+      truncation: null,
+      padding: null,
+      added_tokens: [0, 1, 2].map((i) => ({
+        id: i,
+        content: ["<unk>", "<s>", "</s>"][i],
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      })),
       normalizer: null,
       pre_tokenizer: { type: "Metaspace", replacement: "\u2581", prepend_scheme: "first", split: false },
       post_processor: null,
-      decoder: { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "\u2581" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }, { type: "Strip", content: " ", start: 1, stop: 0 }] },
-      model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: true, ignore_merges: false, vocab, merges },
+      decoder: {
+        type: "Sequence",
+        decoders: [
+          { type: "Replace", pattern: { String: "\u2581" }, content: " " },
+          { type: "ByteFallback" },
+          { type: "Fuse" },
+          { type: "Strip", content: " ", start: 1, stop: 0 },
+        ],
+      },
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: "<unk>",
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: true,
+        byte_fallback: true,
+        ignore_merges: false,
+        vocab,
+        merges,
+      },
     });
     await idsAndOffsets(c, ["hello world", "hello  w\u00f6rld", "h\u00e9 \ud83e\udd17", "<s>hello", " lead"]);
   });
@@ -209,14 +340,42 @@ describe("other pipelines against the oracle (ids and offsets)", () => {
 describe("normalizers that cannot be aligned per character", () => {
   it("Prepend + Replace (Llama-2 normalizer): ids as Rust, offsets flagged inexact but inside the text", async () => {
     const vocab: Record<string, number> = { "<unk>": 0 };
-    for (const t of ["\u2581", "h", "i", "\u2581h", "\u2581hi", "t", "\u2581t", "\u2581th", "e", "\u2581the", "r"]) vocab[t] = Object.keys(vocab).length;
-    const merges = [["\u2581", "h"], ["\u2581h", "i"], ["\u2581", "t"], ["\u2581t", "h"], ["\u2581th", "e"]];
+    for (const t of ["\u2581", "h", "i", "\u2581h", "\u2581hi", "t", "\u2581t", "\u2581th", "e", "\u2581the", "r"])
+      vocab[t] = Object.keys(vocab).length;
+    const merges = [
+      ["\u2581", "h"],
+      ["\u2581h", "i"],
+      ["\u2581", "t"],
+      ["\u2581t", "h"],
+      ["\u2581th", "e"],
+    ];
     const c = makeCase("prepend", {
-      version: "1.0", truncation: null, padding: null,
+      version: "1.0",
+      truncation: null,
+      padding: null,
       added_tokens: [{ id: 0, content: "<unk>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
-      normalizer: { type: "Sequence", normalizers: [{ type: "Prepend", prepend: "\u2581" }, { type: "Replace", pattern: { String: " " }, content: "\u2581" }] },
-      pre_tokenizer: null, post_processor: null, decoder: null,
-      model: { type: "BPE", dropout: null, unk_token: "<unk>", continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges },
+      normalizer: {
+        type: "Sequence",
+        normalizers: [
+          { type: "Prepend", prepend: "\u2581" },
+          { type: "Replace", pattern: { String: " " }, content: "\u2581" },
+        ],
+      },
+      pre_tokenizer: null,
+      post_processor: null,
+      decoder: null,
+      model: {
+        type: "BPE",
+        dropout: null,
+        unk_token: "<unk>",
+        continuing_subword_prefix: null,
+        end_of_word_suffix: null,
+        fuse_unk: true,
+        byte_fallback: false,
+        ignore_merges: false,
+        vocab,
+        merges,
+      },
     });
     const text = "hi there hi";
     const ours = c.ours.encode(text);
@@ -249,14 +408,22 @@ describe("decode, vocabulary and chat template", () => {
   it("renders the checkpoint's Llama-3-style template (hand-written expected string) with exactly one BOS", () => {
     const t = cases[0].ours;
     const s = t.applyChatTemplate([{ role: "user", content: " Hi there " }], { addGenerationPrompt: true });
-    expect(s).toBe("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+    expect(s).toBe(
+      "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+    );
     const ids = t.encode(s, { addSpecialTokens: false }).ids;
     expect(ids.filter((i) => i === t.tokenToId("<|begin_of_text|>"))).toHaveLength(1);
     expect(t.applyChatTemplate([{ role: "user", content: "x" }])).not.toContain("assistant");
   });
 
   it("no template → CheckpointError naming chat_template; broken template → CheckpointError", () => {
-    const e = (() => { try { cases[1].ours.applyChatTemplate([{ role: "user", content: "x" }]); } catch (err) { return err; } })();
+    const e = (() => {
+      try {
+        cases[1].ours.applyChatTemplate([{ role: "user", content: "x" }]);
+      } catch (err) {
+        return err;
+      }
+    })();
     expect(e).toBeInstanceOf(CheckpointError);
     expect((e as CheckpointError).field).toBe("chat_template");
     const bad = makeCase("bad-template", wordLevel(["a"]), { chat_template: "{% for m in messages %}{{ m.content " });
@@ -271,7 +438,14 @@ describe("decode, vocabulary and chat template", () => {
 });
 
 describe("spans", () => {
-  const offsets: CharSpan[] = [[0, 0], [0, 5], [5, 6], [6, 11], [11, 11], [11, 12]];
+  const offsets: CharSpan[] = [
+    [0, 0],
+    [0, 5],
+    [5, 6],
+    [6, 11],
+    [11, 11],
+    [11, 12],
+  ];
   it("charSpanToTokenSpan: overlapping tokens, empty spans ignored", () => {
     expect(charSpanToTokenSpan(offsets, [0, 5])).toEqual([1, 2]);
     expect(charSpanToTokenSpan(offsets, [4, 7])).toEqual([1, 4]);
@@ -282,7 +456,11 @@ describe("spans", () => {
   it("tokenSpanToCharSpan is the inverse on token boundaries", () => {
     expect(tokenSpanToCharSpan(offsets, [1, 4])).toEqual([0, 11]);
     expect(tokenSpanToCharSpan(offsets, [0, 1])).toBeUndefined();
-    for (const span of [[0, 5], [5, 11], [0, 12]] as CharSpan[]) {
+    for (const span of [
+      [0, 5],
+      [5, 11],
+      [0, 12],
+    ] as CharSpan[]) {
       expect(tokenSpanToCharSpan(offsets, charSpanToTokenSpan(offsets, span)!)).toEqual(span);
     }
   });
@@ -316,7 +494,9 @@ describe("parity fixtures (Python tokenizers output, when present)", () => {
       }
       expect(spec.addsBos, f).toBe(f === "llama");
       const chat = t.applyChatTemplate([{ role: "user", content: "Who wrote the book?" }], { addGenerationPrompt: true });
-      expect(chat.endsWith(f === "llama" || f === "llada" ? "<|start_header_id|>assistant<|end_header_id|>\n\n" : "<|im_start|>assistant\n")).toBe(true);
+      expect(
+        chat.endsWith(f === "llama" || f === "llada" ? "<|start_header_id|>assistant<|end_header_id|>\n\n" : "<|im_start|>assistant\n"),
+      ).toBe(true);
       if (f === "llada") expect(chat.startsWith("<|startoftext|>")).toBe(true);
     }
   });

@@ -17,17 +17,30 @@ const ck = makeTinyEngineCheckpoint({ layers: 2, kvHeads: 2, seed: 51 });
 // a WordLevel tokenizer: "w0".."w59" → 0..59, [UNK] → 60
 const vocab: Record<string, number> = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`w${i}`, i]));
 vocab["[UNK]"] = 60;
-fs.writeFileSync(path.join(ck.dir, "tokenizer.json"), JSON.stringify({
-  version: "1.0", truncation: null, padding: null, added_tokens: [{ id: 60, content: "[UNK]", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
-  normalizer: null, pre_tokenizer: { type: "Whitespace" }, post_processor: null, decoder: null,
-  model: { type: "WordLevel", vocab, unk_token: "[UNK]" },
-}));
+fs.writeFileSync(
+  path.join(ck.dir, "tokenizer.json"),
+  JSON.stringify({
+    version: "1.0",
+    truncation: null,
+    padding: null,
+    added_tokens: [{ id: 60, content: "[UNK]", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }],
+    normalizer: null,
+    pre_tokenizer: { type: "Whitespace" },
+    post_processor: null,
+    decoder: null,
+    model: { type: "WordLevel", vocab, unk_token: "[UNK]" },
+  }),
+);
 fs.writeFileSync(path.join(ck.dir, "tokenizer_config.json"), JSON.stringify({ unk_token: "[UNK]" }));
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "floatscope-cli-"));
-afterAll(() => { ck.cleanup(); fs.rmSync(outDir, { recursive: true, force: true }); });
+afterAll(() => {
+  ck.cleanup();
+  fs.rmSync(outDir, { recursive: true, force: true });
+});
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }
@@ -81,15 +94,37 @@ describe("floatscope CLI", () => {
   it("forward --ids writes probes and logits to safetensors with metadata", async () => {
     const file = path.join(outDir, "probes.safetensors");
     const ids = [4, 8, 15, 16, 23, 42];
-    const r = await run("forward", ck.dir, "--ids", ids.join(","), "--probes", "received,argmax,pattern", "--layers", "1", "--out", file, "--logits", "--threads", "1", "--query-chunks", "2");
+    const r = await run(
+      "forward",
+      ck.dir,
+      "--ids",
+      ids.join(","),
+      "--probes",
+      "received,argmax,pattern",
+      "--layers",
+      "1",
+      "--out",
+      file,
+      "--logits",
+      "--threads",
+      "1",
+      "--query-chunks",
+      "2",
+    );
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/blocks\.0\.attn\.received {2}top keys: /);
     const h = readSafetensorsHeader(file);
     const byName = new Map(h.tensors.map((t) => [t.name, t]));
     expect([...byName.keys()].sort()).toEqual([
-      "blocks.0.attn.argmax_key", "blocks.0.attn.argmax_prob", "blocks.0.attn.received",
-      "blocks.1.attn.argmax_key", "blocks.1.attn.argmax_prob", "blocks.1.attn.pattern", "blocks.1.attn.received", "logits",
+      "blocks.0.attn.argmax_key",
+      "blocks.0.attn.argmax_prob",
+      "blocks.0.attn.received",
+      "blocks.1.attn.argmax_key",
+      "blocks.1.attn.argmax_prob",
+      "blocks.1.attn.pattern",
+      "blocks.1.attn.received",
+      "logits",
     ]);
     expect(byName.get("blocks.1.attn.argmax_key")!.dtype).toBe("I32");
     expect(byName.get("blocks.1.attn.pattern")!.shape).toEqual([1, 4, 6, 6]);

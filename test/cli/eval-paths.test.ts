@@ -16,14 +16,18 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-cli-eval-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 async function run(...argv: string[]) {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(["eval", ...argv], { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }
 const STACK_LINE = /^\s+at .+:\d+:\d+\)?$/m;
 
 describe("floatscope eval inputs and outputs", () => {
-  it.each([["empty", ""], ["blank", "\n  \n\n"]])("an %s data file is one error (exit 1), no ENOENT, no results file", async (name, text) => {
+  it.each([
+    ["empty", ""],
+    ["blank", "\n  \n\n"],
+  ])("an %s data file is one error (exit 1), no ENOENT, no results file", async (name, text) => {
     const file = path.join(tmp, `${name}.jsonl`);
     fs.writeFileSync(file, text);
     const out = path.join(tmp, `${name}-results.jsonl`);

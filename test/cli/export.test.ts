@@ -18,20 +18,31 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-export-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 async function run(...argv: string[]) {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }
 function readParquet(file: string): Record<string, unknown>[] {
-  return JSON.parse(execFileSync(PY, ["-c", "import json, sys, pyarrow.parquet as pq; print(json.dumps(pq.read_table(sys.argv[1]).to_pylist()))", file], { encoding: "utf8" }));
+  return JSON.parse(
+    execFileSync(PY, ["-c", "import json, sys, pyarrow.parquet as pq; print(json.dumps(pq.read_table(sys.argv[1]).to_pylist()))", file], {
+      encoding: "utf8",
+    }),
+  );
 }
 
 describe("--export", () => {
   it("analyze absorption: every table to <stem>-<table>.parquet, equal to --json", async () => {
     const traces = [0.5, 0.3].map((x, i) => {
       const f = path.join(dir, `t${i}.fstrace`);
-      const fin = probeMap(probe(0, "received", [5], [0.1, 0.1, 0.1, 0.6, 0.1]), probe(1, "received", [5], [x, 0.2, 0.2, 0.1, 1 - x - 0.5]));
-      writeTrace(f, makeTrace({ sequence: [1, 10, 11, 12, 2], promptLength: 3, finalProbes: fin, steps: [step(0, [1, 10, 11, 99, 99], fin)] }));
+      const fin = probeMap(
+        probe(0, "received", [5], [0.1, 0.1, 0.1, 0.6, 0.1]),
+        probe(1, "received", [5], [x, 0.2, 0.2, 0.1, 1 - x - 0.5]),
+      );
+      writeTrace(
+        f,
+        makeTrace({ sequence: [1, 10, 11, 12, 2], promptLength: 3, finalProbes: fin, steps: [step(0, [1, 10, 11, 99, 99], fin)] }),
+      );
       return f;
     });
     const json = JSON.parse((await run("analyze", "absorption", ...traces, "--rule", "upstream", "--json")).out);
@@ -51,9 +62,32 @@ describe("--export", () => {
   });
 
   it("eval: the per-question rows as Arrow IPC (types fixed, not guessed)", async () => {
-    const args = ["eval", path.join(PARITY, "llada", "model"), "--data", HELDOUT, "--limit", "2", "--setting", "oracle", "--gen-length", "2", "--steps", "2"];
+    const args = [
+      "eval",
+      path.join(PARITY, "llada", "model"),
+      "--data",
+      HELDOUT,
+      "--limit",
+      "2",
+      "--setting",
+      "oracle",
+      "--gen-length",
+      "2",
+      "--steps",
+      "2",
+    ];
     expect((await run(...args, "--export", path.join(dir, "rows.arrow"))).code).toBe(0);
-    const back = JSON.parse(execFileSync(PY, ["-c", "import json, sys, pyarrow.feather as fe; t = fe.read_table(sys.argv[1]); print(json.dumps({'types': {f.name: str(f.type) for f in t.schema}, 'rows': t.to_pylist()}))", path.join(dir, "rows.arrow")], { encoding: "utf8" }));
+    const back = JSON.parse(
+      execFileSync(
+        PY,
+        [
+          "-c",
+          "import json, sys, pyarrow.feather as fe; t = fe.read_table(sys.argv[1]); print(json.dumps({'types': {f.name: str(f.type) for f in t.schema}, 'rows': t.to_pylist()}))",
+          path.join(dir, "rows.arrow"),
+        ],
+        { encoding: "utf8" },
+      ),
+    );
     expect(back.rows.map((r: { row: number }) => r.row)).toEqual([0, 1]);
     expect(back.types.accuracy).toBe("double");
     expect(back.rows.every((r: { setting: string; passages: number }) => r.setting === "oracle" && r.passages === 1)).toBe(true);

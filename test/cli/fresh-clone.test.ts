@@ -20,7 +20,12 @@ const clone = path.join(work, "floatscope");
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
 function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  return spawnSync(cmd, args, { cwd, encoding: "utf8", env: { ...process.env, ...env, npm_config_prefer_offline: "true" }, timeout: 600_000 });
+  return spawnSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, ...env, npm_config_prefer_offline: "true" },
+    timeout: 600_000,
+  });
 }
 
 describe("fresh clone: set-up, then the floatscope command", () => {

@@ -19,9 +19,27 @@ async function cli(...argv: string[]) {
 describe("floatscope generate", () => {
   it("prints the answer and where the trace went; the trace reads back with the CLI's settings", async () => {
     const file = path.join(tmp, "run.fstrace");
-    const r = await cli(llada, "--prompt", "the cat sat on the mat.", "--gen-length", "12", "--block-length", "4", "--steps", "6", "--seed", "5", "--trace", file, "--threads", "1");
+    const r = await cli(
+      llada,
+      "--prompt",
+      "the cat sat on the mat.",
+      "--gen-length",
+      "12",
+      "--block-length",
+      "4",
+      "--steps",
+      "6",
+      "--seed",
+      "5",
+      "--trace",
+      file,
+      "--threads",
+      "1",
+    );
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(new RegExp(`trace: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(\\d+ bytes; estimated \\d+\\) — llada/low_confidence, 6 steps`));
+    expect(r.out).toMatch(
+      new RegExp(`trace: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} \\(\\d+ bytes; estimated \\d+\\) — llada/low_confidence, 6 steps`),
+    );
     const t = readTrace(file);
     expect(t.partial).toBe(false);
     expect(t.steps.length).toBe(6);

@@ -21,7 +21,21 @@ async function cli(...argv: string[]) {
 describe("floatscope generate --intervene", () => {
   it("records the policy and each step's plan", async () => {
     const file = path.join(tmp, "anchors.fstrace");
-    const r = await cli(llada, "--prompt", "the cat sat on the mat.", "--gen-length", "4", "--steps", "2", "--trace", file, "--threads", "1", "--intervene", "anchors");
+    const r = await cli(
+      llada,
+      "--prompt",
+      "the cat sat on the mat.",
+      "--gen-length",
+      "4",
+      "--steps",
+      "2",
+      "--trace",
+      file,
+      "--threads",
+      "1",
+      "--intervene",
+      "anchors",
+    );
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/intervention anchors/);
     const t = readTrace(file);
@@ -30,7 +44,21 @@ describe("floatscope generate --intervene", () => {
   });
   it("a sink run starts the prompt with the sink token", async () => {
     const file = path.join(tmp, "sink.fstrace");
-    const r = await cli(llada, "--prompt", "the cat sat.", "--gen-length", "2", "--steps", "1", "--trace", file, "--threads", "1", "--intervene", "sink");
+    const r = await cli(
+      llada,
+      "--prompt",
+      "the cat sat.",
+      "--gen-length",
+      "2",
+      "--steps",
+      "1",
+      "--trace",
+      file,
+      "--threads",
+      "1",
+      "--intervene",
+      "sink",
+    );
     expect(r.code, r.err).toBe(0);
     const t = readTrace(file);
     expect(t.intervention?.policy).toBe("sink");

@@ -19,7 +19,11 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 /** The CLI from source, as a child process (tsx compiles it on the fly). */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   return spawnSync(process.execPath, ["--import", "tsx", path.join(root, "src/cli/main.ts"), ...args], {
-    cwd: root, encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 1 << 24,
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+    maxBuffer: 1 << 24,
   });
 }
 
@@ -35,7 +39,7 @@ describe("long command lines", () => {
   });
 
   it("8,000 --ids on a 512-position model are refused with exit 2 (not a crash, not a run)", () => {
-    const ids = Array.from({ length: 8000 }, (_, i) => (i * 37) % 770 + 5).join(",");
+    const ids = Array.from({ length: 8000 }, (_, i) => ((i * 37) % 770) + 5).join(",");
     expect(ids.length).toBeGreaterThan(30_000);
     const r = cli(["forward", "models/tiny-llama", "--ids", ids]);
     expect(r.signal).toBeNull();
@@ -51,7 +55,7 @@ describe("long command lines", () => {
     const cfg = JSON.parse(fs.readFileSync(cfgPath, "utf8"));
     cfg.max_position_embeddings = 8192;
     fs.writeFileSync(cfgPath, JSON.stringify(cfg));
-    const ids = Array.from({ length: 8000 }, (_, i) => (i * 37) % 770 + 5).join(",");
+    const ids = Array.from({ length: 8000 }, (_, i) => ((i * 37) % 770) + 5).join(",");
     const r = cli(["forward", dir, "--ids", ids, "--query-chunks", "8", "--threads", "1"]);
     expect(r.signal, r.stderr.slice(0, 2000)).toBeNull();
     expect(r.status, r.stderr.slice(0, 2000)).toBe(0);

@@ -19,7 +19,8 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-cli-rel-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }
@@ -51,7 +52,10 @@ describe("paths are checked for kind before they are opened", () => {
       const r = spawnSync("mkfifo", [path.join(d, "model.safetensors")]);
       if (r.status !== 0) throw new Error("mkfifo failed");
     });
-    for (const argv of [["inspect", dir], ["forward", dir, "--ids", "1,2,3"]]) {
+    for (const argv of [
+      ["inspect", dir],
+      ["forward", dir, "--ids", "1,2,3"],
+    ]) {
       const r = await run(...argv);
       expect(r.code, r.err).toBe(1);
       expect(r.err).toMatch(/model\.safetensors/);
@@ -72,7 +76,7 @@ describe("paths are checked for kind before they are opened", () => {
     expect(r.err).not.toMatch(STACK_LINE);
   });
 
-  it("symlink loops and dangling links say so (not \"has no config.json\" / \"no weight files\")", async () => {
+  it('symlink loops and dangling links say so (not "has no config.json" / "no weight files")', async () => {
     const loop = path.join(tmp, "loop");
     fs.mkdirSync(loop);
     fs.symlinkSync(path.join(loop, "b"), path.join(loop, "a"));
@@ -255,21 +259,33 @@ describe("weights and config are checked at load", () => {
   });
 
   it("rms_norm_eps 0 is refused (it divides by zero on an all-zero row)", async () => {
-    const dir = copyModel(tinyLlama, "eps0", (d) => editJson(path.join(d, "config.json"), (j) => { j.rms_norm_eps = 0; }));
+    const dir = copyModel(tinyLlama, "eps0", (d) =>
+      editJson(path.join(d, "config.json"), (j) => {
+        j.rms_norm_eps = 0;
+      }),
+    );
     const r = await run("inspect", dir);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/field: rms_norm_eps[\s\S]*expected: a finite number in \(0, 1\][\s\S]*found: 0/);
   });
 
   it("rope_theta ≤ 1 is refused", async () => {
-    const dir = copyModel(tinyLlama, "theta1", (d) => editJson(path.join(d, "config.json"), (j) => { j.rope_theta = 1; }));
+    const dir = copyModel(tinyLlama, "theta1", (d) =>
+      editJson(path.join(d, "config.json"), (j) => {
+        j.rope_theta = 1;
+      }),
+    );
     const r = await run("inspect", dir);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/field: rope_theta[\s\S]*found: 1/);
   });
 
   it("an unknown tokenizer model type is refused (the library used to guess one)", async () => {
-    const dir = copyModel(tinyLlama, "tok-type", (d) => editJson(path.join(d, "tokenizer.json"), (j) => { (j.model as Record<string, unknown>).type = "WordSoup"; }));
+    const dir = copyModel(tinyLlama, "tok-type", (d) =>
+      editJson(path.join(d, "tokenizer.json"), (j) => {
+        (j.model as Record<string, unknown>).type = "WordSoup";
+      }),
+    );
     const r = await run("forward", dir, "--text", "a b");
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/unknown tokenizer model type[\s\S]*field: model\.type[\s\S]*"WordSoup"/);
@@ -280,7 +296,14 @@ describe("one top-level handler: no stack trace unless --debug", () => {
   it("an internal error prints one line and exit 1; --debug adds the stack", async () => {
     COMMANDS["test-boom"] = {
       summary: "test only",
-      load: async () => ({ command: { help: "Usage: floatscope test-boom", run: async () => { throw new TypeError("cannot read properties of undefined"); } } }),
+      load: async () => ({
+        command: {
+          help: "Usage: floatscope test-boom",
+          run: async () => {
+            throw new TypeError("cannot read properties of undefined");
+          },
+        },
+      }),
     };
     try {
       const a = await run("test-boom");
@@ -299,7 +322,15 @@ describe("one top-level handler: no stack trace unless --debug", () => {
   it("a system error escaping a command names the path and what it is", async () => {
     COMMANDS["test-eisdir"] = {
       summary: "test only",
-      load: async () => ({ command: { help: "Usage: floatscope test-eisdir", run: async () => { fs.writeFileSync(tmp, "x"); return 0; } } }),
+      load: async () => ({
+        command: {
+          help: "Usage: floatscope test-eisdir",
+          run: async () => {
+            fs.writeFileSync(tmp, "x");
+            return 0;
+          },
+        },
+      }),
     };
     try {
       const r = await run("test-eisdir");

@@ -20,7 +20,11 @@ const GRID = path.join(__dirname, "tiny-grid.json");
 const CLI = path.join(ROOT, "src", "dist", "cli", "main.js");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-slurm-"));
 const slurmDir = path.join(tmp, "cluster");
-const env: NodeJS.ProcessEnv = { ...process.env, FLOATSCOPE_SLURM_DIR: slurmDir, FLOATSCOPE_SLURM_PORT: String(17000 + 2 * (process.pid % 2000)) };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  FLOATSCOPE_SLURM_DIR: slurmDir,
+  FLOATSCOPE_SLURM_PORT: String(17000 + 2 * (process.pid % 2000)),
+};
 let up = false;
 let why = "";
 
@@ -43,7 +47,9 @@ beforeAll(() => {
   }
   if (!up) {
     const bar = "=".repeat(100);
-    console.warn(`\n${bar}\nSLURM TEST SKIPPED: no local Slurm cluster could be started here.\n  ${why}\n  (CI runs it as root: scripts/slurm-local.sh installs slurm-wlm + munge and starts the daemons.)\n${bar}\n`);
+    console.warn(
+      `\n${bar}\nSLURM TEST SKIPPED: no local Slurm cluster could be started here.\n  ${why}\n  (CI runs it as root: scripts/slurm-local.sh installs slurm-wlm + munge and starts the daemons.)\n${bar}\n`,
+    );
   }
 }, 300_000);
 
@@ -69,7 +75,8 @@ function jobState(id: string): string {
 }
 const floatscope = `${process.execPath} ${CLI}`;
 async function cli(...args: string[]) {
-  const out: string[] = [], err: string[] = [];
+  const out: string[] = [],
+    err: string[] = [];
   const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
@@ -90,9 +97,29 @@ describe("Slurm job array on a local cluster", () => {
 
     // 1. The array + the merge that waits for it.
     const out = path.join(tmp, "run");
-    expect((await cli("slurm", GRID, "--tasks", "4", "--cpus-per-task", "1", "--out", out, "--merged", path.join(out, "merged.jsonl"), "--floatscope", floatscope)).code).toBe(0);
+    expect(
+      (
+        await cli(
+          "slurm",
+          GRID,
+          "--tasks",
+          "4",
+          "--cpus-per-task",
+          "1",
+          "--out",
+          out,
+          "--merged",
+          path.join(out, "merged.jsonl"),
+          "--floatscope",
+          floatscope,
+        )
+      ).code,
+    ).toBe(0);
     sh("bash", [path.join(out, "slurm", "submit.sh")]);
-    const [array, merge] = fs.readFileSync(path.join(out, "slurm", "submitted.txt"), "utf8").trim().split(" ");
+    const [array, merge] = fs
+      .readFileSync(path.join(out, "slurm", "submitted.txt"), "utf8")
+      .trim()
+      .split(" ");
     await waitJobs([array, merge]);
     expect(jobState(merge)).toBe("COMPLETED");
     for (const i of [1, 2, 3, 4]) expect(fs.existsSync(path.join(out, `shard-${i}-of-4.jsonl`))).toBe(true);
@@ -101,15 +128,40 @@ describe("Slurm job array on a local cluster", () => {
 
     // 2. Kill task 2 mid-run (SIGKILL: no chance to tidy up), rerun it alone, merge again.
     const out2 = path.join(tmp, "killed");
-    expect((await cli("slurm", GRID, "--tasks", "4", "--cpus-per-task", "1", "--out", out2, "--merged", path.join(out2, "merged.jsonl"), "--floatscope", floatscope)).code).toBe(0);
+    expect(
+      (
+        await cli(
+          "slurm",
+          GRID,
+          "--tasks",
+          "4",
+          "--cpus-per-task",
+          "1",
+          "--out",
+          out2,
+          "--merged",
+          path.join(out2, "merged.jsonl"),
+          "--floatscope",
+          floatscope,
+        )
+      ).code,
+    ).toBe(0);
     const scripts = path.join(out2, "slurm");
     fs.mkdirSync(path.join(scripts, "logs"), { recursive: true });
     // Task 2 only, batches of 1 question, so there is time to catch it between rows.
     const shardFile = path.join(out2, "shard-2-of-4.jsonl");
     const script = fs.readFileSync(path.join(scripts, "shards.sbatch"), "utf8").replace("--threads 1", "--threads 1 --batch-size 1");
     fs.writeFileSync(path.join(scripts, "shards.sbatch"), script);
-    const job = sh("sbatch", ["--parsable", "--array=2", path.join(scripts, "shards.sbatch")], scripts).trim().split(";")[0];
-    const rowsIn = () => (fs.existsSync(shardFile) ? fs.readFileSync(shardFile, "utf8").split("\n").filter((l) => l.trim()).length - 1 : 0);
+    const job = sh("sbatch", ["--parsable", "--array=2", path.join(scripts, "shards.sbatch")], scripts)
+      .trim()
+      .split(";")[0];
+    const rowsIn = () =>
+      fs.existsSync(shardFile)
+        ? fs
+            .readFileSync(shardFile, "utf8")
+            .split("\n")
+            .filter((l) => l.trim()).length - 1
+        : 0;
     for (let i = 0; i < 1200 && rowsIn() < 3; i++) await sleep(50);
     sh("scancel", ["--signal=KILL", "--full", `${job}_2`]);
     await waitJobs([job]);
@@ -119,8 +171,12 @@ describe("Slurm job array on a local cluster", () => {
     expect((await cli("merge", out2, "--out", path.join(tmp, "never.jsonl"))).code).toBe(1); // incomplete: refused
     // The rerun: the whole array again (as after a partial failure): task 2 resumes, the others run;
     // then the merge job, through Slurm as well.
-    const again = sh("sbatch", ["--parsable", path.join(scripts, "shards.sbatch")], scripts).trim().split(";")[0];
-    const merge2 = sh("sbatch", ["--parsable", `--dependency=afterok:${again}`, path.join(scripts, "merge.sbatch")], scripts).trim().split(";")[0];
+    const again = sh("sbatch", ["--parsable", path.join(scripts, "shards.sbatch")], scripts)
+      .trim()
+      .split(";")[0];
+    const merge2 = sh("sbatch", ["--parsable", `--dependency=afterok:${again}`, path.join(scripts, "merge.sbatch")], scripts)
+      .trim()
+      .split(";")[0];
     await waitJobs([again, merge2]);
     expect(jobState(merge2)).toBe("COMPLETED");
     const log = fs.readFileSync(path.join(scripts, "logs", "shard-2.out"), "utf8");
@@ -129,6 +185,8 @@ describe("Slurm job array on a local cluster", () => {
     expect(Number(resumed![2]), `${before} rows before the kill; log:\n${log.slice(-3000)}`).toBeGreaterThanOrEqual(before);
     expect(Number(resumed![1]) + Number(resumed![2])).toBe(48);
     expect(fs.readFileSync(path.join(out2, "merged.jsonl"), "utf8")).toBe(ref);
-    console.info(`slurm test: reference + 4-task array + merge ${((t1 - t0) / 1000).toFixed(1)} s; kill + rerun + merge ${((Date.now() - t1) / 1000).toFixed(1)} s; ${before}/48 rows before the kill`);
+    console.info(
+      `slurm test: reference + 4-task array + merge ${((t1 - t0) / 1000).toFixed(1)} s; kill + rerun + merge ${((Date.now() - t1) / 1000).toFixed(1)} s; ${before}/48 rows before the kill`,
+    );
   }, 170_000);
 });

@@ -11,7 +11,9 @@ const NUMBER = /[-+]?\d+(?:\.\d+)?/g;
 
 export function untracedNumbers(markdown: string, notebooks: readonly { file: string; json: unknown }[]): string[] {
   const allowed = new Set<string>(["95"]);
-  const addText = (s: string) => { for (const m of s.match(NUMBER) ?? []) allowed.add(m.replace(/^[-+]/, "")); };
+  const addText = (s: string) => {
+    for (const m of s.match(NUMBER) ?? []) allowed.add(m.replace(/^[-+]/, ""));
+  };
   for (const nb of notebooks) addText(nb.file); // the header names the notebooks it read
   for (const f of collectFindings(notebooks)) {
     for (const x of [f.value, ...(f.ci95 ?? []), f.n]) allowed.add(formatClaimNumber(x).replace(/^-/, ""));

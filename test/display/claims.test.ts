@@ -10,10 +10,26 @@ import { untracedNumbers } from "./claims-trace.js";
 /** A notebook whose last cell shows `findings(name, rows)`, as tslab saves it. */
 function notebook(name: string, rows: Finding[]) {
   const bundle = findings(name, rows).toMimeBundle();
-  return { file: `${name}.ipynb`, json: { cells: [{ cell_type: "markdown", source: "# x" }, { cell_type: "code", source: "show(findings(…))", outputs: [{ output_type: "display_data", data: bundle, metadata: {} }] }] } };
+  return {
+    file: `${name}.ipynb`,
+    json: {
+      cells: [
+        { cell_type: "markdown", source: "# x" },
+        { cell_type: "code", source: "show(findings(…))", outputs: [{ output_type: "display_data", data: bundle, metadata: {} }] },
+      ],
+    },
+  };
 }
-const f = (claim: Finding["claim"], model: string, family: string, quantity: string, value: number, ci95: [number, number] | null, n = 8, tier = "tiny"): Finding =>
-  ({ claim, model, family, tier, quantity, value, ci95, n });
+const f = (
+  claim: Finding["claim"],
+  model: string,
+  family: string,
+  quantity: string,
+  value: number,
+  ci95: [number, number] | null,
+  n = 8,
+  tier = "tiny",
+): Finding => ({ claim, model, family, tier, quantity, value, ci95, n });
 
 const nbs = [
   notebook("02-absorption", [
@@ -29,8 +45,22 @@ const nbs = [
     f("rag-gain-mdm-vs-arm", "tiny-dream", "dream", "RAG gain, points (mean of Acc and F1 gains)", 62.9, [49.58, 75], 60),
   ]),
   notebook("07-floating-token-types", [
-    f("shallow-structural-deep-content", "tiny-llada", "llada", "structural share of anchors, %, shallow band (layers 0–1)", 86.6, [76.7, 95.8]),
-    f("shallow-structural-deep-content", "tiny-llada", "llada", "structural share of anchors, %, deep band (layers 4–5)", 47.7, [33.1, 64.6]),
+    f(
+      "shallow-structural-deep-content",
+      "tiny-llada",
+      "llada",
+      "structural share of anchors, %, shallow band (layers 0–1)",
+      86.6,
+      [76.7, 95.8],
+    ),
+    f(
+      "shallow-structural-deep-content",
+      "tiny-llada",
+      "llada",
+      "structural share of anchors, %, deep band (layers 4–5)",
+      47.7,
+      [33.1, 64.6],
+    ),
   ]),
   notebook("08-robustness", [
     f("robust-distractors", "tiny-llama", "llama", "accuracy drop from 0 to 10 distractors (points)", 20, [5, 35], 20),
@@ -49,7 +79,9 @@ describe("CLAIMS.md", () => {
     for (const c of ["sink-fixed-arm", "anchors-float-mdm", "angle-vs-norm", "retrieval-heads-deep", "robust-position"]) {
       expect(results.find((r) => r.claim === c)!.verdicts).toEqual([{ tier: "—", verdict: "not measured", why: expect.any(String) }]);
     }
-    expect(markdown).toMatch(/\| MDMs depend less on the gold passage's position \| qualitative \(paper Fig\. 6, positional bias\) \| not measured \|/);
+    expect(markdown).toMatch(
+      /\| MDMs depend less on the gold passage's position \| qualitative \(paper Fig\. 6, positional bias\) \| not measured \|/,
+    );
     expect(buildClaims([]).results.every((r) => r.verdicts[0].verdict === "not measured")).toBe(true);
   });
 
@@ -67,8 +99,12 @@ describe("CLAIMS.md", () => {
 
   it("lists ours per model and tier with the paper's number beside them", () => {
     expect(markdown).toContain("paper Table 1, average gain with RAG: Llama +7.37, Qwen +9.64, Dream +13.23, LLaDA +25.68 points");
-    expect(markdown).toContain(`| tiny-llama | llama | tiny | absorption, % (rule upstream, mean over layers) | ${formatClaimNumber(61.25)} | [${formatClaimNumber(55.5)}, ${formatClaimNumber(66.125)}] | 8 | 02-absorption.ipynb |`);
-    expect(markdown).toContain("| llada-8b | llada | real | accuracy drop from 0 to 10 distractors (points) | 12.5 | [2.50, 22.5] | 40 | 08-robustness.ipynb |");
+    expect(markdown).toContain(
+      `| tiny-llama | llama | tiny | absorption, % (rule upstream, mean over layers) | ${formatClaimNumber(61.25)} | [${formatClaimNumber(55.5)}, ${formatClaimNumber(66.125)}] | 8 | 02-absorption.ipynb |`,
+    );
+    expect(markdown).toContain(
+      "| llada-8b | llada | real | accuracy drop from 0 to 10 distractors (points) | 12.5 | [2.50, 22.5] | 40 | 08-robustness.ipynb |",
+    );
   });
 
   it("every number traces to a notebook output (or the paper's side)", () => {

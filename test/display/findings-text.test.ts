@@ -1,8 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { findings } from "../../src/display/findings.js";
-import { compareGroups, findingsText, formatNumber, meanFinding, PARADIGM_OF_FAMILY, valueFinding } from "../../src/display/findings-text.js";
+import {
+  compareGroups,
+  findingsText,
+  formatNumber,
+  meanFinding,
+  PARADIGM_OF_FAMILY,
+  valueFinding,
+} from "../../src/display/findings-text.js";
 
-const base = (model: string, family: string) => ({ claim: "absorption-arm-vs-mdm" as const, model, family, tier: "tiny", quantity: "absorption, %" });
+const base = (model: string, family: string) => ({
+  claim: "absorption-arm-vs-mdm" as const,
+  model,
+  family,
+  tier: "tiny",
+  quantity: "absorption, %",
+});
 
 describe("findings from numbers", () => {
   it("meanFinding: mean, bootstrap interval and n over the finite samples; nothing when none is left", () => {
@@ -18,7 +31,11 @@ describe("findings from numbers", () => {
   });
 
   it("compareGroups says which group is higher and whether the paper agrees, or that a group is missing", () => {
-    const rows = [...valueFinding(base("a", "llama"), 60, 1), ...valueFinding(base("b", "qwen2"), 40, 1), ...valueFinding(base("c", "llada"), 20, 1)];
+    const rows = [
+      ...valueFinding(base("a", "llama"), 60, 1),
+      ...valueFinding(base("b", "qwen2"), 40, 1),
+      ...valueFinding(base("c", "llada"), 20, 1),
+    ];
     const byParadigm = (f: { family: string }) => PARADIGM_OF_FAMILY[f.family];
     expect(compareGroups(rows, byParadigm, ["ARM", "MDM"])).toBe("ARM 50 vs MDM 20: ARM higher, as in the paper");
     expect(compareGroups(rows, byParadigm, ["MDM", "ARM"])).toBe("MDM 20 vs ARM 50: ARM as high or higher, unlike the paper");

@@ -2,8 +2,14 @@ import { describe, expect, it } from "vitest";
 import { findings, readFindings, MIME_FINDINGS, type Finding } from "../../src/display/findings.js";
 
 const ok: Finding = {
-  claim: "absorption-arm-vs-mdm", model: "tiny-llada", family: "llada", tier: "tiny",
-  quantity: "absorption rate, mean over layers", value: 0.25, ci95: [0.2, 0.3], n: 16,
+  claim: "absorption-arm-vs-mdm",
+  model: "tiny-llada",
+  family: "llada",
+  tier: "tiny",
+  quantity: "absorption rate, mean over layers",
+  value: 0.25,
+  ci95: [0.2, 0.3],
+  n: 16,
 };
 
 describe("findings", () => {

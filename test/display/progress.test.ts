@@ -59,7 +59,7 @@ describe("progress() in a notebook", () => {
 
   it("clamps values and escapes the label in HTML", () => {
     cap = captureDisplays();
-    const label = "<script>x</script> & \"q\"";
+    const label = '<script>x</script> & "q"';
     const p = progress(5, { label });
     p.update(99);
     p.done();

@@ -120,7 +120,11 @@ describe("toMimeBundle protocol and formatters", () => {
   });
 
   it("registered formatters win over built-ins and can be removed", () => {
-    const off = registerFormatter({ name: "upper", test: (x) => typeof x === "string", format: (x) => ({ "text/plain": String(x).toUpperCase() }) });
+    const off = registerFormatter({
+      name: "upper",
+      test: (x) => typeof x === "string",
+      format: (x) => ({ "text/plain": String(x).toUpperCase() }),
+    });
     expect(mimeBundleOf("abc")).toEqual({ "text/plain": "ABC" });
     off();
     expect(mimeBundleOf("abc")).toEqual({ "text/plain": "abc" });

@@ -10,15 +10,36 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-evalcli-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 function io() {
-  const out: string[] = [], err: string[] = [];
+  const out: string[] = [],
+    err: string[] = [];
   return { out, err, io: { out: (t: string) => out.push(t), err: (t: string) => err.push(t) } };
 }
 
 describe("floatscope eval", () => {
   it("runs a real checkpoint (parity llada fixture), writes rows, and resumes", async () => {
     const results = path.join(tmp, "r.jsonl");
-    const args = ["eval", path.join(PARITY, "llada", "model"), "--data", HELDOUT, "--limit", "2", "--setting", "distractors", "--k", "2",
-      "--gold-position", "1", "--gen-length", "4", "--steps", "4", "--batch-size", "2", "--out", results];
+    const args = [
+      "eval",
+      path.join(PARITY, "llada", "model"),
+      "--data",
+      HELDOUT,
+      "--limit",
+      "2",
+      "--setting",
+      "distractors",
+      "--k",
+      "2",
+      "--gold-position",
+      "1",
+      "--gen-length",
+      "4",
+      "--steps",
+      "4",
+      "--batch-size",
+      "2",
+      "--out",
+      results,
+    ];
     const a = io();
     expect(await main(args, a.io)).toBe(0);
     expect(a.out.join("\n")).toMatch(/gold@1\/k2\t2\t0\t/);

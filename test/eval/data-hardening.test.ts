@@ -29,13 +29,17 @@ function write(name: string, text: string | Buffer): string {
 }
 
 async function failure(p: Promise<unknown>): Promise<DatasetError> {
-  const e = await p.then(() => undefined, (x: unknown) => x);
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   expect(e).toBeInstanceOf(DatasetError);
   return e as DatasetError;
 }
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }
@@ -57,7 +61,10 @@ describe("streaming caps", () => {
   });
 
   it("a valid 50 MB line is refused by the per-line cap, naming the line", async () => {
-    const f = write("long.jsonl", rec("q0", ["a"]) + "\n" + rec("q1", ["a"], [{ title: "t", text: "x".repeat(50 * 2 ** 20), hasanswer: true, isgold: true }]) + "\n");
+    const f = write(
+      "long.jsonl",
+      rec("q0", ["a"]) + "\n" + rec("q1", ["a"], [{ title: "t", text: "x".repeat(50 * 2 ** 20), hasanswer: true, isgold: true }]) + "\n",
+    );
     const e = await failure(loadQaJsonl(f));
     expect(e.field).toMatch(/^line 2/);
     // With a higher cap the same line reads.
@@ -76,7 +83,15 @@ describe("streaming caps", () => {
   });
 
   it("invalid UTF-8 is refused with the line number (not read as replacement characters)", async () => {
-    const f = write("latin1.jsonl", Buffer.concat([Buffer.from(rec("q0", ["a"]) + "\n"), Buffer.from('{"question": "caf'), Buffer.from([0xe9]), Buffer.from('", "answers": ["a"], "ctxs": []}\n')]));
+    const f = write(
+      "latin1.jsonl",
+      Buffer.concat([
+        Buffer.from(rec("q0", ["a"]) + "\n"),
+        Buffer.from('{"question": "caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('", "answers": ["a"], "ctxs": []}\n'),
+      ]),
+    );
     const e = await failure(loadQaJsonl(f));
     expect(e.field).toMatch(/^line 2/);
     expect(e.expected).toMatch(/UTF-8/);
@@ -94,7 +109,10 @@ describe("streaming caps", () => {
 
 describe("empty inputs", () => {
   it("empty and blank-only files read as zero records and the report says so", async () => {
-    for (const [name, text] of [["empty.jsonl", ""], ["blank.jsonl", "\n  \n\t\n"]] as const) {
+    for (const [name, text] of [
+      ["empty.jsonl", ""],
+      ["blank.jsonl", "\n  \n\t\n"],
+    ] as const) {
       const report = newDataReport();
       expect(await loadQaJsonl(write(name, text), { report })).toEqual([]);
       expect(report.records).toBe(0);
@@ -129,7 +147,14 @@ describe("suspicious records are counted and reported with line numbers", () => 
       rec("fine", ["a"]),
       rec("no answers", []),
       "",
-      rec("two golds", ["a"], [{ title: "A", text: "x", hasanswer: true, isgold: true }, { title: "B", text: "y", hasanswer: false, isgold: true }]),
+      rec(
+        "two golds",
+        ["a"],
+        [
+          { title: "A", text: "x", hasanswer: true, isgold: true },
+          { title: "B", text: "y", hasanswer: false, isgold: true },
+        ],
+      ),
       rec("no title", ["a"], [{ text: "x", hasanswer: true, isgold: true }]),
       rec("no flags", ["a"], [{ title: "A", text: "x" }]),
       rec("blank answer", [" "]),
@@ -142,8 +167,13 @@ describe("suspicious records are counted and reported with line numbers", () => 
     expect(report.records).toBe(8);
     expect(report.blankLines).toBe(1);
     expect(report.suspicious).toEqual({
-      "no answers": [2], "blank answer": [7], "several gold passages": [4], "no gold passage": [6, 9],
-      "passage without title": [5], "passage without hasanswer/isgold": [6], "empty passage text": [8],
+      "no answers": [2],
+      "blank answer": [7],
+      "several gold passages": [4],
+      "no gold passage": [6, 9],
+      "passage without title": [5],
+      "passage without hasanswer/isgold": [6],
+      "empty passage text": [8],
     });
     const text = describeDataReport(report).join("\n");
     expect(text).toMatch(/1 record with no answers \(line 2\)/);
@@ -162,7 +192,20 @@ describe("suspicious records are counted and reported with line numbers", () => 
 
   it("floatscope eval prints the data report on stderr", async () => {
     const data = write("eval-sus.jsonl", [rec("who", []), rec("what", ["t5"])].join("\n") + "\n");
-    const r = await cli("eval", path.join(PARITY, "llada", "model"), "--data", data, "--limit", "1", "--gen-length", "2", "--steps", "2", "--setting", "closed-book");
+    const r = await cli(
+      "eval",
+      path.join(PARITY, "llada", "model"),
+      "--data",
+      data,
+      "--limit",
+      "1",
+      "--gen-length",
+      "2",
+      "--steps",
+      "2",
+      "--setting",
+      "closed-book",
+    );
     expect(r.err).toMatch(/eval: data: .*1 record with no answers \(line 1\)/);
   });
 });
@@ -180,11 +223,21 @@ describe("a 1 MB line is refused by length before it is tokenized", () => {
   }
   it("runEval marks the question failed (prompt too long for the model) without encoding the megabyte", async () => {
     const big = "t5 ".repeat(350_000); // ≈ 1 MB of text
-    const f = write("mb.jsonl", [rec("short", ["t5"]), rec("huge", ["t5"], [{ title: "A", text: big, hasanswer: true, isgold: true }])].join("\n") + "\n");
+    const f = write(
+      "mb.jsonl",
+      [rec("short", ["t5"]), rec("huge", ["t5"], [{ title: "A", text: big, hasanswer: true, isgold: true }])].join("\n") + "\n",
+    );
     const records: QaRecord[] = await loadQaJsonl(f);
     const tokenizer = new CountingTokenizer();
     const engine = new FakeEngine({ family: "llama", probes: {} });
-    const run = await runEval({ engine, tokenizer, records, setting: { kind: "oracle" }, promptFormat: "tiny-world", sampler: { genLength: 2 } });
+    const run = await runEval({
+      engine,
+      tokenizer,
+      records,
+      setting: { kind: "oracle" },
+      promptFormat: "tiny-world",
+      sampler: { genLength: 2 },
+    });
     expect(run.results[0].error).toBeUndefined();
     expect(run.results[1].error).toMatch(/too long for the model/);
     expect(run.results[1].error).toMatch(/max_position_embeddings/);
@@ -193,7 +246,21 @@ describe("a 1 MB line is refused by length before it is tokenized", () => {
 });
 
 describe("resume files (--out) are validated before anything is appended", () => {
-  const row = (id: string, extra: object = {}) => JSON.stringify({ id, row: 0, setting: "oracle", model: "m", question: "q", answers: ["a"], passages: 1, goldIndex: 0, accuracy: 1, f1: 1, exactMatch: 1, ...extra });
+  const row = (id: string, extra: object = {}) =>
+    JSON.stringify({
+      id,
+      row: 0,
+      setting: "oracle",
+      model: "m",
+      question: "q",
+      answers: ["a"],
+      passages: 1,
+      goldIndex: 0,
+      accuracy: 1,
+      f1: 1,
+      exactMatch: 1,
+      ...extra,
+    });
 
   it("a line in the middle that is not JSON → ResultsFileError naming the line", () => {
     const f = write("mid.jsonl", [row("0-a"), "{garbage", row("1-b")].join("\n") + "\n");
@@ -221,7 +288,17 @@ describe("resume files (--out) are validated before anything is appended", () =>
     expect([...readDoneKeys(f)]).toEqual(["oracle|0-a"]);
     const records = await loadQaJsonl(write("two.jsonl", [rec("q0", ["t5"]), rec("q1", ["t5"])].join("\n") + "\n"));
     const engine = new FakeEngine({ family: "llama", probes: {} });
-    await runEval({ engine, tokenizer: new FakeTokenizer(), records, setting: { kind: "oracle" }, promptFormat: "tiny-world", sampler: { genLength: 2 }, resultsFile: f, chatTemplate: false, modelName: "m" });
+    await runEval({
+      engine,
+      tokenizer: new FakeTokenizer(),
+      records,
+      setting: { kind: "oracle" },
+      promptFormat: "tiny-world",
+      sampler: { genLength: 2 },
+      resultsFile: f,
+      chatTemplate: false,
+      modelName: "m",
+    });
     const lines = fs.readFileSync(f, "utf8").split("\n").filter(Boolean);
     for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
     expect(readResults(f).length).toBe(3); // 0-a from before, and the two new ids
@@ -231,7 +308,16 @@ describe("resume files (--out) are validated before anything is appended", () =>
     const f = write("other-model.jsonl", "");
     const records = await loadQaJsonl(write("one.jsonl", rec("q0", ["t5"]) + "\n"));
     const engine = new FakeEngine({ family: "llama", probes: {} });
-    const common = { engine, tokenizer: new FakeTokenizer(), records, setting: { kind: "oracle" } as const, promptFormat: "tiny-world" as const, sampler: { genLength: 2 }, resultsFile: f, chatTemplate: false };
+    const common = {
+      engine,
+      tokenizer: new FakeTokenizer(),
+      records,
+      setting: { kind: "oracle" } as const,
+      promptFormat: "tiny-world" as const,
+      sampler: { genLength: 2 },
+      resultsFile: f,
+      chatTemplate: false,
+    };
     expect((await runEval({ ...common, modelName: "A" })).progress.done).toBe(1);
     const b = await runEval({ ...common, modelName: "B" });
     expect(b.progress.resumed).toBe(0);

@@ -27,7 +27,11 @@ describe("readQaJsonl", () => {
     const a = await loadQaJsonl(write("d.jsonl", lines));
     const b = await loadQaJsonl(write("d-gz.jsonl", lines, true));
     expect(b).toEqual(a);
-    expect(a.map((r) => [r.row, r.line, r.question])).toEqual([[0, 1, "q0"], [1, 3, "q1"], [2, 4, "q2"]]);
+    expect(a.map((r) => [r.row, r.line, r.question])).toEqual([
+      [0, 1, "q0"],
+      [1, 3, "q1"],
+      [2, 4, "q2"],
+    ]);
     expect(a[1].extra).toEqual({ id: "x" });
     expect(a[1].id).toBe(recordId(1, "q1", ["a1", "b1"]));
     expect(a[1].id).toMatch(/^1-[0-9a-f]{10}$/);
@@ -48,7 +52,11 @@ describe("readQaJsonl", () => {
     ["missing question", JSON.stringify({ answers: [], ctxs: [] }), /line 2: question/],
     ["answers not strings", JSON.stringify({ question: "q", answers: [1], ctxs: [] }), /line 2: answers/],
     ["ctx text missing", JSON.stringify({ question: "q", answers: ["a"], ctxs: [{ title: "t" }] }), /line 2: ctxs\[0\]\.text/],
-    ["isgold not bool", JSON.stringify({ question: "q", answers: ["a"], ctxs: [{ text: "t", isgold: "yes" }] }), /line 2: ctxs\[0\]\.isgold/],
+    [
+      "isgold not bool",
+      JSON.stringify({ question: "q", answers: ["a"], ctxs: [{ text: "t", isgold: "yes" }] }),
+      /line 2: ctxs\[0\]\.isgold/,
+    ],
   ];
   for (const [what, line, re] of bad) {
     it(`rejects ${what} with file and line`, async () => {
@@ -84,7 +92,9 @@ describe("contexts", () => {
   const recs: QaRecord[] = [];
   const pool = async () => {
     if (recs.length === 0) {
-      const lines = Array.from({ length: 30 }, (_, i) => rec(`q${i}`, [`ans${i}`], `passage ${i} says ans${i}` + (i === 5 ? " and ans7" : "")));
+      const lines = Array.from({ length: 30 }, (_, i) =>
+        rec(`q${i}`, [`ans${i}`], `passage ${i} says ans${i}` + (i === 5 ? " and ans7" : "")),
+      );
       recs.push(...(await loadQaJsonl(write("pool.jsonl", lines))));
     }
     return new DistractorPool(recs);
@@ -110,13 +120,25 @@ describe("contexts", () => {
     expect(c.passages.map((x) => x.text)).not.toEqual(a.passages.map((x) => x.text));
   });
   it("pool exclusion is token-bounded: a one-letter answer does not reject every passage", async () => {
-    const lines = [rec("which letter", ["S"], "the shape is an S"), rec("q1", ["x1"], "stars shine"), rec("q2", ["x2"], "U.S. is a country"),
-      rec("q3", ["x3"], "grass is green"), rec("q4", ["x4"], "the letter S again")];
+    const lines = [
+      rec("which letter", ["S"], "the shape is an S"),
+      rec("q1", ["x1"], "stars shine"),
+      rec("q2", ["x2"], "U.S. is a country"),
+      rec("q3", ["x3"], "grass is green"),
+      rec("q4", ["x4"], "the letter S again"),
+    ];
     const rs = await loadQaJsonl(write("letters.jsonl", lines));
     const c = buildContext(rs[0], { kind: "distractors", k: 3, goldPosition: 0, source: "pool" }, { pool: new DistractorPool(rs) });
     // All three candidates without a standalone "s" ("U.S." normalises to "us"); "the letter S again" is excluded.
-    expect(c.passages.slice(1).map((p) => p.text).sort()).toEqual(["U.S. is a country", "grass is green", "stars shine"]);
-    expect(() => buildContext(rs[0], { kind: "distractors", k: 4, goldPosition: 0, source: "pool" }, { pool: new DistractorPool(rs) })).toThrow(/Not enough distractor/);
+    expect(
+      c.passages
+        .slice(1)
+        .map((p) => p.text)
+        .sort(),
+    ).toEqual(["U.S. is a country", "grass is green", "stars shine"]);
+    expect(() =>
+      buildContext(rs[0], { kind: "distractors", k: 4, goldPosition: 0, source: "pool" }, { pool: new DistractorPool(rs) }),
+    ).toThrow(/Not enough distractor/);
   });
   it("record distractors with the cycle position (as training/evaluate.py)", async () => {
     const world = await loadQaJsonl(HELDOUT, { limit: 7 });

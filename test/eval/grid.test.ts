@@ -8,12 +8,32 @@ const base = { models: ["/m/tiny-llada", "/m/tiny-qwen"], datasets: [{ name: "d"
 describe("grid settings", () => {
   it("first / middle / last / every are positions relative to k, deduplicated", () => {
     const labels = (s: Parameters<typeof expandSetting>[0]) => expandSetting(s).map(settingLabel);
-    expect(labels({ kind: "distractors", k: [0, 4, 5], goldPosition: ["first", "middle", "last"] }))
-      .toEqual(["gold@0/k0", "gold@0/k0", "gold@0/k0", "gold@0/k4", "gold@2/k4", "gold@4/k4", "gold@0/k5", "gold@2/k5", "gold@5/k5"]);
-    expect(labels({ kind: "distractors", k: 3, goldPosition: "every", source: "pool" })).toEqual(["gold@0/k3/pool", "gold@1/k3/pool", "gold@2/k3/pool", "gold@3/k3/pool"]);
+    expect(labels({ kind: "distractors", k: [0, 4, 5], goldPosition: ["first", "middle", "last"] })).toEqual([
+      "gold@0/k0",
+      "gold@0/k0",
+      "gold@0/k0",
+      "gold@0/k4",
+      "gold@2/k4",
+      "gold@4/k4",
+      "gold@0/k5",
+      "gold@2/k5",
+      "gold@5/k5",
+    ]);
+    expect(labels({ kind: "distractors", k: 3, goldPosition: "every", source: "pool" })).toEqual([
+      "gold@0/k3/pool",
+      "gold@1/k3/pool",
+      "gold@2/k3/pool",
+      "gold@3/k3/pool",
+    ]);
     expect(labels({ kind: "distractors", k: { from: 0, to: 10 } })).toHaveLength(11);
     // resolveGrid keeps each label once, in first-seen order.
-    const g = resolveGrid({ ...base, settings: [{ kind: "oracle" }, { kind: "distractors", k: [0, 2], goldPosition: ["first", "middle", "last"] }, { kind: "oracle" }] }, "/g/grid.json");
+    const g = resolveGrid(
+      {
+        ...base,
+        settings: [{ kind: "oracle" }, { kind: "distractors", k: [0, 2], goldPosition: ["first", "middle", "last"] }, { kind: "oracle" }],
+      },
+      "/g/grid.json",
+    );
     expect(g.settings.map(settingLabel)).toEqual(["oracle", "gold@0/k0", "gold@0/k2", "gold@1/k2", "gold@2/k2"]);
   });
   it("bad specs name the field", () => {
@@ -39,7 +59,15 @@ describe("grid settings", () => {
 });
 
 describe("work units and shards", () => {
-  const grid = resolveGrid({ ...base, settings: [{ kind: "closed-book" }, { kind: "distractors", k: 2, goldPosition: ["first", "last"] }], seeds: [0, 7], chunk: 4 }, "/g/grid.json");
+  const grid = resolveGrid(
+    {
+      ...base,
+      settings: [{ kind: "closed-book" }, { kind: "distractors", k: 2, goldPosition: ["first", "last"] }],
+      seeds: [0, 7],
+      chunk: 4,
+    },
+    "/g/grid.json",
+  );
   const units = expandGrid(grid, { d: 10 });
   it("cover every (model, seed, setting, question) once, with ids that spell out what they are", () => {
     // 2 models × 2 seeds × 3 settings × ceil(10 / 4) slices
@@ -51,12 +79,28 @@ describe("work units and shards", () => {
     expect(last.id).toBe("tiny-qwen|d|gold@2/k2|s7|8-10");
     expect(last.evalSetting).toEqual({ kind: "distractors", k: 2, goldPosition: 2, source: "record", seed: 7 });
     // The same grid gives the same ids (no randomness, no machine state).
-    expect(expandGrid(resolveGrid({ ...base, settings: [{ kind: "closed-book" }, { kind: "distractors", k: 2, goldPosition: ["first", "last"] }], seeds: [0, 7], chunk: 4 }, "/elsewhere/grid.json"), { d: 10 }).map((u) => u.id)).toEqual(units.map((u) => u.id));
+    expect(
+      expandGrid(
+        resolveGrid(
+          {
+            ...base,
+            settings: [{ kind: "closed-book" }, { kind: "distractors", k: 2, goldPosition: ["first", "last"] }],
+            seeds: [0, 7],
+            chunk: 4,
+          },
+          "/elsewhere/grid.json",
+        ),
+        { d: 10 },
+      ).map((u) => u.id),
+    ).toEqual(units.map((u) => u.id));
   });
   it("shards partition the units and differ in size by at most one", () => {
     for (const n of [1, 2, 5, 36, 50]) {
       const parts = Array.from({ length: n }, (_, i) => shardUnits(units, i + 1, n));
-      const ids = parts.flat().map((u) => u.id).sort();
+      const ids = parts
+        .flat()
+        .map((u) => u.id)
+        .sort();
       expect(ids).toEqual(units.map((u) => u.id).sort());
       const sizes = parts.map((p) => p.length);
       expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);

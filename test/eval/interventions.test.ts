@@ -30,12 +30,25 @@ class IntervenableFake extends FakeEngine {
 describe("runEval with an intervention policy", () => {
   it("labels rows, summarises per policy, resumes per policy, keeps trace folders apart", async () => {
     const file = path.join(tmp, "d.jsonl");
-    fs.writeFileSync(file, Array.from({ length: 3 }, (_, i) =>
-      JSON.stringify({ question: `q ${i}`, answers: ["t23"], ctxs: [{ title: "x", text: "t29 t23", isgold: true }] })).join("\n") + "\n");
+    fs.writeFileSync(
+      file,
+      Array.from({ length: 3 }, (_, i) =>
+        JSON.stringify({ question: `q ${i}`, answers: ["t23"], ctxs: [{ title: "x", text: "t29 t23", isgold: true }] }),
+      ).join("\n") + "\n",
+    );
     const records = await loadQaJsonl(file);
     const engine = new IntervenableFake({ family: "llama", probes: {} });
     const resultsFile = path.join(tmp, "results.jsonl");
-    const common = { engine, tokenizer: new FakeTokenizer(), records, promptFormat: "tiny-world" as const, sampler: { genLength: 2 }, setting: { kind: "oracle" as const }, resultsFile, traceDir: path.join(tmp, "traces") };
+    const common = {
+      engine,
+      tokenizer: new FakeTokenizer(),
+      records,
+      promptFormat: "tiny-world" as const,
+      sampler: { genLength: 2 },
+      setting: { kind: "oracle" as const },
+      resultsFile,
+      traceDir: path.join(tmp, "traces"),
+    };
     const plain = await runEval(common);
     const first = await runEval({ ...common, intervention: "first" });
     expect(plain.results.map((r) => r.intervention)).toEqual(["none", "none", "none"]);
@@ -50,7 +63,10 @@ describe("runEval with an intervention policy", () => {
     const rows = readResults(resultsFile);
     expect(rows.length).toBe(6);
     const t = summarizeResults(rows).objects() as { intervention: string; n: number }[];
-    expect(t.map((r) => [r.intervention, r.n]).sort()).toEqual([["first", 3], ["none", 3]]);
+    expect(t.map((r) => [r.intervention, r.n]).sort()).toEqual([
+      ["first", 3],
+      ["none", 3],
+    ]);
     // traces: one folder per (setting, policy), and the intervened ones record it
     const dirs = fs.readdirSync(path.join(tmp, "traces")).sort();
     expect(dirs).toEqual(["oracle", "oracle@first"]);

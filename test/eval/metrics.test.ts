@@ -2,7 +2,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
-  ASCII_PUNCTUATION, exactMatch, extractAnswer, normalizeAnswer, pySplit, scoreAnswer, substringAccuracy, tokenF1,
+  ASCII_PUNCTUATION,
+  exactMatch,
+  extractAnswer,
+  normalizeAnswer,
+  pySplit,
+  scoreAnswer,
+  substringAccuracy,
+  tokenF1,
 } from "../../src/eval/metrics.js";
 
 const oracle = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "metrics-python.json"), "utf8")) as {

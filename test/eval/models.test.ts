@@ -13,7 +13,7 @@ function checkpoint(name: string, withConfig = true): void {
   if (withConfig) fs.writeFileSync(path.join(tmp, name, "config.json"), "{}");
 }
 checkpoint("tiny-llada");
-checkpoint("tiny-qwen", false);        // a run still publishing: folder without config.json
+checkpoint("tiny-qwen", false); // a run still publishing: folder without config.json
 checkpoint("LLaDA-8B-Instruct");
 fs.writeFileSync(path.join(tmp, "tiny-dream"), "not a folder");
 
@@ -24,7 +24,7 @@ describe("findModels", () => {
     expect(f.names).toEqual({ llada: "tiny-llada" });
     expect(f.none).toBe(false);
     const why = Object.fromEntries(f.missing.map((m) => [m.family, m.reason]));
-    expect(Object.keys(why)).toEqual(["llama", "qwen2", "dream"]);   // requested order
+    expect(Object.keys(why)).toEqual(["llama", "qwen2", "dream"]); // requested order
     expect(why.llama).toMatch(/no such folder/);
     expect(why.qwen2).toMatch(/no config\.json/);
     expect(why.dream).toMatch(/not a folder/);

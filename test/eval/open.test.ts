@@ -49,7 +49,8 @@ describe("openModel", () => {
   it("refuses weights holding NaN by default (naming the tensor), and opens them with scanWeights: false", () => {
     const copy = path.join(tmp, "nan-llada");
     fs.cpSync(TINY, copy, { recursive: true });
-    const t = openCheckpoint(copy).tensors.get("model.norm.weight") ?? [...openCheckpoint(copy).tensors.values()].find((x) => x.dtype === "F32")!;
+    const t =
+      openCheckpoint(copy).tensors.get("model.norm.weight") ?? [...openCheckpoint(copy).tensors.values()].find((x) => x.dtype === "F32")!;
     const fd = fs.openSync(t.file, "r+");
     const nan = Buffer.alloc(4);
     nan.writeUInt32LE(0x7fc00000);

@@ -35,7 +35,10 @@ describe("tiny-world prompts = what training/evaluate.py builds", () => {
     const [r] = await loadQaJsonl(HELDOUT, { limit: 1 });
     const ctx = buildContext(r, { kind: "distractors", k: 4, goldPosition: 2, source: "record" });
     const p = buildQaPrompt("tiny-world", { question: r.question, ...ctx }, tok);
-    const span = (n: string) => { const g = p.regions.find((x) => x.name === n)!; return p.text.slice(g.chars[0], g.chars[1]); };
+    const span = (n: string) => {
+      const g = p.regions.find((x) => x.name === n)!;
+      return p.text.slice(g.chars[0], g.chars[1]);
+    };
     expect(span("gold")).toBe(`Passage 3 : ${r.ctxs[0].text}`);
     expect(span("doc 3")).toBe(span("gold"));
     expect(span("doc 1")).toBe(`Passage 1 : ${r.ctxs[1].text}`);
@@ -61,19 +64,24 @@ describe("paper prompts: exact strings (upstream's evaluate_*.py)", () => {
     const p = buildQaPrompt("paper-llada", { question, passages, goldIndex: 0 }, tok, { chatTemplate: false });
     expect(p.text).toBe(
       "Use the following passages as context if they are helpful, \nbut provide a SHORT and DIRECT answer.\n\nRULES:\n" +
-      "- First, check the context passages for the answer\n- If the context contains the answer, use it\n" +
-      "- If not, use your general knowledge\n- Answer must be 1-10 words maximum\n" +
-      "- Do NOT include any explanations or extra text\n- Do NOT repeat or summarize the passages\n\n" +
-      "Context:\nPassage 1:\nParis is the capital of France.\n\nPassage 2:\nBerlin is in Germany.\n\n" +
-      "Question: what is the capital of france\n\nShort Answer:");
+        "- First, check the context passages for the answer\n- If the context contains the answer, use it\n" +
+        "- If not, use your general knowledge\n- Answer must be 1-10 words maximum\n" +
+        "- Do NOT include any explanations or extra text\n- Do NOT repeat or summarize the passages\n\n" +
+        "Context:\nPassage 1:\nParis is the capital of France.\n\nPassage 2:\nBerlin is in Germany.\n\n" +
+        "Question: what is the capital of france\n\nShort Answer:",
+    );
   });
   it("Dream / Llama / Qwen: header + context + \\n + examples + \\nQuestion + \\nAnswer:", () => {
     const p = buildQaPrompt("paper-chat", { question, passages: passages.slice(0, 1), goldIndex: 0 }, tok, { chatTemplate: false });
     expect(p.text.startsWith("You are a helpful assistant that answers questions. \n\nINSTRUCTIONS:\n1. First, check")).toBe(true);
-    expect(p.text).toContain('6. Never say "no answer found" - always attempt to answer using available information\n\nContext:\nPassage 1:\nParis is the capital of France.\n\nHere are examples');
+    expect(p.text).toContain(
+      '6. Never say "no answer found" - always attempt to answer using available information\n\nContext:\nPassage 1:\nParis is the capital of France.\n\nHere are examples',
+    );
     expect(p.text.endsWith("same concise format:\n\nQuestion: what is the capital of france\nAnswer:")).toBe(true);
     expect(CHAT_EXAMPLES.startsWith("\n") && CHAT_EXAMPLES.endsWith("format:\n")).toBe(true);
-    expect(CHAT_EXAMPLES).toContain("Passage 1: The Eiffel Tower is located in Paris, France. It was completed in 1889.\n\nQuestion: Where");
+    expect(CHAT_EXAMPLES).toContain(
+      "Passage 1: The Eiffel Tower is located in Paris, France. It was completed in 1889.\n\nQuestion: Where",
+    );
   });
   it("closed-book keeps the template with the dummy passage", () => {
     const p = buildQaPrompt("paper-llada", { question, passages: [], goldIndex: null }, tok, { chatTemplate: false });

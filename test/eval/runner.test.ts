@@ -38,7 +38,12 @@ function reader(arm: boolean): LogitsFn {
 
 async function dataset(n: number, extra: string[] = []): Promise<{ file: string; records: QaRecord[] }> {
   const lines = Array.from({ length: n }, (_, i) =>
-    JSON.stringify({ question: `question number ${i}`, answers: [`t${23 + (i % 6)}`], ctxs: [{ title: "x", text: `t29 t${23 + (i % 6)}`, isgold: true, hasanswer: true }] }));
+    JSON.stringify({
+      question: `question number ${i}`,
+      answers: [`t${23 + (i % 6)}`],
+      ctxs: [{ title: "x", text: `t29 t${23 + (i % 6)}`, isgold: true, hasanswer: true }],
+    }),
+  );
   const file = path.join(tmp, `d${n}-${extra.length}.jsonl`);
   fs.writeFileSync(file, [...lines, ...extra].join("\n") + "\n");
   return { file, records: await loadQaJsonl(file) };
@@ -60,7 +65,14 @@ describe("runEval with a fake reader model", () => {
     ];
     const oracle = all.filter((r) => r.setting === "oracle");
     expect(oracle.map((r) => r.prediction?.trim())).toEqual(records.map((r) => r.answers[0]));
-    const t = summarizeResults(all).objects() as { setting: string; n: number; errors: number; accuracy: number; f1: number; exactMatch: number }[];
+    const t = summarizeResults(all).objects() as {
+      setting: string;
+      n: number;
+      errors: number;
+      accuracy: number;
+      f1: number;
+      exactMatch: number;
+    }[];
     const by = Object.fromEntries(t.map((r) => [r.setting, r]));
     expect(by["closed-book"]).toMatchObject({ n: 6, errors: 0, accuracy: 0, f1: 0, exactMatch: 0 });
     expect(by.oracle).toMatchObject({ n: 6, accuracy: 100, f1: 100, exactMatch: 100 });
@@ -73,7 +85,14 @@ describe("runEval with a fake reader model", () => {
   it("batched generation gives the same predictions as one by one", async () => {
     const { records } = await dataset(5);
     const s = { kind: "distractors" as const, k: 2, goldPosition: "random" as const, source: "pool" as const, seed: 7 };
-    const common = { tokenizer, records, promptFormat: "tiny-world" as const, sampler: { genLength: 4 }, pool: new DistractorPool(records), setting: s };
+    const common = {
+      tokenizer,
+      records,
+      promptFormat: "tiny-world" as const,
+      sampler: { genLength: 4 },
+      pool: new DistractorPool(records),
+      setting: s,
+    };
     const one = await runEval({ ...common, engine: arm() });
     const engine = arm();
     const three = await runEval({ ...common, engine, batchSize: 3 });
@@ -83,12 +102,24 @@ describe("runEval with a fake reader model", () => {
   });
 
   it("records per-question errors (not swallowed), keeps the batch going, and resumes", async () => {
-    const longQ = JSON.stringify({ question: Array(300).fill("word").join(" "), answers: ["t23"], ctxs: [{ text: "t29 t23", isgold: true }] });
+    const longQ = JSON.stringify({
+      question: Array(300).fill("word").join(" "),
+      answers: ["t23"],
+      ctxs: [{ text: "t29 t23", isgold: true }],
+    });
     const noGold = JSON.stringify({ question: "no gold here", answers: ["t23"], ctxs: [{ text: "t29 t23" }] });
     const { records, file } = await dataset(4, [longQ, noGold]);
     const results = path.join(tmp, "res.jsonl");
     const seen: number[] = [];
-    const common = { tokenizer, promptFormat: "tiny-world" as const, sampler: { genLength: 4 }, setting: { kind: "oracle" as const }, resultsFile: results, dataFile: file, batchSize: 3 };
+    const common = {
+      tokenizer,
+      promptFormat: "tiny-world" as const,
+      sampler: { genLength: 4 },
+      setting: { kind: "oracle" as const },
+      resultsFile: results,
+      dataFile: file,
+      batchSize: 3,
+    };
     const first = await runEval({ ...common, engine: arm(), records: records.slice(0, 2) });
     expect(first.progress).toMatchObject({ done: 2, errors: 0, resumed: 0 });
     const second = await runEval({ ...common, engine: arm(), records, onProgress: (p) => seen.push(p.done) });
@@ -112,7 +143,14 @@ describe("runEval with a fake reader model", () => {
   it("answer extraction: the whole response vs up to EOS (LLaDA canvas keeps tokens after EOS)", async () => {
     const { records } = await dataset(2);
     const engine = new FakeEngine({ family: "llada", logits: reader(false), probes: {} });
-    const common = { engine, tokenizer, records, promptFormat: "tiny-world" as const, setting: { kind: "oracle" as const }, sampler: { genLength: 4, steps: 4 } };
+    const common = {
+      engine,
+      tokenizer,
+      records,
+      promptFormat: "tiny-world" as const,
+      setting: { kind: "oracle" as const },
+      sampler: { genLength: 4, steps: 4 },
+    };
     const whole = await runEval(common);
     const cut = await runEval({ ...common, extraction: "up-to-eos" });
     expect(whole.results[0].response).toBe(" t23 t4 t4");
@@ -125,7 +163,16 @@ describe("runEval with a fake reader model", () => {
     const { records } = await dataset(2);
     const engine = new FakeEngine({ family: "llada", logits: reader(false), probes: { received: true } });
     const traceDir = path.join(tmp, "traces");
-    const run = await runEval({ engine, tokenizer, records, promptFormat: "tiny-world", setting: { kind: "oracle" }, sampler: { genLength: 4, steps: 4 }, traceDir, batchSize: 2 });
+    const run = await runEval({
+      engine,
+      tokenizer,
+      records,
+      promptFormat: "tiny-world",
+      setting: { kind: "oracle" },
+      sampler: { genLength: 4, steps: 4 },
+      traceDir,
+      batchSize: 2,
+    });
     for (const r of run.results) {
       expect(r.trace).toBe(path.join(traceDir, "oracle", `${r.id}.fstrace`));
       const t = readTrace(r.trace!);

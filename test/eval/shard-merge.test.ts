@@ -15,7 +15,8 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const gridFile = path.join(tmp, "grid.json");
 
 function io() {
-  const out: string[] = [], err: string[] = [];
+  const out: string[] = [],
+    err: string[] = [];
   return { out, err, io: { out: (t: string) => out.push(t), err: (t: string) => err.push(t) } };
 }
 async function cli(...args: string[]) {
@@ -23,16 +24,24 @@ async function cli(...args: string[]) {
   const code = await main(args, c.io);
   return { code, out: c.out.join("\n"), err: c.err.join("\n") };
 }
-const lines = (f: string) => fs.readFileSync(f, "utf8").split("\n").filter((l) => l.trim());
+const lines = (f: string) =>
+  fs
+    .readFileSync(f, "utf8")
+    .split("\n")
+    .filter((l) => l.trim());
 
 beforeAll(async () => {
-  fs.writeFileSync(gridFile, JSON.stringify({
-    name: "two-tiny",
-    models: [path.join(ROOT, "models/tiny-llada"), path.join(ROOT, "models/tiny-qwen")],
-    datasets: [{ name: "heldout", path: path.join(ROOT, "models/world/eval-heldout.jsonl.gz"), limit: 6 }],
-    settings: [{ kind: "oracle" }, { kind: "distractors", k: 2, goldPosition: ["first", "last"] }],
-    chunk: 3, batchSize: 2,
-  }));
+  fs.writeFileSync(
+    gridFile,
+    JSON.stringify({
+      name: "two-tiny",
+      models: [path.join(ROOT, "models/tiny-llada"), path.join(ROOT, "models/tiny-qwen")],
+      datasets: [{ name: "heldout", path: path.join(ROOT, "models/world/eval-heldout.jsonl.gz"), limit: 6 }],
+      settings: [{ kind: "oracle" }, { kind: "distractors", k: 2, goldPosition: ["first", "last"] }],
+      chunk: 3,
+      batchSize: 2,
+    }),
+  );
   expect((await cli("eval", "--grid", gridFile, "--out", path.join(tmp, "whole"))).code).toBe(0);
   expect((await cli("merge", path.join(tmp, "whole"), "--out", path.join(tmp, "whole.jsonl"))).code).toBe(0);
 }, 120_000);
@@ -94,7 +103,9 @@ describe("grid shards and merge", () => {
 
   it("refuses mismatched manifests, two files for one shard, and duplicate results; lists missing shards", async () => {
     const dir = path.join(tmp, "three");
-    const s1 = path.join(dir, "shard-1-of-3.jsonl"), s2 = path.join(dir, "shard-2-of-3.jsonl"), s3 = path.join(dir, "shard-3-of-3.jsonl");
+    const s1 = path.join(dir, "shard-1-of-3.jsonl"),
+      s2 = path.join(dir, "shard-2-of-3.jsonl"),
+      s3 = path.join(dir, "shard-3-of-3.jsonl");
     // Another model's weights: the manifest differs in `models`.
     const forged = path.join(tmp, "forged.jsonl");
     const [head, ...rest] = lines(s3);

@@ -36,8 +36,14 @@ describe("tiny models: engine + samplers = training/evaluate.py", () => {
         const distinct = new Set<string>();
         for (const [key, setting] of Object.entries(SETTINGS)) {
           const run = await runEval({
-            engine: m.engine, tokenizer: m.tokenizer, records, setting, promptFormat: preset.promptFormat,
-            sampler: preset.sampler, extraction: preset.extraction, batchSize: 4,
+            engine: m.engine,
+            tokenizer: m.tokenizer,
+            records,
+            setting,
+            promptFormat: preset.promptFormat,
+            sampler: preset.sampler,
+            extraction: preset.extraction,
+            batchSize: 4,
           });
           expect(run.progress.errors).toBe(0);
           for (const r of run.results) {

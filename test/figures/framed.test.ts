@@ -8,7 +8,16 @@ const parse = (svg: string) => new new JSDOM("").window.DOMParser().parseFromStr
 function panel(rows: number, cols: number, px: number, extra: Partial<FramedPanel> = {}): FramedPanel {
   const width = cols * px;
   const height = rows * px;
-  return { png: encodePng(width, height, new Uint8Array(width * height * 3)), width, height, rows, cols, min: 0.001234, max: 0.5, ...extra };
+  return {
+    png: encodePng(width, height, new Uint8Array(width * height * 3)),
+    width,
+    height,
+    rows,
+    cols,
+    min: 0.001234,
+    max: 0.5,
+    ...extra,
+  };
 }
 
 const base = { xTitle: "key", yTitle: "step", colour: () => "#123456", valueLabel: "attn" };
@@ -55,7 +64,10 @@ describe("framedRasterSvg: a raster heatmap with axes", () => {
       ...base,
       title: "t",
       direction: "column",
-      panels: [panel(3, 4, 10, { title: "MDM", xLabels: ["a", "b", "c", "d"] }), panel(3, 4, 10, { title: "ARM", xLabels: ["a", "b", "c", "d"] })],
+      panels: [
+        panel(3, 4, 10, { title: "MDM", xLabels: ["a", "b", "c", "d"] }),
+        panel(3, 4, 10, { title: "ARM", xLabels: ["a", "b", "c", "d"] }),
+      ],
     });
     const doc = parse(svg);
     const [a, b] = Array.from(doc.getElementsByTagName("image")).map((i) => Number(i.getAttribute("y")));

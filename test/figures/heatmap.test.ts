@@ -4,20 +4,40 @@ import { colorAt } from "../../src/figures/colormap.js";
 import { SettingsError } from "../../src/util/errors.js";
 import { NASTY, parseSvg, texts } from "../display/markup.js";
 
-const base = { title: "t", xLabels: ["a", "b", "c"], yLabels: ["L0", "L1"], values: [[0, 0.5, 1], [0.25, NaN, 0.75]] };
+const base = {
+  title: "t",
+  xLabels: ["a", "b", "c"],
+  yLabels: ["L0", "L1"],
+  values: [
+    [0, 0.5, 1],
+    [0.25, NaN, 0.75],
+  ],
+};
 
 describe("heatmap spec", () => {
   it("validates and normalises: NaN → null, float32 rounding, auto domain", () => {
     const spec = heatmap({ ...base, values: [new Float32Array([0, 0.1, 1]), [0.25, NaN, Infinity]] });
     expect(spec.kind).toBe("heatmap");
-    expect(spec.values).toEqual([[0, 0.1, 1], [0.25, null, null]]);
+    expect(spec.values).toEqual([
+      [0, 0.1, 1],
+      [0.25, null, null],
+    ]);
     expect(spec.domain).toEqual([0, 1]);
     expect(spec.colormap).toBe("viridis");
     expect(JSON.parse(JSON.stringify(spec))).toEqual(spec); // plain JSON
   });
 
   it("uses a symmetric domain for the diverging map", () => {
-    expect(heatmap({ ...base, values: [[-0.2, 0, 0.5], [0, 0, 0]], colormap: "rdbu" }).domain).toEqual([-0.5, 0.5]);
+    expect(
+      heatmap({
+        ...base,
+        values: [
+          [-0.2, 0, 0.5],
+          [0, 0, 0],
+        ],
+        colormap: "rdbu",
+      }).domain,
+    ).toEqual([-0.5, 0.5]);
   });
 
   it("accepts numeric labels as strings", () => {
@@ -26,8 +46,26 @@ describe("heatmap spec", () => {
 
   it.each([
     [{ values: [[0, 1, 2]] }, /values/, "2 rows"],
-    [{ values: [[0, 1], [2, 3]] }, /values\[0\]/, "3 columns"],
-    [{ values: [[0, "x", 1], [0, 0, 0]] }, /values\[0\]\[1\]/, "a number or null"],
+    [
+      {
+        values: [
+          [0, 1],
+          [2, 3],
+        ],
+      },
+      /values\[0\]/,
+      "3 columns",
+    ],
+    [
+      {
+        values: [
+          [0, "x", 1],
+          [0, 0, 0],
+        ],
+      },
+      /values\[0\]\[1\]/,
+      "a number or null",
+    ],
     [{ colormap: "jet" }, /colormap/, '"viridis"'],
     [{ domain: [1, 0] }, /domain/, "low < high"],
     [{ xLabels: [] }, /xLabels/, "at least one label"],
@@ -68,7 +106,7 @@ describe("renderHeatmapSvg", () => {
   it("escapes every piece of user text (title, labels, axis titles, tooltips)", () => {
     const labels = NASTY;
     const spec = heatmap({
-      title: "<script>alert(1)</script> & \"t\"",
+      title: '<script>alert(1)</script> & "t"',
       subtitle: "</svg>",
       xTitle: "it's",
       yTitle: "a & b",
@@ -83,7 +121,7 @@ describe("renderHeatmapSvg", () => {
     expect(doc.querySelectorAll("script").length).toBe(0);
     expect(doc.querySelectorAll("b").length).toBe(0);
     const all = texts(doc, "text");
-    expect(all).toContain("<script>alert(1)</script> & \"t\"");
+    expect(all).toContain('<script>alert(1)</script> & "t"');
     expect(all).toContain("</svg>");
     expect(all).toContain("<row>");
     expect(all).toContain("it's");

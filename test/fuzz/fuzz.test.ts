@@ -44,7 +44,14 @@ function runFrom(from: number, outcomes: CaseOutcome[], o: RunOptions = { limitM
   const limit = o.limitMs;
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./boot.mjs", import.meta.url), {
-      workerData: { entry: new URL("./worker.ts", import.meta.url).href, seed: SEED, from, dir, only: o.selfTest ? undefined : ONLY, selfTest: o.selfTest },
+      workerData: {
+        entry: new URL("./worker.ts", import.meta.url).href,
+        seed: SEED,
+        from,
+        dir,
+        only: o.selfTest ? undefined : ONLY,
+        selfTest: o.selfTest,
+      },
     });
     let current: { k: number; at: number } | undefined;
     let settled = false;
@@ -60,7 +67,13 @@ function runFrom(from: number, outcomes: CaseOutcome[], o: RunOptions = { limitM
       const { target, index } = o.selfTest ? { target: "self-test", index: k } : caseAt(k);
       outcomes.push({ target, index, verdict: "hang", what: `(killed after ${limit} ms)` });
       current = undefined;
-      finish(() => void worker.terminate().then(() => runFrom(k + 1, outcomes, o)).then(resolve, reject));
+      finish(
+        () =>
+          void worker
+            .terminate()
+            .then(() => runFrom(k + 1, outcomes, o))
+            .then(resolve, reject),
+      );
     }, 100);
     worker.on("message", (m: { type: string; k: number; outcome?: CaseOutcome }) => {
       if (m.type === "start") current = { k: m.k, at: Date.now() };
@@ -93,7 +106,9 @@ it("fuzz: no crashes, hangs, stack traces or silent acceptances", async () => {
     groups.set(key, [...(groups.get(key) ?? []), o]);
   }
   for (const [, [o, ...more]] of [...groups].slice(0, 40)) {
-    console.log(`fuzz ${o.verdict}: ${o.target}:${o.index} — ${o.what}${more.length ? ` (+${more.length} like it)` : ""}${o.detail ? `\n    ${o.detail.replace(/\n/g, "\n    ")}` : ""}`);
+    console.log(
+      `fuzz ${o.verdict}: ${o.target}:${o.index} — ${o.what}${more.length ? ` (+${more.length} like it)` : ""}${o.detail ? `\n    ${o.detail.replace(/\n/g, "\n    ")}` : ""}`,
+    );
   }
   const perTarget = TARGETS.map((t) => {
     const mine = outcomes.filter((o) => o.target === t.name);
@@ -102,5 +117,10 @@ it("fuzz: no crashes, hangs, stack traces or silent acceptances", async () => {
   console.log(`fuzz targets (seed ${SEED}): ${perTarget.join(", ")}`);
   console.log(summaryLine(s));
   if (!ONLY) expect(s.cases).toBe(TARGETS.reduce((a, t) => a + t.count, 0));
-  expect({ crashes: s.crashes, hangs: s.hangs, stackTraces: s.stackTraces, silentAcceptances: s.silentAcceptances }).toEqual({ crashes: 0, hangs: 0, stackTraces: 0, silentAcceptances: 0 });
+  expect({ crashes: s.crashes, hangs: s.hangs, stackTraces: s.stackTraces, silentAcceptances: s.silentAcceptances }).toEqual({
+    crashes: 0,
+    hangs: 0,
+    stackTraces: 0,
+    silentAcceptances: 0,
+  });
 }, 180_000);

@@ -70,13 +70,19 @@ export async function judge(target: string, index: number, c: FuzzCase): Promise
       return { ...base, verdict: "refused" };
     }
     const err = e as Error;
-    return { ...base, verdict: "crash", detail: `${err?.name}: ${String(err?.message).slice(0, 200)}\n${String(err?.stack).split("\n").slice(1, 4).join("\n")}` };
+    return {
+      ...base,
+      verdict: "crash",
+      detail: `${err?.name}: ${String(err?.message).slice(0, 200)}\n${String(err?.stack).split("\n").slice(1, 4).join("\n")}`,
+    };
   }
   if (acc.escaped !== undefined) return { ...base, verdict: "stack trace", detail: acc.escaped };
-  if (acc.output !== undefined && STACK_FRAME.test(acc.output)) return { ...base, verdict: "stack trace", detail: acc.output.slice(0, 400) };
+  if (acc.output !== undefined && STACK_FRAME.test(acc.output))
+    return { ...base, verdict: "stack trace", detail: acc.output.slice(0, 400) };
   if (acc.exitCode !== undefined && acc.exitCode !== 0) return { ...base, verdict: "refused" };
   if (c.expect === "reject") return { ...base, verdict: "silent acceptance", detail: "accepted a mutation that must be detected" };
-  if (c.expect === "partial" && !acc.flagged) return { ...base, verdict: "silent acceptance", detail: "accepted a partial input without saying so" };
+  if (c.expect === "partial" && !acc.flagged)
+    return { ...base, verdict: "silent acceptance", detail: "accepted a partial input without saying so" };
   return { ...base, verdict: "accepted" };
 }
 
@@ -122,8 +128,13 @@ export interface Summary {
 export function summarize(outcomes: readonly CaseOutcome[]): Summary {
   const n = (v: CaseOutcome["verdict"]) => outcomes.filter((o) => o.verdict === v).length;
   return {
-    cases: outcomes.length, crashes: n("crash"), hangs: n("hang"), stackTraces: n("stack trace"), silentAcceptances: n("silent acceptance"),
-    accepted: n("accepted"), refused: n("refused"),
+    cases: outcomes.length,
+    crashes: n("crash"),
+    hangs: n("hang"),
+    stackTraces: n("stack trace"),
+    silentAcceptances: n("silent acceptance"),
+    accepted: n("accepted"),
+    refused: n("refused"),
   };
 }
 

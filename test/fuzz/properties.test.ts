@@ -48,11 +48,13 @@ async function typedOrOkAsync(f: () => Promise<unknown>, typed: new (...a: never
 
 /** A trace as plain JSON, typed arrays tagged with their type (so Int32Array ≠ Float32Array). */
 function plain(t: unknown): unknown {
-  return JSON.parse(JSON.stringify(t, (_k, v) => {
-    if (v instanceof Map) return Object.fromEntries(v);
-    if (ArrayBuffer.isView(v)) return { typed: v.constructor.name, values: Array.from(v as Int32Array) };
-    return v;
-  }));
+  return JSON.parse(
+    JSON.stringify(t, (_k, v) => {
+      if (v instanceof Map) return Object.fromEntries(v);
+      if (ArrayBuffer.isView(v)) return { typed: v.constructor.name, values: Array.from(v as Int32Array) };
+      return v;
+    }),
+  );
 }
 
 describe("traces", () => {
@@ -69,42 +71,71 @@ describe("traces", () => {
 
   it("round trip: what a sampler writes reads back losslessly, and survives re-encoding", async () => {
     let k = 0;
-    await fc.assert(fc.asyncProperty(runArb, async (r) => {
-      const probes = { received: true, ...(r.argmax ? { argmax: true } : {}), ...(r.pattern ? { pattern: { layers: [1] } } : {}) };
-      const file = path.join(tmp, `rt-${k++}.fstrace`);
-      const steps = r.family === "llama" ? r.genLength : 1 + (r.seed % r.genLength);
-      const settings = { genLength: r.genLength, steps: r.genLength % steps === 0 ? steps : r.genLength, seed: r.seed, temperature: r.temperature, probes };
-      const [res] = await generate(new FakeEngine({ family: r.family, probes }), [r.prompt.map((t) => `t${t}`).join(" ")], settings, { tokenizer, traceFiles: [file] });
-      const t = readTrace(file);
-      expect(t.partial).toBe(false);
-      expect(plain(t)).toEqual(plain(res.trace));
-      expect(plain(decodeTrace(encodeTrace(t)))).toEqual(plain(res.trace));
-    }), params(40));
+    await fc.assert(
+      fc.asyncProperty(runArb, async (r) => {
+        const probes = { received: true, ...(r.argmax ? { argmax: true } : {}), ...(r.pattern ? { pattern: { layers: [1] } } : {}) };
+        const file = path.join(tmp, `rt-${k++}.fstrace`);
+        const steps = r.family === "llama" ? r.genLength : 1 + (r.seed % r.genLength);
+        const settings = {
+          genLength: r.genLength,
+          steps: r.genLength % steps === 0 ? steps : r.genLength,
+          seed: r.seed,
+          temperature: r.temperature,
+          probes,
+        };
+        const [res] = await generate(new FakeEngine({ family: r.family, probes }), [r.prompt.map((t) => `t${t}`).join(" ")], settings, {
+          tokenizer,
+          traceFiles: [file],
+        });
+        const t = readTrace(file);
+        expect(t.partial).toBe(false);
+        expect(plain(t)).toEqual(plain(res.trace));
+        expect(plain(decodeTrace(encodeTrace(t)))).toEqual(plain(res.trace));
+      }),
+      params(40),
+    );
   });
 
   it("totality: any byte edits of a trace → a trace or a TraceFormatError (with or without allowTruncated)", async () => {
     const file = path.join(tmp, "seed.fstrace");
     const probes = { received: true, argmax: true };
-    await generate(new FakeEngine({ probes }), ["t5 t6 t7"], { genLength: 4, steps: 2, seed: 1, probes }, { tokenizer, traceFiles: [file] });
+    await generate(
+      new FakeEngine({ probes }),
+      ["t5 t6 t7"],
+      { genLength: 4, steps: 2, seed: 1, probes },
+      { tokenizer, traceFiles: [file] },
+    );
     const seed = fs.readFileSync(file);
-    const edits = fc.array(fc.record({ at: fc.nat({ max: seed.length - 1 }), byte: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 6 });
-    fc.assert(fc.property(edits, fc.nat({ max: seed.length }), fc.boolean(), (es, cut, allow) => {
-      const b = Buffer.from(seed.subarray(0, cut));
-      for (const e of es) if (e.at < b.length) b[e.at] = e.byte;
-      typedOrOk(() => {
-        const t = decodeTrace(b, "t", { allowTruncated: allow });
-        // Whatever was accepted from a cut or edited file must say it is partial.
-        if (!b.equals(seed)) expect(t.partial).toBe(true);
-      }, TraceFormatError);
-    }), params(400));
+    const edits = fc.array(fc.record({ at: fc.nat({ max: seed.length - 1 }), byte: fc.integer({ min: 0, max: 255 }) }), {
+      minLength: 1,
+      maxLength: 6,
+    });
+    fc.assert(
+      fc.property(edits, fc.nat({ max: seed.length }), fc.boolean(), (es, cut, allow) => {
+        const b = Buffer.from(seed.subarray(0, cut));
+        for (const e of es) if (e.at < b.length) b[e.at] = e.byte;
+        typedOrOk(() => {
+          const t = decodeTrace(b, "t", { allowTruncated: allow });
+          // Whatever was accepted from a cut or edited file must say it is partial.
+          if (!b.equals(seed)) expect(t.partial).toBe(true);
+        }, TraceFormatError);
+      }),
+      params(400),
+    );
   });
 
   it("totality: arbitrary bytes after a valid preamble → a TraceFormatError, never another exception", () => {
     const preamble = Buffer.from("FSTRACE\n\u0001\u0000\u0000\u0000\u0000\u0000\u0000\u0000", "latin1");
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (tail) => {
-      const ok = typedOrOk(() => decodeTrace(Buffer.concat([preamble, Buffer.from(tail)]), "t", { allowTruncated: true }), TraceFormatError);
-      expect(ok).toBe(false); // no meta record can come out of noise with a valid CRC
-    }), params(300));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (tail) => {
+        const ok = typedOrOk(
+          () => decodeTrace(Buffer.concat([preamble, Buffer.from(tail)]), "t", { allowTruncated: true }),
+          TraceFormatError,
+        );
+        expect(ok).toBe(false); // no meta record can come out of noise with a valid CRC
+      }),
+      params(300),
+    );
   });
 });
 
@@ -117,46 +148,75 @@ describe("safetensors", () => {
 
   it("round trip: any set of tensors encodes and reads back with the same names, dtypes, shapes and bytes", () => {
     let k = 0;
-    fc.assert(fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s !== "__metadata__"), tensorArb, { maxKeys: 5 }), (spec) => {
-      const tensors = Object.fromEntries(Object.entries(spec).map(([name, t]) => {
-        const n = t.shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[t.dtype];
-        const data = Uint8Array.from({ length: n }, (_, i) => (i * 31 + name.length) & 255);
-        return [name, { dtype: t.dtype, shape: t.shape, data }];
-      }));
-      const f = path.join(tmp, `rt-${k++}.safetensors`);
-      fs.writeFileSync(f, encodeSafetensors(tensors));
-      const h = readSafetensorsHeader(f);
-      expect(h.tensors.map((t) => t.name).sort()).toEqual(Object.keys(tensors).sort());
-      for (const t of h.tensors) {
-        expect(t.dtype).toBe(tensors[t.name].dtype);
-        expect(t.shape).toEqual(tensors[t.name].shape);
-        expect(readTensorBytes(t).equals(Buffer.from(tensors[t.name].data))).toBe(true);
-      }
-    }), params(200));
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s !== "__metadata__"),
+          tensorArb,
+          { maxKeys: 5 },
+        ),
+        (spec) => {
+          const tensors = Object.fromEntries(
+            Object.entries(spec).map(([name, t]) => {
+              const n = t.shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[t.dtype];
+              const data = Uint8Array.from({ length: n }, (_, i) => (i * 31 + name.length) & 255);
+              return [name, { dtype: t.dtype, shape: t.shape, data }];
+            }),
+          );
+          const f = path.join(tmp, `rt-${k++}.safetensors`);
+          fs.writeFileSync(f, encodeSafetensors(tensors));
+          const h = readSafetensorsHeader(f);
+          expect(h.tensors.map((t) => t.name).sort()).toEqual(Object.keys(tensors).sort());
+          for (const t of h.tensors) {
+            expect(t.dtype).toBe(tensors[t.name].dtype);
+            expect(t.shape).toEqual(tensors[t.name].shape);
+            expect(readTensorBytes(t).equals(Buffer.from(tensors[t.name].data))).toBe(true);
+          }
+        },
+      ),
+      params(200),
+    );
   });
 
   it("totality: any JSON header and any data length → a header or a CheckpointError", () => {
     const f = path.join(tmp, "total.safetensors");
     const entry = fc.oneof(
-      fc.record({ dtype: fc.oneof(fc.constantFrom(...dtypes), fc.string()), shape: fc.array(fc.oneof(fc.integer({ min: -2, max: 6 }), fc.double())), data_offsets: fc.array(fc.integer({ min: -4, max: 64 }), { maxLength: 3 }) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          dtype: fc.oneof(fc.constantFrom(...dtypes), fc.string()),
+          shape: fc.array(fc.oneof(fc.integer({ min: -2, max: 6 }), fc.double())),
+          data_offsets: fc.array(fc.integer({ min: -4, max: 64 }), { maxLength: 3 }),
+        },
+        { requiredKeys: [] },
+      ),
       fc.jsonValue({ maxDepth: 3 }),
     );
-    fc.assert(fc.property(fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), entry, { maxKeys: 4 }), fc.jsonValue({ maxDepth: 4 })), fc.nat({ max: 80 }), (header, dataLen) => {
-      const text = Buffer.from(JSON.stringify(header) ?? "null");
-      const len = Buffer.alloc(8);
-      len.writeBigUInt64LE(BigInt(text.length));
-      fs.writeFileSync(f, Buffer.concat([len, text, Buffer.alloc(dataLen, 1)]));
-      typedOrOk(() => {
-        const h = readSafetensorsHeader(f);
-        // Accepted: the tensors tile the data exactly.
-        expect(h.tensors.reduce((a, t) => a + t.byteLength, 0)).toBe(dataLen);
-      }, CheckpointError);
-    }), params(400));
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), entry, { maxKeys: 4 }), fc.jsonValue({ maxDepth: 4 })),
+        fc.nat({ max: 80 }),
+        (header, dataLen) => {
+          const text = Buffer.from(JSON.stringify(header) ?? "null");
+          const len = Buffer.alloc(8);
+          len.writeBigUInt64LE(BigInt(text.length));
+          fs.writeFileSync(f, Buffer.concat([len, text, Buffer.alloc(dataLen, 1)]));
+          typedOrOk(() => {
+            const h = readSafetensorsHeader(f);
+            // Accepted: the tensors tile the data exactly.
+            expect(h.tensors.reduce((a, t) => a + t.byteLength, 0)).toBe(dataLen);
+          }, CheckpointError);
+        },
+      ),
+      params(400),
+    );
   });
 });
 
 describe("QA data", () => {
-  const passage = fc.record({ title: fc.string({ maxLength: 20 }), text: fc.string({ maxLength: 60 }), hasanswer: fc.boolean(), isgold: fc.boolean() }, { requiredKeys: ["text"] });
+  const passage = fc.record(
+    { title: fc.string({ maxLength: 20 }), text: fc.string({ maxLength: 60 }), hasanswer: fc.boolean(), isgold: fc.boolean() },
+    { requiredKeys: ["text"] },
+  );
   const recordArb = fc.record({
     question: fc.string({ minLength: 1, maxLength: 40 }).filter((q) => q.trim() !== ""),
     answers: fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
@@ -164,7 +224,10 @@ describe("QA data", () => {
   });
 
   /** The suspicious kinds, restated from their definitions (docs/qa-harness.md), independently of the reader. */
-  function expectedIssues(r: { answers: string[]; ctxs: { title?: string; text: string; hasanswer?: boolean; isgold?: boolean }[] }): string[] {
+  function expectedIssues(r: {
+    answers: string[];
+    ctxs: { title?: string; text: string; hasanswer?: boolean; isgold?: boolean }[];
+  }): string[] {
     const out: string[] = [];
     if (r.answers.length === 0) out.push("no answers");
     else if (r.answers.some((a) => a.trim() === "")) out.push("blank answer");
@@ -179,41 +242,72 @@ describe("QA data", () => {
 
   it("round trip: records written as jsonl (plain or gzip, LF or CRLF) read back field for field, with their issues", async () => {
     let k = 0;
-    await fc.assert(fc.asyncProperty(fc.array(recordArb, { minLength: 1, maxLength: 5 }), fc.boolean(), fc.boolean(), async (recs, gz, crlf) => {
-      const text = Buffer.from(recs.map((r) => JSON.stringify(r)).join(crlf ? "\r\n" : "\n") + "\n");
-      const f = path.join(tmp, `qa-${k++}.jsonl`);
-      fs.writeFileSync(f, gz ? zlib.gzipSync(text) : text);
-      const report = newDataReport();
-      const back = await loadQaJsonl(f, { report });
-      expect(back.map((r) => [r.question, r.answers])).toEqual(recs.map((r) => [r.question, r.answers]));
-      back.forEach((r, i) => {
-        expect(r.ctxs.map((c) => c.text)).toEqual(recs[i].ctxs.map((c) => c.text));
-        expect(r.issues).toEqual(expectedIssues(recs[i]));
-        expect(r.line).toBe(i + 1);
-      });
-      expect(report.records).toBe(recs.length);
-    }), params(60));
+    await fc.assert(
+      fc.asyncProperty(fc.array(recordArb, { minLength: 1, maxLength: 5 }), fc.boolean(), fc.boolean(), async (recs, gz, crlf) => {
+        const text = Buffer.from(recs.map((r) => JSON.stringify(r)).join(crlf ? "\r\n" : "\n") + "\n");
+        const f = path.join(tmp, `qa-${k++}.jsonl`);
+        fs.writeFileSync(f, gz ? zlib.gzipSync(text) : text);
+        const report = newDataReport();
+        const back = await loadQaJsonl(f, { report });
+        expect(back.map((r) => [r.question, r.answers])).toEqual(recs.map((r) => [r.question, r.answers]));
+        back.forEach((r, i) => {
+          expect(r.ctxs.map((c) => c.text)).toEqual(recs[i].ctxs.map((c) => c.text));
+          expect(r.issues).toEqual(expectedIssues(recs[i]));
+          expect(r.line).toBe(i + 1);
+        });
+        expect(report.records).toBe(recs.length);
+      }),
+      params(60),
+    );
   });
 
   it("totality: any bytes as a data file → records or a DatasetError", async () => {
     const f = path.join(tmp, "noise.jsonl");
-    await fc.assert(fc.asyncProperty(fc.oneof(fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)), fc.array(fc.jsonValue({ maxDepth: 3 })).map((vs) => Buffer.from(vs.map((v) => JSON.stringify(v)).join("\n")))), fc.boolean(), async (bytes, gz) => {
-      fs.writeFileSync(f, gz ? zlib.gzipSync(bytes) : bytes);
-      await typedOrOkAsync(() => loadQaJsonl(f, { maxLineBytes: 150 }), DatasetError);
-    }), params(200));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
+          fc.array(fc.jsonValue({ maxDepth: 3 })).map((vs) => Buffer.from(vs.map((v) => JSON.stringify(v)).join("\n"))),
+        ),
+        fc.boolean(),
+        async (bytes, gz) => {
+          fs.writeFileSync(f, gz ? zlib.gzipSync(bytes) : bytes);
+          await typedOrOkAsync(() => loadQaJsonl(f, { maxLineBytes: 150 }), DatasetError);
+        },
+      ),
+      params(200),
+    );
   });
 });
 
 describe("results files", () => {
   it("totality: any text as a results file → done keys or a ResultsFileError; accepted rows are what was written", () => {
     const f = path.join(tmp, "results.jsonl");
-    const rowArb = fc.record({ id: fc.string({ maxLength: 8 }), setting: fc.constantFrom("oracle", "closed-book"), model: fc.constantFrom("a", "b"), error: fc.option(fc.string({ maxLength: 5 }), { nil: undefined }) });
-    fc.assert(fc.property(fc.array(fc.oneof(rowArb.map((r) => JSON.stringify(r)), fc.string({ maxLength: 30 }), fc.jsonValue().map((v) => JSON.stringify(v) ?? "")), { maxLength: 6 }), (lines) => {
-      fs.writeFileSync(f, lines.join("\n"));
-      typedOrOk(() => {
-        readDoneKeys(f);
-        for (const r of readResults(f)) expect(typeof r.id).toBe("string");
-      }, ResultsFileError);
-    }), params(300));
+    const rowArb = fc.record({
+      id: fc.string({ maxLength: 8 }),
+      setting: fc.constantFrom("oracle", "closed-book"),
+      model: fc.constantFrom("a", "b"),
+      error: fc.option(fc.string({ maxLength: 5 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            rowArb.map((r) => JSON.stringify(r)),
+            fc.string({ maxLength: 30 }),
+            fc.jsonValue().map((v) => JSON.stringify(v) ?? ""),
+          ),
+          { maxLength: 6 },
+        ),
+        (lines) => {
+          fs.writeFileSync(f, lines.join("\n"));
+          typedOrOk(() => {
+            readDoneKeys(f);
+            for (const r of readResults(f)) expect(typeof r.id).toBe("string");
+          }, ResultsFileError);
+        },
+      ),
+      params(300),
+    );
   });
 });

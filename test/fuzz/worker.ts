@@ -12,20 +12,41 @@ setDir(dir);
 const port = parentPort!;
 
 /** The harness's own check: one case of each verdict, so a broken counter cannot pass silently. */
-const SELF_TEST: FuzzTarget[] = [{
-  name: "self-test", count: 5,
-  async setup() {},
-  make(_rng, i) {
-    const cases = [
-      { what: "accepted", expect: "any" as const, run: () => ({}) },
-      { what: "spins forever", expect: "any" as const, run: () => { for (;;) { /* a hang the supervisor must kill */ } } },
-      { what: "throws a TypeError", expect: "any" as const, run: () => { throw new TypeError("boom"); } },
-      { what: "accepts what it must reject", expect: "reject" as const, run: () => ({}) },
-      { what: "prints a stack frame", expect: "any" as const, run: () => ({ output: "Error: x\n    at f (/a/b.js:1:2)\n", exitCode: 1 }) },
-    ];
-    return cases[i];
+const SELF_TEST: FuzzTarget[] = [
+  {
+    name: "self-test",
+    count: 5,
+    async setup() {},
+    make(_rng, i) {
+      const cases = [
+        { what: "accepted", expect: "any" as const, run: () => ({}) },
+        {
+          what: "spins forever",
+          expect: "any" as const,
+          run: () => {
+            for (;;) {
+              /* a hang the supervisor must kill */
+            }
+          },
+        },
+        {
+          what: "throws a TypeError",
+          expect: "any" as const,
+          run: () => {
+            throw new TypeError("boom");
+          },
+        },
+        { what: "accepts what it must reject", expect: "reject" as const, run: () => ({}) },
+        {
+          what: "prints a stack frame",
+          expect: "any" as const,
+          run: () => ({ output: "Error: x\n    at f (/a/b.js:1:2)\n", exitCode: 1 }),
+        },
+      ];
+      return cases[i];
+    },
   },
-}];
+];
 
 let k = 0;
 for (const t of selfTest ? SELF_TEST : TARGETS) {

@@ -28,14 +28,37 @@ function thrown(f: () => unknown): Error {
 
 describe("resolveModelSpec per family", () => {
   it("llama: causal, GQA, no bias, BOS by default, Llama-3 rope scaling parsed", () => {
-    const spec = resolveModelSpec(make("llama", {
-      layers: 3, hidden: 16, heads: 4, kvHeads: 2, ffn: 24, vocab: 20,
-      config: { rope_scaling: { rope_type: "llama3", factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 } },
-    }));
+    const spec = resolveModelSpec(
+      make("llama", {
+        layers: 3,
+        hidden: 16,
+        heads: 4,
+        kvHeads: 2,
+        ffn: 24,
+        vocab: 20,
+        config: {
+          rope_scaling: { rope_type: "llama3", factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+        },
+      }),
+    );
     expect(spec).toMatchObject({
-      family: "llama", architecture: "LlamaForCausalLM", vocabSize: 20, hiddenSize: 16, numLayers: 3, numHeads: 4,
-      numKvHeads: 2, headDim: 4, intermediateSize: 24, causal: true, qkvBias: false, logitShift: 0, addsBos: true,
-      bosTokenId: 1, eosTokenIds: [2], maxPositionEmbeddings: 64, rmsNormEps: 1e-6,
+      family: "llama",
+      architecture: "LlamaForCausalLM",
+      vocabSize: 20,
+      hiddenSize: 16,
+      numLayers: 3,
+      numHeads: 4,
+      numKvHeads: 2,
+      headDim: 4,
+      intermediateSize: 24,
+      causal: true,
+      qkvBias: false,
+      logitShift: 0,
+      addsBos: true,
+      bosTokenId: 1,
+      eosTokenIds: [2],
+      maxPositionEmbeddings: 64,
+      rmsNormEps: 1e-6,
       rope: { theta: 500000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192 } },
     });
     expect(spec.maskTokenId).toBeUndefined();
@@ -55,20 +78,41 @@ describe("resolveModelSpec per family", () => {
 
   it("dream: bidirectional, logit shift 1, mask id from config, detected by architectures DreamModel", () => {
     const spec = resolveModelSpec(make("dream", { vocab: 30 }));
-    expect(spec).toMatchObject({ family: "dream", architecture: "DreamModel", causal: false, qkvBias: true, logitShift: 1, maskTokenId: 29, addsBos: false, padTokenId: 2 });
+    expect(spec).toMatchObject({
+      family: "dream",
+      architecture: "DreamModel",
+      causal: false,
+      qkvBias: true,
+      logitShift: 1,
+      maskTokenId: 29,
+      addsBos: false,
+      padTokenId: 2,
+    });
   });
 
   it("llada: OLMo names (ff_proj = gate, up_proj = up, ff_out = down), padded vocab sets the logits width", () => {
     const spec = resolveModelSpec(make("llada", { vocab: 20, embeddingSize: 24, kvHeads: 2 }));
     expect(spec).toMatchObject({
-      family: "llada", architecture: "LLaDAModelLM", vocabSize: 24, causal: false, qkvBias: false, logitShift: 0,
-      maskTokenId: 19, numKvHeads: 2, rmsNormEps: 1e-5, rope: { theta: 500000 }, maxPositionEmbeddings: 64,
+      family: "llada",
+      architecture: "LLaDAModelLM",
+      vocabSize: 24,
+      causal: false,
+      qkvBias: false,
+      logitShift: 0,
+      maskTokenId: 19,
+      numKvHeads: 2,
+      rmsNormEps: 1e-5,
+      rope: { theta: 500000 },
+      maxPositionEmbeddings: 64,
     });
     const b = spec.weights.blocks[1];
     expect([b.gate, b.up, b.down, b.o, b.attnNorm, b.mlpNorm]).toEqual([
-      "model.transformer.blocks.1.ff_proj.weight", "model.transformer.blocks.1.up_proj.weight",
-      "model.transformer.blocks.1.ff_out.weight", "model.transformer.blocks.1.attn_out.weight",
-      "model.transformer.blocks.1.attn_norm.weight", "model.transformer.blocks.1.ff_norm.weight",
+      "model.transformer.blocks.1.ff_proj.weight",
+      "model.transformer.blocks.1.up_proj.weight",
+      "model.transformer.blocks.1.ff_out.weight",
+      "model.transformer.blocks.1.attn_out.weight",
+      "model.transformer.blocks.1.attn_norm.weight",
+      "model.transformer.blocks.1.ff_norm.weight",
     ]);
     expect(spec.weights.embed).toBe("model.transformer.wte.weight");
     expect(spec.weights.lmHead).toBe("model.transformer.ff_out.weight");
@@ -113,31 +157,47 @@ describe("special ids from the tokenizer files when config.json has none", () =>
     const tokenizer = {
       model: { type: "WordLevel", vocab: { a: 0, b: 1 }, unk_token: "a" },
       added_tokens: [
-        { id: 5, content: "<|startoftext|>", special: true }, { id: 6, content: "<|endoftext|>", special: true },
-        { id: 9, content: "<|mdm_mask|>", special: true }, { id: 99, content: "<pad>", special: true },
+        { id: 5, content: "<|startoftext|>", special: true },
+        { id: 6, content: "<|endoftext|>", special: true },
+        { id: 9, content: "<|mdm_mask|>", special: true },
+        { id: 99, content: "<pad>", special: true },
       ],
       post_processor: null,
     };
-    const spec = resolveModelSpec(make("llada", {
-      vocab: 16,
-      config: { bos_token_id: undefined, eos_token_id: undefined, pad_token_id: undefined, mask_token_id: undefined },
-      files: {
-        "tokenizer.json": tokenizer,
-        "tokenizer_config.json": { bos_token: { content: "<|startoftext|>" }, eos_token: "<|endoftext|>", pad_token: "<pad>" },
-      },
-    }));
+    const spec = resolveModelSpec(
+      make("llada", {
+        vocab: 16,
+        config: { bos_token_id: undefined, eos_token_id: undefined, pad_token_id: undefined, mask_token_id: undefined },
+        files: {
+          "tokenizer.json": tokenizer,
+          "tokenizer_config.json": { bos_token: { content: "<|startoftext|>" }, eos_token: "<|endoftext|>", pad_token: "<pad>" },
+        },
+      }),
+    );
     expect(spec).toMatchObject({ bosTokenId: 5, eosTokenIds: [6], maskTokenId: 9, addsBos: false });
     expect(spec.padTokenId).toBeUndefined();
   });
 
   it("addsBos follows the tokenizer's post-processor, not the family", () => {
     const withBos = {
-      model: { type: "WordLevel", vocab: { a: 0, "[BOS]": 1 }, unk_token: "a" }, added_tokens: [{ id: 1, content: "[BOS]", special: true }],
-      post_processor: { type: "TemplateProcessing", single: [{ SpecialToken: { id: "[BOS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }], pair: [], special_tokens: {} },
+      model: { type: "WordLevel", vocab: { a: 0, "[BOS]": 1 }, unk_token: "a" },
+      added_tokens: [{ id: 1, content: "[BOS]", special: true }],
+      post_processor: {
+        type: "TemplateProcessing",
+        single: [{ SpecialToken: { id: "[BOS]", type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+        pair: [],
+        special_tokens: {},
+      },
     };
     expect(resolveModelSpec(make("qwen2", { files: { "tokenizer.json": withBos } })).addsBos).toBe(true);
     expect(resolveModelSpec(make("llama", { files: { "tokenizer.json": { ...withBos, post_processor: null } } })).addsBos).toBe(false);
-    expect(resolveModelSpec(make("llama", { files: { "tokenizer.json": { ...withBos, post_processor: null }, "tokenizer_config.json": { add_bos_token: true } } })).addsBos).toBe(true);
+    expect(
+      resolveModelSpec(
+        make("llama", {
+          files: { "tokenizer.json": { ...withBos, post_processor: null }, "tokenizer_config.json": { add_bos_token: true } },
+        }),
+      ).addsBos,
+    ).toBe(true);
   });
 });
 
@@ -212,7 +272,9 @@ describe("resolveModelSpec errors", () => {
 describe("parity fixtures written by the Python script (HF formats), when present", () => {
   const fixtures = path.join(__dirname, "..", "fixtures", "parity");
   const variants = fs.existsSync(fixtures)
-    ? fs.readdirSync(fixtures).filter((v) => fs.existsSync(path.join(fixtures, v, "meta.json")) && fs.existsSync(path.join(fixtures, v, "model", "config.json")))
+    ? fs
+        .readdirSync(fixtures)
+        .filter((v) => fs.existsSync(path.join(fixtures, v, "meta.json")) && fs.existsSync(path.join(fixtures, v, "model", "config.json")))
     : [];
   it.runIf(variants.length > 0)("spec matches each fixture's meta.json (sizes, flags, special ids, rope)", () => {
     for (const v of variants) {
@@ -222,16 +284,24 @@ describe("parity fixtures written by the Python script (HF formats), when presen
       const fam = meta.variant.family as Family;
       expect(spec, v).toMatchObject({
         family: fam,
-        vocabSize: meta.sizes.vocab_size, hiddenSize: meta.sizes.hidden, numLayers: meta.sizes.layers,
-        numHeads: meta.sizes.heads, numKvHeads: meta.sizes.kv_heads, headDim: meta.sizes.head_dim,
-        intermediateSize: meta.sizes.intermediate, rmsNormEps: meta.variant.eps,
-        causal: fam === "llama" || fam === "qwen2", qkvBias: fam === "qwen2" || fam === "dream",
-        logitShift: fam === "dream" ? 1 : 0, addsBos: fam === "llama",
+        vocabSize: meta.sizes.vocab_size,
+        hiddenSize: meta.sizes.hidden,
+        numLayers: meta.sizes.layers,
+        numHeads: meta.sizes.heads,
+        numKvHeads: meta.sizes.kv_heads,
+        headDim: meta.sizes.head_dim,
+        intermediateSize: meta.sizes.intermediate,
+        rmsNormEps: meta.variant.eps,
+        causal: fam === "llama" || fam === "qwen2",
+        qkvBias: fam === "qwen2" || fam === "dream",
+        logitShift: fam === "dream" ? 1 : 0,
+        addsBos: fam === "llama",
       });
       expect(spec.rope.theta, v).toBe(meta.variant.theta);
       if (meta.variant.rope_scaling) {
         expect(spec.rope.llama3, v).toEqual({
-          factor: meta.variant.rope_scaling.factor, lowFreqFactor: meta.variant.rope_scaling.low_freq_factor,
+          factor: meta.variant.rope_scaling.factor,
+          lowFreqFactor: meta.variant.rope_scaling.low_freq_factor,
           highFreqFactor: meta.variant.rope_scaling.high_freq_factor,
           originalMaxPositionEmbeddings: meta.variant.rope_scaling.original_max_position_embeddings,
         });

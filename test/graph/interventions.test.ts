@@ -82,21 +82,30 @@ async function engineFor(opts: TinyEngineOptions, extra: { queryChunks?: number;
 async function checkAgainstReference(engine: OnnxEngine, c: Case): Promise<void> {
   const { spec } = engine;
   const { batch: B, seq: T } = c;
-  const H = spec.numHeads, KV = spec.numKvHeads, G = H / KV, d = spec.headDim, L = spec.numLayers;
+  const H = spec.numHeads,
+    KV = spec.numKvHeads,
+    G = H / KV,
+    d = spec.headDim,
+    L = spec.numLayers;
   const attentionMask = attentionMaskOf(c);
   const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 7 + 3) % spec.vocabSize);
   const out = await engine.forward({ ids, batch: B, seq: T, attentionMask, intervention: c.iv });
-  const hidden = c.iv.keyHidden!, bias = c.iv.keyBias!, selfOnly = c.iv.selfOnly!;
+  const hidden = c.iv.keyHidden!,
+    bias = c.iv.keyBias!,
+    selfOnly = c.iv.selfOnly!;
   for (let l = 0; l < L; l++) {
     const P = out.probes.get(probeName.pattern(l))!.data;
     const q = out.probes.get(probeName.qRot(l))!.data;
     const k = out.probes.get(probeName.kRot(l))!.data;
-    const got: number[] = [], want: number[] = [];
+    const got: number[] = [],
+      want: number[] = [];
     for (let b = 0; b < B; b++) {
       for (let h = 0; h < H; h++) {
         const kv = Math.floor(h / G);
         for (let qi = c.pads[b]; qi < T; qi++) {
-          const scores: number[] = [], bs: number[] = [], allowed: boolean[] = [];
+          const scores: number[] = [],
+            bs: number[] = [],
+            allowed: boolean[] = [];
           for (let ki = 0; ki < T; ki++) {
             let s = 0;
             for (let j = 0; j < d; j++) s += q[((b * H + h) * T + qi) * d + j] * k[((b * KV + kv) * T + ki) * d + j];
@@ -163,7 +172,8 @@ describe("neutral interventions change nothing", () => {
       const c = await withIv.forward({ ids, batch: 2, seq: 6, attentionMask, intervention: { keyBias: new Float32Array(2 * 2 * 4 * 6) } });
       for (const o of [b, c]) {
         expect(Buffer.from(o.logits.buffer).equals(Buffer.from(a.logits.buffer))).toBe(true);
-        for (const [name, p] of a.probes) expect(Buffer.from(o.probes.get(name)!.data.buffer).equals(Buffer.from(p.data.buffer)), name).toBe(true);
+        for (const [name, p] of a.probes)
+          expect(Buffer.from(o.probes.get(name)!.data.buffer).equals(Buffer.from(p.data.buffer)), name).toBe(true);
       }
     }
   });
@@ -172,8 +182,9 @@ describe("neutral interventions change nothing", () => {
     made.push(ck);
     const e = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { threads: 1 });
     engines.push(e);
-    await expect(e.forward({ ids: Int32Array.from([1, 2]), batch: 1, seq: 2, intervention: { selfOnly: Uint8Array.from([1, 0]) } }))
-      .rejects.toMatchObject({ name: "SettingsError" });
+    await expect(
+      e.forward({ ids: Int32Array.from([1, 2]), batch: 1, seq: 2, intervention: { selfOnly: Uint8Array.from([1, 0]) } }),
+    ).rejects.toMatchObject({ name: "SettingsError" });
   });
   it("bad sizes and non-finite biases are refused", async () => {
     const e = await engineFor({ seed: 23 });
@@ -198,15 +209,17 @@ describe("a causal model's mask is never loosened", () => {
       const out = await e.forward({ ids, batch: 2, seq: T, attentionMask: attentionMaskOf(c), intervention: c.iv });
       for (let l = 0; l < L; l++) {
         const P = out.probes.get(probeName.pattern(l))!.data;
-        for (let b = 0; b < 2; b++) for (let h = 0; h < H; h++) for (let qi = c.pads[b]; qi < T; qi++) {
-          let total = 0;
-          for (let ki = 0; ki < T; ki++) {
-            const p = P[((b * H + h) * T + qi) * T + ki];
-            total += p;
-            if (ki > qi || ki < c.pads[b]) expect(p, `trial ${trial} layer ${l} b ${b} h ${h} q ${qi} k ${ki}`).toBe(0);
-          }
-          expect(Math.abs(total - 1)).toBeLessThan(1e-5);
-        }
+        for (let b = 0; b < 2; b++)
+          for (let h = 0; h < H; h++)
+            for (let qi = c.pads[b]; qi < T; qi++) {
+              let total = 0;
+              for (let ki = 0; ki < T; ki++) {
+                const p = P[((b * H + h) * T + qi) * T + ki];
+                total += p;
+                if (ki > qi || ki < c.pads[b]) expect(p, `trial ${trial} layer ${l} b ${b} h ${h} q ${qi} k ${ki}`).toBe(0);
+              }
+              expect(Math.abs(total - 1)).toBeLessThan(1e-5);
+            }
       }
     }
   });
@@ -215,7 +228,9 @@ describe("a causal model's mask is never loosened", () => {
 describe("memory estimate", () => {
   it("counts the masks: B·T² booleans once, and two B·H·rows·T booleans per query chunk", () => {
     const { spec } = makeTinyEngineCheckpoint({ seed: 41 });
-    const B = 2, T = 1000, H = spec.numHeads;
+    const B = 2,
+      T = 1000,
+      H = spec.numHeads;
     for (const chunks of [1, 8]) {
       const rows = Math.ceil(T / chunks);
       const a = estimateMemory(spec, { batch: B, seq: T, queryChunks: chunks });

@@ -20,7 +20,11 @@ function randomIds(n: number, vocab: number, seed: number): Int32Array {
 }
 
 const ALL_LAYERS_QK = (layers: number): ProbeRequest => ({
-  received: true, receivedHeads: true, self: true, argmax: true, regionSum: { regions: 3 },
+  received: true,
+  receivedHeads: true,
+  self: true,
+  argmax: true,
+  regionSum: { regions: 3 },
   pattern: { layers: Array.from({ length: layers }, (_, l) => l) },
   patternMean: { layers: [layers - 1] },
   qk: { layers: [0, layers - 1], preRope: true },
@@ -81,5 +85,9 @@ describe("ONNX graph vs TS reference forward", () => {
     checkAgainstReference({ causal: false, heads: 4, kvHeads: 2, qkvBias: true, logitShift: 1, seed: 10 }, 1, 10, 4));
   it("more query chunks than tokens (empty chunks)", () => checkAgainstReference({ seed: 12 }, 2, 3, 5));
   it("Llama-3 rope scaling", () =>
-    checkAgainstReference({ rope: { theta: 500000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 16 } }, seed: 8 }, 1, 12));
+    checkAgainstReference(
+      { rope: { theta: 500000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 16 } }, seed: 8 },
+      1,
+      12,
+    ));
 });

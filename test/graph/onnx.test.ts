@@ -46,21 +46,35 @@ message OperatorSetIdProto { optional string domain = 1; optional int64 version 
 /** Our plain-object ModelProto → the object protobufjs expects for the same message. */
 function toProtobufjs(m: ModelProto): Record<string, unknown> {
   const tensor = (t: NonNullable<ModelProto["graph"]["initializer"][number]>) => ({
-    dims: t.dims, dataType: t.dataType, name: t.name,
+    dims: t.dims,
+    dataType: t.dataType,
+    name: t.name,
     ...(t.rawData ? { rawData: t.rawData } : {}),
     ...(t.externalData ? { externalData: t.externalData, dataLocation: 1 } : {}),
   });
   const vi = (v: ModelProto["graph"]["input"][number]) => ({
     name: v.name,
-    type: { tensorType: { elemType: v.elemType, ...(v.shape ? { shape: { dim: v.shape.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } } : {}) } },
+    type: {
+      tensorType: {
+        elemType: v.elemType,
+        ...(v.shape ? { shape: { dim: v.shape.map((d) => (typeof d === "number" ? { dimValue: d } : { dimParam: d })) } } : {}),
+      },
+    },
   });
   return {
-    irVersion: m.irVersion, opsetImport: m.opsetImport, producerName: m.producerName, producerVersion: m.producerVersion,
+    irVersion: m.irVersion,
+    opsetImport: m.opsetImport,
+    producerName: m.producerName,
+    producerVersion: m.producerVersion,
     metadataProps: m.metadataProps,
     graph: {
       name: m.graph.name,
       node: m.graph.node.map((n) => ({
-        input: n.input, output: n.output, name: n.name, opType: n.opType, ...(n.domain ? { domain: n.domain } : {}),
+        input: n.input,
+        output: n.output,
+        name: n.name,
+        opType: n.opType,
+        ...(n.domain ? { domain: n.domain } : {}),
         attribute: n.attribute.map((a) => {
           const o: Record<string, unknown> = { name: a.name, type: a.type };
           if (a.f !== undefined) o.f = a.f;
@@ -83,8 +97,14 @@ function sampleGraph(): GraphBuilder {
   const g = new GraphBuilder();
   const x = g.input("x", DataType.FLOAT, ["batch", 3]);
   g.initializer({
-    name: "w", dataType: DataType.BFLOAT16, dims: [152064, 3584],
-    externalData: [{ key: "location", value: "model-00001-of-00004.safetensors" }, { key: "offset", value: "5368709120" }, { key: "length", value: "1089994752" }],
+    name: "w",
+    dataType: DataType.BFLOAT16,
+    dims: [152064, 3584],
+    externalData: [
+      { key: "location", value: "model-00001-of-00004.safetensors" },
+      { key: "offset", value: "5368709120" },
+      { key: "length", value: "1089994752" },
+    ],
   });
   const c = g.constF32([1.5, -2, 3e-8], [3]);
   const y = g.transpose(g.add(x, c), [1, 0]);

@@ -28,15 +28,26 @@ describe("probes equal the statistic computed from full attention maps", () => {
     ["causal, GQA 2:1, 4 query chunks", { causal: true, heads: 4, kvHeads: 2, seed: 12 }, 4],
   ])("%s", async (_, opts, queryChunks) => {
     const ck = tiny({ layers: 2, ...opts });
-    const req: ProbeRequest = { received: true, receivedHeads: true, self: true, argmax: true, regionSum: { regions: 2 }, patternMean: { layers: [0, 1] } };
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { ...req, pattern: { layers: [0, 1] } }, threads: 1, queryChunks });
-    const B = 2, T = 9;
+    const req: ProbeRequest = {
+      received: true,
+      receivedHeads: true,
+      self: true,
+      argmax: true,
+      regionSum: { regions: 2 },
+      patternMean: { layers: [0, 1] },
+    };
+    const engine = await createEngine(
+      { spec: ck.spec, tensors: ck.tensors },
+      { probes: { ...req, pattern: { layers: [0, 1] } }, threads: 1, queryChunks },
+    );
+    const B = 2,
+      T = 9;
     const ids = Int32Array.from({ length: B * T }, (_, i) => (i * 13 + 5) % ck.spec.vocabSize);
     const attentionMask = Uint8Array.from({ length: B * T }, (_, i) => (i >= T && i < T + 2 ? 0 : 1)); // row 1 left-padded by 2
     // arbitrary weights, zero on padded query rows (a fully masked causal row is uniform over all keys, as in HF)
     const queryWeight = Float32Array.from({ length: B * T }, (_, i) => (i % 3 === 0 || !attentionMask[i] ? 0 : 1 + (i % 4)));
     const regionOneHot = new Float32Array(B * T * 2);
-    for (let i = 0; i < B * T; i++) regionOneHot[i * 2 + ((i % T) < 4 ? 0 : 1)] = 1;
+    for (let i = 0; i < B * T; i++) regionOneHot[i * 2 + (i % T < 4 ? 0 : 1)] = 1;
     const out = await engine.forward({ ids, batch: B, seq: T, attentionMask, queryWeight, regionOneHot });
     const maps = [0, 1].map((l) => Float64Array.from(out.probes.get(probeName.pattern(l))!.data));
     const expected = probesFromAttention(ck.spec, maps, req, { batch: B, seq: T, attentionMask, queryWeight, regionOneHot });
@@ -67,7 +78,10 @@ describe("probes equal the statistic computed from full attention maps", () => {
 
   it("pattern can be restricted to chosen heads", async () => {
     const ck = tiny({ layers: 2, heads: 4, kvHeads: 2, seed: 21 });
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { pattern: { layers: [1], heads: [3, 0] } }, threads: 1 });
+    const engine = await createEngine(
+      { spec: ck.spec, tensors: ck.tensors },
+      { probes: { pattern: { layers: [1], heads: [3, 0] } }, threads: 1 },
+    );
     const full = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { pattern: { layers: [1] } }, threads: 1 });
     const ids = Int32Array.from([1, 2, 3, 4, 5]);
     const a = (await engine.forward({ ids, batch: 1, seq: 5 })).probes;
@@ -85,9 +99,15 @@ describe("probes equal the statistic computed from full attention maps", () => {
     const ck = tiny({ layers: 2 });
     expect(() => probeOutputs(ck.spec, {})).not.toThrow();
     return Promise.all([
-      expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { pattern: { layers: [2] } } })).rejects.toThrow(/probes\.pattern\.layers/),
-      expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { pattern: { layers: [0], heads: [9] } } })).rejects.toThrow(SettingsError),
-      expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { recieved: true } as ProbeRequest })).rejects.toThrow(/probes\.recieved/),
+      expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { pattern: { layers: [2] } } })).rejects.toThrow(
+        /probes\.pattern\.layers/,
+      ),
+      expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { pattern: { layers: [0], heads: [9] } } })).rejects.toThrow(
+        SettingsError,
+      ),
+      expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { recieved: true } as ProbeRequest })).rejects.toThrow(
+        /probes\.recieved/,
+      ),
     ]);
   });
 });
@@ -99,11 +119,13 @@ describe("padding mask", () => {
     ["causal Llama, 3 query chunks", { causal: true, seed: 32 }, 3],
   ])("%s: a left-padded row matches the sequence alone on its real tokens", async (_, opts, queryChunks) => {
     const ck = tiny({ layers: 2, ...opts });
-    const V = ck.spec.vocabSize, H = ck.spec.numHeads;
+    const V = ck.spec.vocabSize,
+      H = ck.spec.numHeads;
     const req: ProbeRequest = { received: true, self: true, argmax: true, pattern: { layers: [1] } };
     const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: req, threads: 1, queryChunks });
     const real = [5, 9, 2, 33, 17];
-    const pad = 3, T = real.length + pad;
+    const pad = 3,
+      T = real.length + pad;
     // row 0: [pad pad pad | real], row 1: an unrelated full row, to check rows do not leak into each other
     const ids = Int32Array.from([...Array(pad).fill(0), ...real, 1, 2, 3, 4, 5, 6, 7, 8]);
     const attentionMask = Uint8Array.from([...Array(pad).fill(0), ...real.map(() => 1), ...Array(T).fill(1)]);
@@ -112,17 +134,34 @@ describe("padding mask", () => {
     const n = real.length;
     expectClose(padded.logits.subarray(pad * V, T * V), alone.logits, 1e-4, "logits on real tokens");
     for (let l = 0; l < 2; l++) {
-      expectClose(padded.probes.get(probeName.received(l))!.data.subarray(pad, T), alone.probes.get(probeName.received(l))!.data, 1e-6, `received ${l}`);
-      expectClose(padded.probes.get(probeName.self(l))!.data.subarray(pad, T), alone.probes.get(probeName.self(l))!.data, 1e-6, `self ${l}`);
+      expectClose(
+        padded.probes.get(probeName.received(l))!.data.subarray(pad, T),
+        alone.probes.get(probeName.received(l))!.data,
+        1e-6,
+        `received ${l}`,
+      );
+      expectClose(
+        padded.probes.get(probeName.self(l))!.data.subarray(pad, T),
+        alone.probes.get(probeName.self(l))!.data,
+        1e-6,
+        `self ${l}`,
+      );
       const ak = padded.probes.get(probeName.argmaxKey(l))!.data;
       const bk = alone.probes.get(probeName.argmaxKey(l))!.data;
       for (let h = 0; h < H; h++) for (let q = 0; q < n; q++) expect(ak[h * T + pad + q] - pad).toBe(bk[h * n + q]);
     }
-    const pp = padded.probes.get(probeName.pattern(1))!.data, pa = alone.probes.get(probeName.pattern(1))!.data;
-    for (let h = 0; h < H; h++) for (let q = 0; q < n; q++) {
-      for (let k = 0; k < pad; k++) expect(pp[(h * T + pad + q) * T + k]).toBe(0);
-      expectClose(pp.subarray((h * T + pad + q) * T + pad, (h * T + pad + q + 1) * T), pa.subarray((h * n + q) * n, (h * n + q + 1) * n), 1e-6, `pattern h${h} q${q}`);
-    }
+    const pp = padded.probes.get(probeName.pattern(1))!.data,
+      pa = alone.probes.get(probeName.pattern(1))!.data;
+    for (let h = 0; h < H; h++)
+      for (let q = 0; q < n; q++) {
+        for (let k = 0; k < pad; k++) expect(pp[(h * T + pad + q) * T + k]).toBe(0);
+        expectClose(
+          pp.subarray((h * T + pad + q) * T + pad, (h * T + pad + q + 1) * T),
+          pa.subarray((h * n + q) * n, (h * n + q + 1) * n),
+          1e-6,
+          `pattern h${h} q${q}`,
+        );
+      }
     await engine.dispose();
   });
 });

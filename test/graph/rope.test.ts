@@ -9,8 +9,11 @@ describe("ropeInvFreq", () => {
   });
   it("applies Llama-3 scaling band by band", () => {
     // wavelengths 2π/inv = 6.28, 62.8, 628, 6283 against low/high cut-offs 64/1 = 64 and 64/4 = 16
-    const inv = ropeInvFreq({ theta: 10000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64 } }, 8);
-    const smooth = (64 / (2 * Math.PI / 0.1) - 1) / (4 - 1); // 0.00619...
+    const inv = ropeInvFreq(
+      { theta: 10000, llama3: { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64 } },
+      8,
+    );
+    const smooth = (64 / ((2 * Math.PI) / 0.1) - 1) / (4 - 1); // 0.00619...
     expect(inv[0]).toBe(1); // short wavelength: unchanged
     expect(inv[1]).toBeCloseTo((1 - smooth) * 0.0125 + smooth * 0.1, 14); // medium band: blended
     expect(inv[1]).toBeCloseTo(0.013042, 6);

@@ -71,7 +71,9 @@ describe("scanWeights", () => {
     writeSafetensors(file, { w: { dtype: "F32", shape: [n], data: x } });
     const info = { name: "w", file: fs.realpathSync(file), dtype: "F32" as const, shape: [n], byteOffset: 0, byteLength: n * 4 };
     info.byteOffset = fs.statSync(file).size - n * 4;
-    let calls = 0, maxLen = 0, lastFirst = -1;
+    let calls = 0,
+      maxLen = 0,
+      lastFirst = -1;
     streamTensorBytes(info, 65536, (b, first) => {
       calls++;
       maxLen = Math.max(maxLen, b.length);
@@ -106,7 +108,10 @@ describe("describeCheckpoint", () => {
     const maskId = added.find((t) => t.content === "<|mdm_mask|>")!.id;
     const vocab = added.at(-1)!.id + 5;
     writeTinyCheckpoint(dir, "llada", {
-      vocab, embeddingSize: vocab + 3, shards: 2, dtype: "BF16",
+      vocab,
+      embeddingSize: vocab + 3,
+      shards: 2,
+      dtype: "BF16",
       config: { mask_token_id: maskId, bos_token_id: added[0].id },
       files: {
         "tokenizer.json": tokJson,
@@ -116,7 +121,8 @@ describe("describeCheckpoint", () => {
     const ck = openCheckpoint(dir);
     const d = describeCheckpoint(ck, resolveModelSpec(ck));
     expect(d).toMatchObject({
-      family: "llada", architecture: "LLaDAModelLM",
+      family: "llada",
+      architecture: "LLaDAModelLM",
       sizes: { vocab: vocab + 3, hidden: 8, layers: 2, heads: 2, kvHeads: 1, headDim: 4, intermediate: 12, maxPositions: 64 },
       attention: { causal: false, gqaGroup: 2, qkvBias: false, logitShift: 0 },
       rope: { theta: 500000, scaling: null },

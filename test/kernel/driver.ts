@@ -77,14 +77,25 @@ export class KernelClient {
     const tmp = mkdtempSync(join(tmpdir(), "floatscope-kernel-"));
     const key = randomBytes(16).toString("hex");
     const [shellPort, iopubPort, stdinPort, controlPort, hbPort] = [
-      await freePort(), await freePort(), await freePort(), await freePort(), await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
     ];
     const connFile = join(tmp, "connection.json");
     writeFileSync(
       connFile,
       JSON.stringify({
-        transport: "tcp", ip: "127.0.0.1", key, signature_scheme: "hmac-sha256",
-        shell_port: shellPort, iopub_port: iopubPort, stdin_port: stdinPort, control_port: controlPort, hb_port: hbPort,
+        transport: "tcp",
+        ip: "127.0.0.1",
+        key,
+        signature_scheme: "hmac-sha256",
+        shell_port: shellPort,
+        iopub_port: iopubPort,
+        stdin_port: stdinPort,
+        control_port: controlPort,
+        hb_port: hbPort,
         kernel_name: "floatscope",
       }),
     );
@@ -139,8 +150,12 @@ export class KernelClient {
   private async send(sock: Dealer, msgType: string, content: Record<string, unknown>): Promise<string> {
     const msgId = randomUUID();
     const header = JSON.stringify({
-      msg_id: msgId, msg_type: msgType, session: this.session, username: "test",
-      date: new Date().toISOString(), version: "5.3",
+      msg_id: msgId,
+      msg_type: msgType,
+      session: this.session,
+      username: "test",
+      date: new Date().toISOString(),
+      version: "5.3",
     });
     const parts = [header, "{}", "{}", JSON.stringify(content)];
     await sock.send([DELIM, this.sign(parts), ...parts]);
@@ -190,11 +205,17 @@ export class KernelClient {
   /** Execute `code`; resolves when both the execute_reply and the iopub "idle" status have arrived. */
   async execute(code: string, timeoutMs = 60_000): Promise<ExecuteResult> {
     const id = await this.send(this.shell, "execute_request", {
-      code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false, stop_on_error: true,
+      code,
+      silent: false,
+      store_history: true,
+      user_expressions: {},
+      allow_stdin: false,
+      stop_on_error: true,
     });
     const reply = await this.recvReply(this.shell, id, timeoutMs);
     if (!reply) throw new Error(`no execute_reply within ${timeoutMs} ms for:\n${code}\nkernel stderr:\n${this.stderr.join("")}`);
-    const idle = () => this.iopubLog.some((m) => m.parent_header.msg_id === id && m.header.msg_type === "status" && m.content.execution_state === "idle");
+    const idle = () =>
+      this.iopubLog.some((m) => m.parent_header.msg_id === id && m.header.msg_type === "status" && m.content.execution_state === "idle");
     if (!idle()) {
       await new Promise<void>((res, rej) => {
         const t = setTimeout(() => {

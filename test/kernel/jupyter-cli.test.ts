@@ -35,18 +35,25 @@ describe.skipIf(missing !== null)("jupyter CLI from .venv", () => {
 
   it("jupyterlab is the pinned 4.6.6", async () => {
     const py = join(VENV, "bin", "python");
-    const { stdout } = await run(py, ["-c", "from importlib.metadata import version; print(version('jupyterlab'))"], { env, timeout: 60_000 });
+    const { stdout } = await run(py, ["-c", "from importlib.metadata import version; print(version('jupyterlab'))"], {
+      env,
+      timeout: 60_000,
+    });
     expect(stdout.trim()).toBe("4.6.6");
   }, 60_000);
 
   const built = join(ROOT, "widgets", "labextension", "package.json");
-  it.skipIf(!existsSync(built))("labextension list shows the widgets extension, enabled and OK", async () => {
-    const name = JSON.parse(readFileSync(built, "utf8")).name as string;
-    const r = await run(jupyter, ["labextension", "list"], { env, cwd: ROOT, timeout: 60_000 });
-    const text = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, "");
-    expect(text).not.toContain("Fail to get yarn configuration");
-    const line = text.split("\n").find((l) => l.includes(name));
-    expect(line, text).toBeDefined();
-    expect(line).toMatch(/enabled\s+OK/);
-  }, 60_000);
+  it.skipIf(!existsSync(built))(
+    "labextension list shows the widgets extension, enabled and OK",
+    async () => {
+      const name = JSON.parse(readFileSync(built, "utf8")).name as string;
+      const r = await run(jupyter, ["labextension", "list"], { env, cwd: ROOT, timeout: 60_000 });
+      const text = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, "");
+      expect(text).not.toContain("Fail to get yarn configuration");
+      const line = text.split("\n").find((l) => l.includes(name));
+      expect(line, text).toBeDefined();
+      expect(line).toMatch(/enabled\s+OK/);
+    },
+    60_000,
+  );
 });

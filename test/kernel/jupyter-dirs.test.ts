@@ -46,7 +46,12 @@ describe.skipIf(missing !== null)("Jupyter's files stay inside the checkout", ()
     const plain = JSON.parse((await run(join(VENV, "bin", "jupyter"), ["--paths", "--json"], { env, cwd: ROOT })).stdout);
     expect(plain.runtime[0].startsWith(home)).toBe(true); // the control: what we keep away from
     const ours = JSON.parse(
-      (await run("bash", ["-c", "source scripts/lib/jupyter-env.sh && .venv/bin/jupyter --paths --json"], { env: { ...env, ROOT }, cwd: ROOT })).stdout,
+      (
+        await run("bash", ["-c", "source scripts/lib/jupyter-env.sh && .venv/bin/jupyter --paths --json"], {
+          env: { ...env, ROOT },
+          cwd: ROOT,
+        })
+      ).stdout,
     );
     // (.venv's own etc/ and share/ come first: Jupyter prefers the active environment's paths)
     expect(ours.config).toContain(join(ROOT, ".cache", "jupyter", "config"));
@@ -62,12 +67,16 @@ describe.skipIf(missing !== null)("Jupyter's files stay inside the checkout", ()
     const nbDir = mkdtempSync(join(tmpdir(), "floatscope-nb-"));
     scratch.push(nbDir);
     const nb = {
-      nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: "floatscope", display_name: "TypeScript (floatscope)", language: "typescript" } },
+      nbformat: 4,
+      nbformat_minor: 5,
+      metadata: { kernelspec: { name: "floatscope", display_name: "TypeScript (floatscope)", language: "typescript" } },
       cells: [{ cell_type: "code", id: "c1", metadata: {}, execution_count: null, outputs: [], source: "console.log(6 * 7);" }],
     };
     writeFileSync(join(nbDir, "tiny.ipynb"), JSON.stringify(nb));
     await run(VENV_PYTHON, [join(ROOT, "scripts", "run-notebooks.py"), "--output-dir", join(nbDir, "out"), join(nbDir, "tiny.ipynb")], {
-      env, cwd: ROOT, timeout: 150_000,
+      env,
+      cwd: ROOT,
+      timeout: 150_000,
     });
     const executed = JSON.parse(readFileSync(join(nbDir, "out", "tiny.ipynb"), "utf8"));
     expect(executed.cells[0].outputs[0].text.join?.("") ?? executed.cells[0].outputs[0].text).toBe("42\n");
@@ -83,7 +92,10 @@ describe.skipIf(missing !== null)("Jupyter's files stay inside the checkout", ()
       });
     });
     const proc = spawn("bash", [join(ROOT, "scripts", "start.sh")], {
-      env: { ...env, FLOATSCOPE_SKIP_SETUP: "1", FLOATSCOPE_PORT: String(port) }, cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"],
+      env: { ...env, FLOATSCOPE_SKIP_SETUP: "1", FLOATSCOPE_PORT: String(port) },
+      cwd: ROOT,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
     });
     let log = "";
     proc.stdout!.on("data", (d) => (log += d));

@@ -15,7 +15,10 @@ if (missing) console.warn(`[kernel tests skipped] ${missing}`);
 const HEATMAP_MIME = "application/vnd.floatscope.heatmap.v1+json";
 
 function streamText(msgs: JupyterMessage[], name: "stdout" | "stderr"): string {
-  return msgs.filter((m) => m.header.msg_type === "stream" && m.content.name === name).map((m) => m.content.text).join("");
+  return msgs
+    .filter((m) => m.header.msg_type === "stream" && m.content.name === name)
+    .map((m) => m.content.text)
+    .join("");
 }
 function ofType(msgs: JupyterMessage[], type: string): JupyterMessage[] {
   return msgs.filter((m) => m.header.msg_type === type);
@@ -114,7 +117,14 @@ describe.skipIf(missing !== null)("floatscope kernel (installed kernelspec)", ()
     expect(displays).toHaveLength(1);
     const { data, metadata, transient } = displays[0].content;
     expect(Object.keys(data).sort()).toEqual([HEATMAP_MIME, "image/svg+xml", "text/plain"].sort());
-    expect(data[HEATMAP_MIME]).toMatchObject({ kind: "heatmap", title: "smoke <b>&</b>", values: [[0.1, 0.9], [0.5, 0.5]] });
+    expect(data[HEATMAP_MIME]).toMatchObject({
+      kind: "heatmap",
+      title: "smoke <b>&</b>",
+      values: [
+        [0.1, 0.9],
+        [0.5, 0.5],
+      ],
+    });
     expect(data["image/svg+xml"]).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     expect(data["image/svg+xml"]).toContain("smoke &lt;b&gt;&amp;&lt;/b&gt;");
     expect(data["image/svg+xml"]).not.toContain("<b>");

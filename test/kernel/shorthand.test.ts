@@ -30,8 +30,9 @@ describe("expandShorthand", () => {
       "function f({ x }: { x: number }) { return x; }",
       "type T = { a: number };",
       'const s = "{ a }"; // { b }',
-      "import { show } from \"floatscope\"; export { show };",
-    ]) expect(expand(src)).toBe(src);
+      'import { show } from "floatscope"; export { show };',
+    ])
+      expect(expand(src)).toBe(src);
   });
 });
 

@@ -23,9 +23,15 @@ describe.skipIf(!cudaProviderInstalled())("CUDA execution provider (device tier)
     const ck = makeTinyEngineCheckpoint({ causal: false, heads: 4, kvHeads: 2, qkvBias: true, dtype: "BF16", seed: 61 });
     made.push(ck);
     const warnings: string[] = [];
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, {
-      device: "cuda", computeDType, probes: { received: true, argmax: true, pattern: { layers: [1] } }, warn: (m) => warnings.push(m),
-    });
+    const engine = await createEngine(
+      { spec: ck.spec, tensors: ck.tensors },
+      {
+        device: "cuda",
+        computeDType,
+        probes: { received: true, argmax: true, pattern: { layers: [1] } },
+        warn: (m) => warnings.push(m),
+      },
+    );
     expect(warnings).toEqual([]);
     expect(engine.device).toBe("cuda");
     expect(engine.computeDType).toBe(computeDType);
@@ -46,14 +52,20 @@ describe.skipIf(!cudaProviderInstalled())("CUDA execution provider (device tier)
       const ref = new Map(readSafetensorsHeader(path.join(dir, "reference.safetensors")).tensors.map((t) => [t.name, t]));
       const engine = await createEngine(path.join(dir, "model"), { device: "cuda", probes: {} });
       expect(engine.device).toBe("cuda");
-      const out = await engine.forward({ ids: Int32Array.from(inp.input_ids.flat()), batch: inp.batch, seq: inp.seq, attentionMask: Uint8Array.from(inp.attention_mask.flat()) });
+      const out = await engine.forward({
+        ids: Int32Array.from(inp.input_ids.flat()),
+        batch: inp.batch,
+        seq: inp.seq,
+        attentionMask: Uint8Array.from(inp.attention_mask.flat()),
+      });
       const want = readTensorF32(ref.get("logits")!);
       const V = engine.spec.vocabSize;
-      for (let b = 0; b < inp.batch; b++) for (let t = 0; t < inp.seq; t++) {
-        if (inp.logits_rows[b][t] !== 1) continue;
-        const at = (b * inp.seq + t) * V;
-        expectClose(out.logits.subarray(at, at + V), want.subarray(at, at + V), 1e-4, `${variant} logits [${b},${t}]`);
-      }
+      for (let b = 0; b < inp.batch; b++)
+        for (let t = 0; t < inp.seq; t++) {
+          if (inp.logits_rows[b][t] !== 1) continue;
+          const at = (b * inp.seq + t) * V;
+          expectClose(out.logits.subarray(at, at + V), want.subarray(at, at + V), 1e-4, `${variant} logits [${b},${t}]`);
+        }
       await engine.dispose();
     }
   });

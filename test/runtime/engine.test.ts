@@ -74,9 +74,13 @@ describe("createEngine", () => {
 
   it("handles shards that live in different real folders (hard-linked into one)", async () => {
     const ck = tiny({ shards: 2, seed: 43 });
-    const a = tmp(), b = tmp();
+    const a = tmp(),
+      b = tmp();
     const tensors = new Map<string, TensorInfo>();
-    for (const [i, dir] of [[1, a], [2, b]] as const) {
+    for (const [i, dir] of [
+      [1, a],
+      [2, b],
+    ] as const) {
       const name = `model-0000${i}-of-00002.safetensors`;
       fs.copyFileSync(path.join(ck.dir, name), path.join(dir, name));
       for (const t of readSafetensorsHeader(path.join(dir, name)).tensors) tensors.set(t.name, t);
@@ -109,7 +113,10 @@ describe("createEngine", () => {
     await expect(createEngine({ spec: ck.spec, tensors: ck.tensors }, { device: "gpu" as "cuda" })).rejects.toThrow(/device/);
     if (cudaProviderInstalled()) return;
     const warnings: string[] = [];
-    const e = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { device: "cuda", computeDType: "f16", warn: (m) => warnings.push(m) });
+    const e = await createEngine(
+      { spec: ck.spec, tensors: ck.tensors },
+      { device: "cuda", computeDType: "f16", warn: (m) => warnings.push(m) },
+    );
     expect(e.computeDType).toBe("f32");
     expect(warnings.some((w) => /f16 compute needs CUDA/.test(w))).toBe(true);
     await e.dispose();
@@ -140,9 +147,13 @@ describe("forward input validation", () => {
     const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: { regionSum: { regions: 2 } } });
     const V = ck.spec.vocabSize;
     await expect(engine.forward({ ids, batch: 1, seq: 7 })).rejects.toThrow(/ids[\s\S]*8 ids|7 ids/);
-    await expect(engine.forward({ ids: Int32Array.from([1, V]), batch: 1, seq: 2, regionOneHot: new Float32Array(4) })).rejects.toThrow(/ids\[1\][\s\S]*\[0, 60\]/);
+    await expect(engine.forward({ ids: Int32Array.from([1, V]), batch: 1, seq: 2, regionOneHot: new Float32Array(4) })).rejects.toThrow(
+      /ids\[1\][\s\S]*\[0, 60\]/,
+    );
     await expect(engine.forward({ ids, batch: 1, seq: 8 })).rejects.toThrow(/regionOneHot/);
-    await expect(engine.forward({ ids, batch: 1, seq: 8, regionOneHot: new Float32Array(16), attentionMask: new Uint8Array(3) })).rejects.toThrow(/attentionMask/);
+    await expect(
+      engine.forward({ ids, batch: 1, seq: 8, regionOneHot: new Float32Array(16), attentionMask: new Uint8Array(3) }),
+    ).rejects.toThrow(/attentionMask/);
     await engine.dispose();
   });
 });
@@ -166,9 +177,13 @@ describe("memory budget", () => {
 
   it("refuses a forward above the budget, naming the dominant probe", async () => {
     const ck = tiny({ seed: 48, layers: 4 });
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, {
-      probes: { received: true, pattern: { layers: [0, 1, 2, 3] } }, memoryBudgetBytes: RUNTIME_BYTES + 1_500_000,
-    });
+    const engine = await createEngine(
+      { spec: ck.spec, tensors: ck.tensors },
+      {
+        probes: { received: true, pattern: { layers: [0, 1, 2, 3] } },
+        memoryBudgetBytes: RUNTIME_BYTES + 1_500_000,
+      },
+    );
     const T = 120;
     const err = await engine.forward({ ids: new Int32Array(T), batch: 1, seq: T }).catch((e) => e);
     expect(err).toBeInstanceOf(BudgetError);
@@ -191,7 +206,10 @@ describe("memory budget", () => {
     const m = /create the engine with (\d+)× more queryChunks/.exec(err.message);
     expect(m).not.toBeNull();
     await engine.dispose();
-    const chunked = await createEngine({ spec, tensors: ck.tensors }, { probes: { received: true }, memoryBudgetBytes: budget, threads: 1, queryChunks: Number(m![1]) });
+    const chunked = await createEngine(
+      { spec, tensors: ck.tensors },
+      { probes: { received: true }, memoryBudgetBytes: budget, threads: 1, queryChunks: Number(m![1]) },
+    );
     const out = await chunked.forward({ ids: new Int32Array(T), batch: 1, seq: T });
     expect(out.probes.get(probeName.received(0))!.dims).toEqual([1, T]);
     await chunked.dispose();

@@ -20,9 +20,20 @@ import { BudgetError, SettingsError } from "../../src/util/errors.js";
 import { makeTinyEngineCheckpoint } from "../support/engine-tiny.js";
 
 const ROOT = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "fixtures", "parity");
-const variants = fs.existsSync(ROOT) ? fs.readdirSync(ROOT).filter((d) => fs.existsSync(path.join(ROOT, d, "inputs.json"))).sort() : [];
+const variants = fs.existsSync(ROOT)
+  ? fs
+      .readdirSync(ROOT)
+      .filter((d) => fs.existsSync(path.join(ROOT, d, "inputs.json")))
+      .sort()
+  : [];
 
-interface Inputs { batch: number; seq: number; input_ids: number[][]; attention_mask: number[][]; logits_rows: number[][] }
+interface Inputs {
+  batch: number;
+  seq: number;
+  input_ids: number[][];
+  attention_mask: number[][];
+  logits_rows: number[][];
+}
 
 /** Float64 statistics of one logits row, written from their definitions. */
 function stats(l: Float32Array) {
@@ -34,8 +45,11 @@ function stats(l: Float32Array) {
   const p = Array.from(l, (x) => Math.exp(x - m) / z);
   const sorted = [...p].sort((a, b) => b - a);
   return {
-    argmax: arg, maxProb: sorted[0], logSumExp: m + Math.log(z),
-    negEntropy: p.reduce((s, q) => s + q * Math.log(q + 1e-10), 0), margin: sorted[0] - sorted[1],
+    argmax: arg,
+    maxProb: sorted[0],
+    logSumExp: m + Math.log(z),
+    negEntropy: p.reduce((s, q) => s + q * Math.log(q + 1e-10), 0),
+    margin: sorted[0] - sorted[1],
   };
 }
 
@@ -43,8 +57,14 @@ describe.skipIf(variants.length === 0)("logits row selection and summaries", () 
   describe.each(variants)("%s", (variant) => {
     const dir = path.join(ROOT, variant);
     const inp = JSON.parse(fs.readFileSync(path.join(dir, "inputs.json"), "utf8")) as Inputs;
-    const B = inp.batch, T = inp.seq;
-    const input: ForwardInput = { ids: Int32Array.from(inp.input_ids.flat()), batch: B, seq: T, attentionMask: Uint8Array.from(inp.attention_mask.flat()) };
+    const B = inp.batch,
+      T = inp.seq;
+    const input: ForwardInput = {
+      ids: Int32Array.from(inp.input_ids.flat()),
+      batch: B,
+      seq: T,
+      attentionMask: Uint8Array.from(inp.attention_mask.flat()),
+    };
     let plain: OnnxEngine, sel: OnnxEngine;
     let full: Float32Array;
     let V = 0;
@@ -78,20 +98,21 @@ describe.skipIf(variants.length === 0)("logits row selection and summaries", () 
       expect(out.logits.length).toBe(rows.length * V);
       const hfT = readSafetensorsHeader(path.join(dir, "reference.safetensors")).tensors.find((t) => t.name === "logits")!;
       const hf = readTensorF32(hfT);
-      for (let b = 0; b < B; b++) for (let r = 0; r < 4; r++) {
-        const got = rowOf(out.logits, b * 4 + r);
-        const pos = rows[b * 4 + r];
-        const want = rowOf(full, b * T + pos);
-        let max = 0;
-        for (let v = 0; v < V; v++) max = Math.max(max, Math.abs(got[v] - want[v]));
-        expect(max, `batch ${b} position ${pos}`).toBeLessThanOrEqual(1e-6);
-        if (inp.logits_rows[b][pos] === 1) {
-          const ref = rowOf(hf, b * T + pos);
-          let d = 0;
-          for (let v = 0; v < V; v++) d = Math.max(d, Math.abs(got[v] - ref[v]));
-          expect(d, `HF, batch ${b} position ${pos}`).toBeLessThan(1e-4);
+      for (let b = 0; b < B; b++)
+        for (let r = 0; r < 4; r++) {
+          const got = rowOf(out.logits, b * 4 + r);
+          const pos = rows[b * 4 + r];
+          const want = rowOf(full, b * T + pos);
+          let max = 0;
+          for (let v = 0; v < V; v++) max = Math.max(max, Math.abs(got[v] - want[v]));
+          expect(max, `batch ${b} position ${pos}`).toBeLessThanOrEqual(1e-6);
+          if (inp.logits_rows[b][pos] === 1) {
+            const ref = rowOf(hf, b * T + pos);
+            let d = 0;
+            for (let v = 0; v < V; v++) d = Math.max(d, Math.abs(got[v] - ref[v]));
+            expect(d, `HF, batch ${b} position ${pos}`).toBeLessThan(1e-4);
+          }
         }
-      }
     });
 
     it("summaries equal float64 statistics of the full rows; logits can be skipped", async () => {
@@ -123,11 +144,15 @@ describe("memory estimate with row selection", () => {
     const ck = makeTinyEngineCheckpoint({ vocab: 4096, hidden: 32, layers: 1, seed: 3 });
     const T = 300;
     const probe = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: {}, threads: 1 });
-    const full = probe.estimateMemory(1, T), few = probe.estimateMemory(1, T, 4);
+    const full = probe.estimateMemory(1, T),
+      few = probe.estimateMemory(1, T, 4);
     await probe.dispose();
     expect(full.logits).toBe(2 * T * 4096 * 4);
     expect(few.logits).toBeLessThan(full.logits / 10);
-    const engine = await createEngine({ spec: ck.spec, tensors: ck.tensors }, { probes: {}, threads: 1, memoryBudgetBytes: (full.total + few.total) / 2 });
+    const engine = await createEngine(
+      { spec: ck.spec, tensors: ck.tensors },
+      { probes: {}, threads: 1, memoryBudgetBytes: (full.total + few.total) / 2 },
+    );
     try {
       const input: ForwardInput = { ids: Int32Array.from({ length: T }, (_, i) => i % 4096), batch: 1, seq: T };
       const err = await engine.forward(input).catch((e: unknown) => e);
@@ -148,14 +173,23 @@ describe("row selection in the f16 compute graph (CUDA's; checked on CPU)", () =
     try {
       const built = buildModelGraph(ck.spec, ck.tensors, { computeDType: "f16", logitRows: true, probes: {} });
       const { session } = await createSession(built.bytes, built.externalFiles, { threads: 1 });
-      const T = 8, V = 97;
+      const T = 8,
+        V = 97;
       const ids = Int32Array.from({ length: T }, (_, i) => (i * 13 + 5) % V);
       const rows = [0, 3, 7]; // output positions; hidden rows max(i − 1, 0)
       const res = await session.run({
         input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, T]),
-        position_ids: new ort.Tensor("int64", BigInt64Array.from({ length: T }, (_, i) => BigInt(i)), [1, T]),
+        position_ids: new ort.Tensor(
+          "int64",
+          BigInt64Array.from({ length: T }, (_, i) => BigInt(i)),
+          [1, T],
+        ),
         attention_mask: new ort.Tensor("bool", new Uint8Array(T).fill(1), [1, T]),
-        [LOGIT_ROWS_INPUT]: new ort.Tensor("int64", BigInt64Array.from(rows, (r) => BigInt(Math.max(r - 1, 0))), [1, 3]),
+        [LOGIT_ROWS_INPUT]: new ort.Tensor(
+          "int64",
+          BigInt64Array.from(rows, (r) => BigInt(Math.max(r - 1, 0))),
+          [1, 3],
+        ),
       });
       const got = res.logits.data as Float32Array;
       const ref = referenceForward(ck.spec, ck.weights, { ids, batch: 1, seq: T }).logits; // already shifted

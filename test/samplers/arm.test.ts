@@ -28,7 +28,12 @@ describe("ARM decoding on a fake engine", () => {
   });
 
   it("stops at genLength without EOS and with stopAtEos false", async () => {
-    const [r] = await generate(new FakeEngine({ family: "llama", logits: counting }), ["t8"], { genLength: 4, stopAtEos: false }, { tokenizer });
+    const [r] = await generate(
+      new FakeEngine({ family: "llama", logits: counting }),
+      ["t8"],
+      { genLength: 4, stopAtEos: false },
+      { tokenizer },
+    );
     expect(Array.from(r.trace.final.sequence)).toEqual([8, 9, 2, 3, 4]);
   });
 

@@ -19,7 +19,21 @@ describe("batched generation with left padding", () => {
     // Row 0 is 2 tokens long but its "answer" span is [1, 4) (an ARM canvas before the answer is generated);
     // row 1 is 4 tokens. With seq 4, row 0's positions 2 and 3 (unpadded) are columns 4 and 5 of the flat
     // [batch·seq] axis: row 1's first tokens. They must stay unmarked.
-    const { input, pads } = padBatch([Int32Array.from([1, 2]), Int32Array.from([1, 3, 4, 5])], 0, [[[0, 1], [1, 4]], [[0, 1], [1, 4]]], 2);
+    const { input, pads } = padBatch(
+      [Int32Array.from([1, 2]), Int32Array.from([1, 3, 4, 5])],
+      0,
+      [
+        [
+          [0, 1],
+          [1, 4],
+        ],
+        [
+          [0, 1],
+          [1, 4],
+        ],
+      ],
+      2,
+    );
     expect(pads).toEqual([2, 0]);
     const hot = Array.from(input.regionOneHot!);
     // [batch 2, seq 4, regions 2]: row 0 = pad, pad, region 0, region 1; row 1 = region 0, then region 1 ×3.
@@ -28,9 +42,26 @@ describe("batched generation with left padding", () => {
 
   it("sliceProbes drops the batch axis and padding columns of query/key axes, and re-bases argmax keys", () => {
     // [batch 2, head 1, query 3, key 3] with values = flat index; row 1 has pad 1.
-    const pattern: ProbeTensor = { name: "blocks.0.attn.pattern", axes: ["batch", "head", "query", "key"], dims: [2, 1, 3, 3], data: Float32Array.from({ length: 18 }, (_, i) => i) };
-    const arg: ProbeTensor = { name: "blocks.0.attn.argmax_key", axes: ["batch", "head", "query"], dims: [2, 1, 3], data: Int32Array.from([0, 1, 2, 1, 2, 1]) };
-    const out = sliceProbes(new Map([[pattern.name, pattern], [arg.name, arg]]), 1, 1);
+    const pattern: ProbeTensor = {
+      name: "blocks.0.attn.pattern",
+      axes: ["batch", "head", "query", "key"],
+      dims: [2, 1, 3, 3],
+      data: Float32Array.from({ length: 18 }, (_, i) => i),
+    };
+    const arg: ProbeTensor = {
+      name: "blocks.0.attn.argmax_key",
+      axes: ["batch", "head", "query"],
+      dims: [2, 1, 3],
+      data: Int32Array.from([0, 1, 2, 1, 2, 1]),
+    };
+    const out = sliceProbes(
+      new Map([
+        [pattern.name, pattern],
+        [arg.name, arg],
+      ]),
+      1,
+      1,
+    );
     const p = out.get("blocks.0.attn.pattern")!;
     expect(p.dims).toEqual([1, 2, 2]);
     expect(p.axes).toEqual(["head", "query", "key"]);
@@ -81,6 +112,8 @@ describe("batched generation with left padding", () => {
     expect(engine.calls.map((c) => c.batch)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1]);
     expect(chunked.map((r) => r.trace.stream)).toEqual([0, 1, 2, 3, 4]);
     chunked.forEach((r, i) => expect(Array.from(r.trace.final.sequence)).toEqual(Array.from(all[i].trace.final.sequence)));
-    expect((await generate(new FakeEngine(), prompts, settings, { tokenizer, batchSize: 0 }).catch((e: Error) => e)).toString()).toMatch(/batchSize/);
+    expect((await generate(new FakeEngine(), prompts, settings, { tokenizer, batchSize: 0 }).catch((e: Error) => e)).toString()).toMatch(
+      /batchSize/,
+    );
   });
 });

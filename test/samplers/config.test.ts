@@ -8,7 +8,10 @@ const tokenizer = new FakeTokenizer();
 
 /** Run `generate` expecting an error before any forward pass. */
 async function failsEarly(settings: Record<string, unknown>, prompts = ["t5 t6"], engine = new FakeEngine()) {
-  const err = await generate(engine, prompts, settings, { tokenizer }).then(() => undefined, (e: unknown) => e);
+  const err = await generate(engine, prompts, settings, { tokenizer }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(engine.calls.length).toBe(0);
   return err as Error;
 }
@@ -16,7 +19,15 @@ async function failsEarly(settings: Record<string, unknown>, prompts = ["t5 t6"]
 describe("RunConfig", () => {
   it("defaults reproduce the paper per family (LLaDA low_confidence τ 0; Dream entropy τ 0.2 top_p 0.95 eps 1e-3; ARM greedy)", () => {
     const l = resolveRunConfig({}, fakeSpec({ family: "llada" }));
-    expect([l.sampler, l.alg, l.temperature, l.cfgScale, l.genLength, l.steps, l.blockLength]).toEqual(["llada", "low_confidence", 0, 0, 32, 32, 32]);
+    expect([l.sampler, l.alg, l.temperature, l.cfgScale, l.genLength, l.steps, l.blockLength]).toEqual([
+      "llada",
+      "low_confidence",
+      0,
+      0,
+      32,
+      32,
+      32,
+    ]);
     const d = resolveRunConfig({}, fakeSpec({ family: "dream" }));
     expect([d.sampler, d.alg, d.temperature, d.topP, d.eps, d.algTemp]).toEqual(["dream", "entropy", 0.2, 0.95, 1e-3, 0]);
     const a = resolveRunConfig({}, fakeSpec({ family: "qwen2" }));
@@ -66,7 +77,9 @@ describe("bad input fails with a clear error before any compute", () => {
   it("unknown settings, masked-diffusion samplers on an ARM, ARM with steps ≠ genLength, empty prompt", async () => {
     expect(await failsEarly({ stpes: 4 })).toBeInstanceOf(SettingsError);
     expect((await failsEarly({ sampler: "llada" }, ["t5"], new FakeEngine({ family: "llama" }))).message).toMatch(/masked-diffusion model/);
-    expect((await failsEarly({ genLength: 8, steps: 4 }, ["t5"], new FakeEngine({ family: "llama" }))).message).toMatch(/one token per step/);
+    expect((await failsEarly({ genLength: 8, steps: 4 }, ["t5"], new FakeEngine({ family: "llama" }))).message).toMatch(
+      /one token per step/,
+    );
     expect((await failsEarly({}, ["   "])).message).toMatch(/Prompt is empty/);
     expect((await failsEarly({ temperature: -1 })).message).toMatch(/temperature/);
   });

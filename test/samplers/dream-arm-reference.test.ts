@@ -22,17 +22,35 @@ async function open(rel: string) {
   return { engine, tokenizer };
 }
 
-interface Sample { prompt: string; prompt_ids: number[]; final: number[]; steps?: { step: number; canvas: number[]; transferred: number[]; tokens: number[]; confidence: number[] }[] }
+interface Sample {
+  prompt: string;
+  prompt_ids: number[];
+  final: number[];
+  steps?: { step: number; canvas: number[]; transferred: number[]; tokens: number[]; confidence: number[] }[];
+}
 
 describe("Dream sampler vs the reference diffusion_generate (tiny Dream checkpoint, real engine, τ 0)", () => {
-  const ref = fixture("dream-reference.json") as { checkpoint: string; runs: { alg: string; gen_length: number; steps: number; top_p: number | null; samples: Sample[] }[] };
+  const ref = fixture("dream-reference.json") as {
+    checkpoint: string;
+    runs: { alg: string; gen_length: number; steps: number; top_p: number | null; samples: Sample[] }[];
+  };
   for (const run of ref.runs) {
     it(`${run.alg}: G ${run.gen_length}, S ${run.steps}, top_p ${run.top_p} — every step`, async () => {
       const { engine, tokenizer } = await open(ref.checkpoint);
       try {
-        const res = await generate(engine, run.samples.map((s) => s.prompt), {
-          sampler: "dream", alg: run.alg, genLength: run.gen_length, steps: run.steps, temperature: 0, topP: run.top_p,
-        }, { tokenizer });
+        const res = await generate(
+          engine,
+          run.samples.map((s) => s.prompt),
+          {
+            sampler: "dream",
+            alg: run.alg,
+            genLength: run.gen_length,
+            steps: run.steps,
+            temperature: 0,
+            topP: run.top_p,
+          },
+          { tokenizer },
+        );
         run.samples.forEach((sample, i) => {
           const t = res[i].trace;
           expect(t.prompt.ids).toEqual(sample.prompt_ids);
@@ -55,12 +73,19 @@ describe("Dream sampler vs the reference diffusion_generate (tiny Dream checkpoi
 });
 
 describe("ARM greedy decoding vs the reference loop (tiny llama / qwen2 checkpoints, real engine)", () => {
-  const ref = fixture("arm-reference.json") as { runs: { family: string; checkpoint: string; max_new_tokens: number; samples: Sample[] }[] };
+  const ref = fixture("arm-reference.json") as {
+    runs: { family: string; checkpoint: string; max_new_tokens: number; samples: Sample[] }[];
+  };
   for (const run of ref.runs) {
     it(`${run.family}: ${run.max_new_tokens} greedy tokens for each prompt, batched`, async () => {
       const { engine, tokenizer } = await open(run.checkpoint);
       try {
-        const res = await generate(engine, run.samples.map((s) => s.prompt), { genLength: run.max_new_tokens }, { tokenizer });
+        const res = await generate(
+          engine,
+          run.samples.map((s) => s.prompt),
+          { genLength: run.max_new_tokens },
+          { tokenizer },
+        );
         run.samples.forEach((sample, i) => {
           expect(res[i].trace.prompt.ids).toEqual(sample.prompt_ids);
           expect(Array.from(res[i].trace.final.sequence)).toEqual(sample.final);

@@ -27,7 +27,12 @@ describe("Dream sampler on a fake engine", () => {
   it("entropy ordering at τ = 0: the positions with the highest negative entropy are written", async () => {
     const spec = fakeSpec({ family: "dream" });
     const logitsOf = defaultLogits(spec);
-    const [r] = await generate(new FakeEngine({ family: "dream" }), [PROMPT], { genLength: 8, steps: 4, temperature: 0, topP: null }, { tokenizer });
+    const [r] = await generate(
+      new FakeEngine({ family: "dream" }),
+      [PROMPT],
+      { genLength: 8, steps: 4, temperature: 0, topP: null },
+      { tokenizer },
+    );
     for (const s of r.trace.steps) {
       const cands: { p: number; conf: number }[] = [];
       for (let p = 0; p < s.canvas.length; p++) {
@@ -36,7 +41,10 @@ describe("Dream sampler on a fake engine", () => {
         cands.push({ p, conf: dreamSampleToken(logitsOf(s.canvas, p - 1), { temperature: 0 }, "entropy", new Rng(0)).confidence });
       }
       cands.sort((a, b) => b.conf - a.conf || a.p - b.p);
-      const want = cands.slice(0, s.transferred.length).map((c) => c.p).sort((a, b) => a - b);
+      const want = cands
+        .slice(0, s.transferred.length)
+        .map((c) => c.p)
+        .sort((a, b) => a - b);
       expect(Array.from(s.transferred)).toEqual(want);
     }
   });
@@ -57,7 +65,10 @@ describe("Dream sampler on a fake engine", () => {
     for (const alg of ["topk_margin", "maskgit_plus", "origin"]) {
       const [r] = await generate(new FakeEngine({ family: "dream" }), [PROMPT], { genLength: 8, steps: 5, alg, seed: 1 }, { tokenizer });
       expect(Array.from(r.trace.final.sequence).includes(M), alg).toBe(false);
-      expect(r.trace.steps.reduce((n, s) => n + s.transferred.length, 0), alg).toBe(8);
+      expect(
+        r.trace.steps.reduce((n, s) => n + s.transferred.length, 0),
+        alg,
+      ).toBe(8);
     }
   });
 });

@@ -59,10 +59,20 @@ const SETTINGS: Record<string, Record<string, unknown>> = {
   llama: { genLength: 6, stopAtEos: false, seed: 3 },
 };
 
-async function run(family: string, intervention: Parameters<typeof generate>[3]["intervention"], tag: string, engine: "plain" | "iv" = "iv"): Promise<Trace[]> {
+async function run(
+  family: string,
+  intervention: Parameters<typeof generate>[3]["intervention"],
+  tag: string,
+  engine: "plain" | "iv" = "iv",
+): Promise<Trace[]> {
   const e = engines.get(family)!;
   const files = prompts.map((_, i) => path.join(tmp, `${family}-${tag}-${i}.fstrace`));
-  const res = await generate(e[engine], prompts, SETTINGS[family], { tokenizer: e.tokenizer, traceFiles: files, stopOnInterrupt: false, intervention });
+  const res = await generate(e[engine], prompts, SETTINGS[family], {
+    tokenizer: e.tokenizer,
+    traceFiles: files,
+    stopOnInterrupt: false,
+    intervention,
+  });
   return res.map((r) => r.trace);
 }
 
@@ -74,12 +84,18 @@ function weight(s: { probes: TraceStep["probes"] }, l: number, h: number, q: num
 }
 
 /** Every key a pass hid gets exactly 0 from every other query of that layer and head. */
-function expectHiddenUnattended(pass: { probes: TraceStep["probes"]; intervention?: PassIntervention }, H: number, causal: boolean, where: string): void {
+function expectHiddenUnattended(
+  pass: { probes: TraceStep["probes"]; intervention?: PassIntervention },
+  H: number,
+  causal: boolean,
+  where: string,
+): void {
   const iv = pass.intervention!;
   for (const [l, h, k] of iv.hidden) {
     const T = pass.probes.get(probeName.pattern(l))!.dims[1];
     for (const hh of h === -1 ? Array.from({ length: H }, (_, i) => i) : [h]) {
-      for (let q = 0; q < T; q++) if (q !== k && (!causal || q > k)) expect(weight(pass, l, hh, q, k), `${where} layer ${l} head ${hh} q ${q} key ${k}`).toBe(0);
+      for (let q = 0; q < T; q++)
+        if (q !== k && (!causal || q > k)) expect(weight(pass, l, hh, q, k), `${where} layer ${l} head ${hh} q ${q} key ${k}`).toBe(0);
     }
   }
 }
@@ -108,7 +124,8 @@ describe("no-op policies change nothing", () => {
         expect(s.intervention).toEqual({ hidden: [], bias: [], selfOnly: [], firstPass: false });
         expect(Array.from(s.tokens)).toEqual(Array.from(t.tokens));
         expect(Buffer.from(s.confidence.buffer).equals(Buffer.from(t.confidence.buffer))).toBe(true);
-        for (const [name, p] of t.probes) expect(Buffer.from(s.probes.get(name)!.data.buffer).equals(Buffer.from(p.data.buffer)), name).toBe(true);
+        for (const [name, p] of t.probes)
+          expect(Buffer.from(s.probes.get(name)!.data.buffer).equals(Buffer.from(p.data.buffer)), name).toBe(true);
       });
       expect(b.answer).toBe(a.answer);
       expect(noop[i].answer).toBe(plain[i].answer);
@@ -129,59 +146,76 @@ describe("masking policies", () => {
     }
   });
 
-  it.each(["llada", "llama"])("%s: anchors (previous step) — each step hides the anchors of the previous pass, hidden keys scored as last seen", async (family) => {
-    // the untrained LLaMA fixture has no outlier keys: give it a rule that always picks some
-    const ruleOpts = family === "llama" ? { rule: "top-k" as const, topK: 2 } : {};
-    await run(family, { kind: "anchors", rule: ruleOpts }, "anchors");
-    const e = engines.get(family)!;
-    const spec = e.iv.spec;
-    const rule = resolveRule(ruleOpts, "drift", spec.causal);
-    const anchorsOf = (v: Float64Array, ids: Int32Array) => Array.from(detectAnchors(v, rule, { ids, causal: spec.causal }));
-    const hiddenAt = (iv: PassIntervention, l: number) => iv.hidden.filter(([hl]) => hl === l).map(([, h, k]) => {
-      expect(h).toBe(-1);
-      return k;
-    });
-    let hiddenSomething = 0;
-    for (const t of readTraceBack(family, "anchors")) {
-      expect(t.intervention!.params.detect).toBe("previous");
-      // step 0: detected from an un-intervened pass over the same canvas (re-run here, alone)
-      const c0 = t.steps[0].canvas;
-      const first = await e.plain.forward({ ids: c0, batch: 1, seq: c0.length });
-      expect(t.steps[0].intervention!.firstPass).toBe(true);
-      const memory = Array.from({ length: spec.numLayers }, (_, l) => Float64Array.from(first.probes.get(probeName.received(l))!.data));
-      const passes = [...t.steps, t.final];
-      for (let s = 0; s < passes.length; s++) {
-        const pass = passes[s];
-        const canvas = s < t.steps.length ? t.steps[s].canvas : t.final.sequence;
-        if (s > 0) expect(pass.intervention!.firstPass).toBe(false);
-        for (let l = 0; l < spec.numLayers; l++) {
-          const scores = new Float64Array(canvas.length).fill(NaN);
-          scores.set(memory[l].subarray(0, canvas.length));
-          expect(hiddenAt(pass.intervention!, l), `pass ${s} layer ${l}`).toEqual(anchorsOf(scores, canvas));
-        }
-        hiddenSomething += pass.intervention!.hidden.length;
-        expectHiddenUnattended(pass, spec.numHeads, spec.causal, `anchors pass ${s}`);
-        // what the next pass reads: this pass's attention, hidden keys keep their last-seen score
-        for (let l = 0; l < spec.numLayers; l++) {
-          const rec = Float64Array.from(pass.probes.get(probeName.received(l))!.data);
-          for (const k of hiddenAt(pass.intervention!, l)) rec[k] = k < memory[l].length ? memory[l][k] : NaN;
-          memory[l] = rec;
+  it.each(["llada", "llama"])(
+    "%s: anchors (previous step) — each step hides the anchors of the previous pass, hidden keys scored as last seen",
+    async (family) => {
+      // the untrained LLaMA fixture has no outlier keys: give it a rule that always picks some
+      const ruleOpts = family === "llama" ? { rule: "top-k" as const, topK: 2 } : {};
+      await run(family, { kind: "anchors", rule: ruleOpts }, "anchors");
+      const e = engines.get(family)!;
+      const spec = e.iv.spec;
+      const rule = resolveRule(ruleOpts, "drift", spec.causal);
+      const anchorsOf = (v: Float64Array, ids: Int32Array) => Array.from(detectAnchors(v, rule, { ids, causal: spec.causal }));
+      const hiddenAt = (iv: PassIntervention, l: number) =>
+        iv.hidden
+          .filter(([hl]) => hl === l)
+          .map(([, h, k]) => {
+            expect(h).toBe(-1);
+            return k;
+          });
+      let hiddenSomething = 0;
+      for (const t of readTraceBack(family, "anchors")) {
+        expect(t.intervention!.params.detect).toBe("previous");
+        // step 0: detected from an un-intervened pass over the same canvas (re-run here, alone)
+        const c0 = t.steps[0].canvas;
+        const first = await e.plain.forward({ ids: c0, batch: 1, seq: c0.length });
+        expect(t.steps[0].intervention!.firstPass).toBe(true);
+        const memory = Array.from({ length: spec.numLayers }, (_, l) => Float64Array.from(first.probes.get(probeName.received(l))!.data));
+        const passes = [...t.steps, t.final];
+        for (let s = 0; s < passes.length; s++) {
+          const pass = passes[s];
+          const canvas = s < t.steps.length ? t.steps[s].canvas : t.final.sequence;
+          if (s > 0) expect(pass.intervention!.firstPass).toBe(false);
+          for (let l = 0; l < spec.numLayers; l++) {
+            const scores = new Float64Array(canvas.length).fill(NaN);
+            scores.set(memory[l].subarray(0, canvas.length));
+            expect(hiddenAt(pass.intervention!, l), `pass ${s} layer ${l}`).toEqual(anchorsOf(scores, canvas));
+          }
+          hiddenSomething += pass.intervention!.hidden.length;
+          expectHiddenUnattended(pass, spec.numHeads, spec.causal, `anchors pass ${s}`);
+          // what the next pass reads: this pass's attention, hidden keys keep their last-seen score
+          for (let l = 0; l < spec.numLayers; l++) {
+            const rec = Float64Array.from(pass.probes.get(probeName.received(l))!.data);
+            for (const k of hiddenAt(pass.intervention!, l)) rec[k] = k < memory[l].length ? memory[l][k] : NaN;
+            memory[l] = rec;
+          }
         }
       }
-    }
-    expect(hiddenSomething).toBeGreaterThan(0);
-  });
+      expect(hiddenSomething).toBeGreaterThan(0);
+    },
+  );
 
   it("anchors:first-pass runs two forwards per step and records firstPass", async () => {
     const e = engines.get("llada")!;
     let calls = 0;
-    const counting = { ...e.iv, spec: e.iv.spec, probes: e.iv.probes, device: e.iv.device, logitRows: true, interventions: true,
+    const counting = {
+      ...e.iv,
+      spec: e.iv.spec,
+      probes: e.iv.probes,
+      device: e.iv.device,
+      logitRows: true,
+      interventions: true,
       forward: (input: Parameters<OnnxEngine["forward"]>[0]) => {
         calls++;
         return e.iv.forward(input);
       },
-      dispose: async () => {} };
-    const [r] = await generate(counting, [prompts[0]], SETTINGS.llada, { tokenizer: e.tokenizer, stopOnInterrupt: false, intervention: "anchors:first-pass" });
+      dispose: async () => {},
+    };
+    const [r] = await generate(counting, [prompts[0]], SETTINGS.llada, {
+      tokenizer: e.tokenizer,
+      stopOnInterrupt: false,
+      intervention: "anchors:first-pass",
+    });
     expect(calls).toBe(2 * (r.trace.steps.length + 1)); // every step and the final pass
     for (const s of r.trace.steps) expect(s.intervention!.firstPass).toBe(true);
     expect(r.trace.intervention!.policy).toBe("anchors:first-pass");
@@ -212,14 +246,16 @@ describe("masking policies", () => {
   it("random (count-matched) hides as many keys per layer as anchors hides, disjoint from them", async () => {
     const anchors = await run("llada", "anchors", "anch-m");
     const matched = await run("llada", "random", "rand-m");
-    anchors.forEach((t, i) => t.steps.forEach((s, k) => {
-      // the same canvases only while the tokens agree; compare at step 0 where both start from the same pass
-      if (k > 0) return;
-      const m = matched[i].steps[0].intervention!.hidden;
-      expect(m.length).toBe(s.intervention!.hidden.length);
-      const anchorKeys = new Set(s.intervention!.hidden.map(([l, , key]) => `${l}:${key}`));
-      for (const [l, , key] of m) expect(anchorKeys.has(`${l}:${key}`)).toBe(false);
-    }));
+    anchors.forEach((t, i) =>
+      t.steps.forEach((s, k) => {
+        // the same canvases only while the tokens agree; compare at step 0 where both start from the same pass
+        if (k > 0) return;
+        const m = matched[i].steps[0].intervention!.hidden;
+        expect(m.length).toBe(s.intervention!.hidden.length);
+        const anchorKeys = new Set(s.intervention!.hidden.map(([l, , key]) => `${l}:${key}`));
+        for (const [l, , key] of m) expect(anchorKeys.has(`${l}:${key}`)).toBe(false);
+      }),
+    );
   });
 });
 
@@ -275,13 +311,18 @@ describe("policy checks (typed errors)", () => {
     expect(parsePolicy("anchors:first-pass")).toEqual({ kind: "anchors", detect: "first-pass" });
     expect(parsePolicy("random:3")).toEqual({ kind: "random", k: 3 });
     expect(parsePolicy("sink:5")).toEqual({ kind: "sink", tokenId: 5 });
-    for (const bad of ["anchor", "random:x", "first:1", "sink:1:2", ""]) expect(() => parsePolicy(bad), bad).toThrow(/Unknown intervention policy/);
+    for (const bad of ["anchor", "random:x", "first:1", "sink:1:2", ""])
+      expect(() => parsePolicy(bad), bad).toThrow(/Unknown intervention policy/);
   });
   it("an engine without intervention inputs, a missing received probe, bad layers", async () => {
     const e = engines.get("llada")!;
     const opts = { tokenizer: e.tokenizer, stopOnInterrupt: false };
-    await expect(generate(e.plain, [prompts[0]], SETTINGS.llada, { ...opts, intervention: "first" })).rejects.toMatchObject({ name: "SettingsError" });
-    await expect(generate(e.iv, [prompts[0]], SETTINGS.llada, { ...opts, intervention: { kind: "first", layers: [99] } })).rejects.toThrow(/layers/);
+    await expect(generate(e.plain, [prompts[0]], SETTINGS.llada, { ...opts, intervention: "first" })).rejects.toMatchObject({
+      name: "SettingsError",
+    });
+    await expect(generate(e.iv, [prompts[0]], SETTINGS.llada, { ...opts, intervention: { kind: "first", layers: [99] } })).rejects.toThrow(
+      /layers/,
+    );
     const ckpt = openCheckpoint(path.join(root, "test/fixtures/parity/llada/model"));
     const noReceived = await createEngine(ckpt, { threads: 1, probes: { self: true }, interventions: true });
     try {

@@ -15,8 +15,22 @@ import type { Engine } from "../../src/runtime/types.js";
 import { generate } from "../../src/samplers/generate.js";
 import type { TextTokenizer } from "../../src/runtime/types.js";
 
-interface RefStep { step: number; block: number; canvas: number[]; transferred: number[]; tokens: number[]; confidence: number[] }
-interface RefRun { name: string; gen_length: number; block_length: number; steps: number; cfg_scale: number; samples: { prompt: string; prompt_ids: number[]; final: number[]; steps: RefStep[] }[] }
+interface RefStep {
+  step: number;
+  block: number;
+  canvas: number[];
+  transferred: number[];
+  tokens: number[];
+  confidence: number[];
+}
+interface RefRun {
+  name: string;
+  gen_length: number;
+  block_length: number;
+  steps: number;
+  cfg_scale: number;
+  samples: { prompt: string; prompt_ids: number[]; final: number[]; steps: RefStep[] }[];
+}
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const ref = JSON.parse(fs.readFileSync(path.join(root, "test/fixtures/samplers/llada-reference.json"), "utf8")) as { runs: RefRun[] };
@@ -34,9 +48,19 @@ describe("LLaDA sampler vs the reference run (tiny LLaDA checkpoint, real engine
 
   for (const run of ref.runs) {
     it(`${run.name}: G ${run.gen_length}, B ${run.block_length}, S ${run.steps}, cfg ${run.cfg_scale} — every step's canvas, positions, tokens and confidences`, async () => {
-      const res = await generate(engine, run.samples.map((s) => s.prompt), {
-        sampler: "llada", genLength: run.gen_length, blockLength: run.block_length, steps: run.steps, cfgScale: run.cfg_scale, temperature: 0,
-      }, { tokenizer });
+      const res = await generate(
+        engine,
+        run.samples.map((s) => s.prompt),
+        {
+          sampler: "llada",
+          genLength: run.gen_length,
+          blockLength: run.block_length,
+          steps: run.steps,
+          cfgScale: run.cfg_scale,
+          temperature: 0,
+        },
+        { tokenizer },
+      );
       run.samples.forEach((sample, i) => {
         const t = res[i].trace;
         expect(t.prompt.ids, "our tokenizer gives HF's prompt ids").toEqual(sample.prompt_ids);

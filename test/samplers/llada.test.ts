@@ -66,7 +66,12 @@ describe("LLaDA sampler on a fake engine", () => {
   it("is deterministic at τ = 0 whatever the seed; byte-identical trace files for the same seed at τ > 0", async () => {
     const run = async (seed: number, temperature: number, name: string) => {
       const file = path.join(tmp, name);
-      const [r] = await generate(new FakeEngine(), [PROMPT], { genLength: 8, blockLength: 4, steps: 8, seed, temperature }, { tokenizer, traceFiles: [file] });
+      const [r] = await generate(
+        new FakeEngine(),
+        [PROMPT],
+        { genLength: 8, blockLength: 4, steps: 8, seed, temperature },
+        { tokenizer, traceFiles: [file] },
+      );
       return { seq: Array.from(r.trace.final.sequence), bytes: fs.readFileSync(file) };
     };
     const a = await run(1, 0, "a.fstrace");
@@ -80,7 +85,8 @@ describe("LLaDA sampler on a fake engine", () => {
   });
 
   it("random remasking is reproducible from the seed and respects the schedule", async () => {
-    const go = () => generate(new FakeEngine(), [PROMPT], { genLength: 6, blockLength: 3, steps: 4, alg: "random", seed: 3 }, { tokenizer });
+    const go = () =>
+      generate(new FakeEngine(), [PROMPT], { genLength: 6, blockLength: 3, steps: 4, alg: "random", seed: 3 }, { tokenizer });
     const [a] = await go();
     const [b] = await go();
     expect(a.trace.steps.map((s) => Array.from(s.transferred))).toEqual(b.trace.steps.map((s) => Array.from(s.transferred)));
@@ -95,7 +101,13 @@ describe("LLaDA sampler on a fake engine", () => {
       logits: (canvas, pos) => {
         const l = new Float32Array(V).fill(0);
         const hidden = canvas[0] === M;
-        if (hidden) { l[12] = 3; l[10] = 2.5; } else { l[12] = 2.9; l[10] = 2.8; }
+        if (hidden) {
+          l[12] = 3;
+          l[10] = 2.5;
+        } else {
+          l[12] = 2.9;
+          l[10] = 2.8;
+        }
         l[20] = pos * 0.01;
         return l;
       },
@@ -107,7 +119,12 @@ describe("LLaDA sampler on a fake engine", () => {
     expect(Array.from(call.ids.subarray(0, 4))).toEqual([5, 6, 7, 8]);
     expect(Array.from(r.trace.steps[0].tokens)).toEqual([10]);
     // Without guidance the conditional logits alone pick 12.
-    const [plain] = await generate(new FakeEngine({ logits: (engine as unknown as { logitsFn: never }).logitsFn }), [PROMPT], { genLength: 2, steps: 2 }, { tokenizer });
+    const [plain] = await generate(
+      new FakeEngine({ logits: (engine as unknown as { logitsFn: never }).logitsFn }),
+      [PROMPT],
+      { genLength: 2, steps: 2 },
+      { tokenizer },
+    );
     expect(Array.from(plain.trace.steps[0].tokens)).toEqual([12]);
     // probes come from the conditional half: one row of T keys
     expect(r.trace.steps[0].probes.get("blocks.0.attn.received")!.dims).toEqual([6]);

@@ -25,7 +25,11 @@ function spy(engine: Engine): { engine: Engine; inputs: ForwardInput[] } {
   return {
     inputs,
     engine: {
-      spec: engine.spec, probes: engine.probes, device: engine.device, logitRows: engine.logitRows, dispose: () => engine.dispose(),
+      spec: engine.spec,
+      probes: engine.probes,
+      device: engine.device,
+      logitRows: engine.logitRows,
+      dispose: () => engine.dispose(),
       forward: (input) => {
         inputs.push(input);
         return engine.forward(input);
@@ -43,11 +47,15 @@ function expectSameTrace(a: Trace, b: Trace, where: string): void {
     expect(Array.from(s.transferred), at).toEqual(Array.from(t.transferred));
     expect(Array.from(s.tokens), at).toEqual(Array.from(t.tokens));
     expect(Array.from(s.producingRow), at).toEqual(Array.from(t.producingRow));
-    expect(Buffer.from(s.confidence.buffer).equals(Buffer.from(t.confidence.buffer)), `${at}: confidences ${s.confidence} vs ${t.confidence}`).toBe(true);
+    expect(
+      Buffer.from(s.confidence.buffer).equals(Buffer.from(t.confidence.buffer)),
+      `${at}: confidences ${s.confidence} vs ${t.confidence}`,
+    ).toBe(true);
     for (const [name, p] of s.probes) expect(Array.from(p.data), `${at} ${name}`).toEqual(Array.from(t.probes.get(name)!.data));
   });
   expect(Array.from(a.final.sequence), where).toEqual(Array.from(b.final.sequence));
-  for (const [name, p] of a.final.probes) expect(Array.from(p.data), `${where} final ${name}`).toEqual(Array.from(b.final.probes.get(name)!.data));
+  for (const [name, p] of a.final.probes)
+    expect(Array.from(p.data), `${where} final ${name}`).toEqual(Array.from(b.final.probes.get(name)!.data));
 }
 
 const cases: [string, string, Record<string, unknown>, "summaries" | "rows"][] = [

@@ -27,7 +27,13 @@ describe("real engine: batched traces equal solo traces for every probe kind", (
       const texts = ["the cat sat on the mat.", "What is the capital of France?"];
       const prompts: PromptInput[] = texts.map((text) => {
         const n = tokenizer.encode(text).ids.length;
-        return { text, regions: [{ name: "prompt", tokens: [0, n], chars: [0, text.length] }, { name: "answer", tokens: [n, n + 8], chars: [text.length, text.length] }] };
+        return {
+          text,
+          regions: [
+            { name: "prompt", tokens: [0, n], chars: [0, text.length] },
+            { name: "answer", tokens: [n, n + 8], chars: [text.length, text.length] },
+          ],
+        };
       });
       const settings = { genLength: 8, blockLength: 4, steps: 4 };
       const files = [path.join(dir, "a.fstrace"), path.join(dir, "b.fstrace")];
@@ -37,7 +43,10 @@ describe("real engine: batched traces equal solo traces for every probe kind", (
         const a = readTrace(files[i]);
         expect(Array.from(a.final.sequence)).toEqual(Array.from(solo.trace.final.sequence));
         const T = a.final.sequence.length;
-        const passes = [...a.steps.map((s, k) => [s.probes, solo.trace.steps[k].probes] as const), [a.final.probes, solo.trace.final.probes] as const];
+        const passes = [
+          ...a.steps.map((s, k) => [s.probes, solo.trace.steps[k].probes] as const),
+          [a.final.probes, solo.trace.final.probes] as const,
+        ];
         for (const [mine, theirs] of passes) {
           expect([...mine.keys()].sort()).toEqual([...theirs.keys()].sort());
           for (const [name, p] of theirs) {
@@ -69,7 +78,12 @@ describe("real engine: batched traces equal solo traces for every probe kind", (
     try {
       const run = async (seed: number, name: string) => {
         const file = path.join(dir, name);
-        await generate(engine, ["What is the capital of France?", "the cat"], { genLength: 16, steps: 8, seed, temperature: 1 }, { tokenizer, traceFiles: [file, undefined] });
+        await generate(
+          engine,
+          ["What is the capital of France?", "the cat"],
+          { genLength: 16, steps: 8, seed, temperature: 1 },
+          { tokenizer, traceFiles: [file, undefined] },
+        );
         return fs.readFileSync(file);
       };
       const a = await run(7, "a.fstrace");

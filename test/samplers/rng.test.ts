@@ -11,7 +11,10 @@ describe("Rng (xoshiro128**)", () => {
   });
 
   it("same seed and stream → same numbers; other seeds or streams → different numbers", () => {
-    const draw = (seed: number, stream = 0) => { const r = new Rng(seed, stream); return Array.from({ length: 8 }, () => r.uniform()); };
+    const draw = (seed: number, stream = 0) => {
+      const r = new Rng(seed, stream);
+      return Array.from({ length: 8 }, () => r.uniform());
+    };
     expect(draw(42)).toEqual(draw(42));
     expect(draw(42)).not.toEqual(draw(43));
     expect(draw(42, 0)).not.toEqual(draw(42, 1));

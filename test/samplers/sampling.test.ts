@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { Rng } from "../../src/samplers/rng.js";
-import { argmax, armChoose, dreamSampleToken, filterTopK, filterTopP, lladaChoose, softmax, softmaxAt } from "../../src/samplers/sampling.js";
+import {
+  argmax,
+  armChoose,
+  dreamSampleToken,
+  filterTopK,
+  filterTopP,
+  lladaChoose,
+  softmax,
+  softmaxAt,
+} from "../../src/samplers/sampling.js";
 
 describe("token choice", () => {
   it("top-p keeps the smallest prefix whose mass reaches p, including the first token over it", () => {
@@ -67,7 +76,7 @@ describe("token choice", () => {
     expect(dreamSampleToken(logits, s, "maskgit_plus", rng)).toEqual({ token: 0, confidence: expect.closeTo(0.5, 12) });
     expect(dreamSampleToken(logits, s, "topk_margin", rng).confidence).toBeCloseTo(0.2, 12);
     // torch: (p * log(p + 1e-10)).sum() for p = [0.5, 0.3, 0.2] → −1.02965
-    expect(dreamSampleToken(logits, s, "entropy", rng).confidence).toBeCloseTo(-1.0296530, 6);
+    expect(dreamSampleToken(logits, s, "entropy", rng).confidence).toBeCloseTo(-1.029653, 6);
   });
 
   it("Dream with top_p: sampled tokens never come from the dropped tail", () => {

@@ -2,8 +2,16 @@ import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { dreamOriginProbability, dreamTimesteps, dreamTransferCount, lladaTransferCounts } from "../../src/samplers/schedule.js";
 
-interface Case { masks: number; steps: number; eps: number; timesteps: number[]; counts: number[] }
-const golden = JSON.parse(fs.readFileSync(new URL("../fixtures/samplers/dream-schedule.json", import.meta.url), "utf8")) as { cases: Case[] };
+interface Case {
+  masks: number;
+  steps: number;
+  eps: number;
+  timesteps: number[];
+  counts: number[];
+}
+const golden = JSON.parse(fs.readFileSync(new URL("../fixtures/samplers/dream-schedule.json", import.meta.url), "utf8")) as {
+  cases: Case[];
+};
 
 describe("LLaDA floor-plus-remainder schedule", () => {
   it("gives floor(m/s) per step and one more to the first m mod s steps", () => {
@@ -11,7 +19,12 @@ describe("LLaDA floor-plus-remainder schedule", () => {
     expect(Array.from(lladaTransferCounts(8, 8))).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
     expect(Array.from(lladaTransferCounts(7, 3))).toEqual([3, 2, 2]);
     expect(Array.from(lladaTransferCounts(2, 5))).toEqual([1, 1, 0, 0, 0]);
-    for (const [m, s] of [[32, 32], [33, 8], [100, 7], [0, 3]]) {
+    for (const [m, s] of [
+      [32, 32],
+      [33, 8],
+      [100, 7],
+      [0, 3],
+    ]) {
       expect(lladaTransferCounts(m, s).reduce((a, b) => a + b, 0)).toBe(m);
     }
   });

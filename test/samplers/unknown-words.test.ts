@@ -18,7 +18,12 @@ describe("prompts with words outside the vocabulary", () => {
       expect(enc.ids.filter((id) => id === unkId).length).toBe(3);
 
       const warnings: string[] = [];
-      await generate(m.engine, ["Where does Zanzibar keep the xylophone ? Zanzibar"], { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 2 }, { tokenizer: m.tokenizer, warn: (w) => warnings.push(w) });
+      await generate(
+        m.engine,
+        ["Where does Zanzibar keep the xylophone ? Zanzibar"],
+        { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 2 },
+        { tokenizer: m.tokenizer, warn: (w) => warnings.push(w) },
+      );
       expect(warnings).toEqual([unknownWordsWarning(0, ["Zanzibar", "xylophone", "Zanzibar"])]);
       expect(warnings[0]).toMatch(/prompt 0: 3 piece\(s\).*"Zanzibar" ×2, "xylophone"/);
     } finally {

@@ -45,8 +45,13 @@ export interface TinyEngineCheckpoint {
 export const seeded = rng;
 
 export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineCheckpoint {
-  const L = o.layers ?? 2, D = o.hidden ?? 32, H = o.heads ?? 4, KV = o.kvHeads ?? H;
-  const hd = o.headDim ?? D / H, F = o.ffn ?? 48, V = o.vocab ?? 61;
+  const L = o.layers ?? 2,
+    D = o.hidden ?? 32,
+    H = o.heads ?? 4,
+    KV = o.kvHeads ?? H;
+  const hd = o.headDim ?? D / H,
+    F = o.ffn ?? 48,
+    V = o.vocab ?? 61;
   const dtype = o.dtype ?? "F32";
   const rand = seeded(o.seed ?? 1);
   const uniform = (n: number, scale: number, offset = 0) => Float32Array.from({ length: n }, () => offset + (rand() * 2 - 1) * scale);
@@ -54,7 +59,11 @@ export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineC
   const t: Record<string, Float32Array> = {};
   const shapes: Record<string, number[]> = {};
   const put = (name: string, shape: number[], scale: number, offset = 0) => {
-    t[name] = uniform(shape.reduce((a, b) => a * b, 1), scale, offset);
+    t[name] = uniform(
+      shape.reduce((a, b) => a * b, 1),
+      scale,
+      offset,
+    );
     shapes[name] = shape;
   };
   put("model.embed_tokens.weight", [V, D], 1);
@@ -62,17 +71,27 @@ export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineC
   for (let l = 0; l < L; l++) {
     const p = `model.layers.${l}`;
     const b: BlockWeights = {
-      attnNorm: `${p}.input_layernorm.weight`, q: `${p}.self_attn.q_proj.weight`, k: `${p}.self_attn.k_proj.weight`,
-      v: `${p}.self_attn.v_proj.weight`, o: `${p}.self_attn.o_proj.weight`, mlpNorm: `${p}.post_attention_layernorm.weight`,
-      gate: `${p}.mlp.gate_proj.weight`, up: `${p}.mlp.up_proj.weight`, down: `${p}.mlp.down_proj.weight`,
+      attnNorm: `${p}.input_layernorm.weight`,
+      q: `${p}.self_attn.q_proj.weight`,
+      k: `${p}.self_attn.k_proj.weight`,
+      v: `${p}.self_attn.v_proj.weight`,
+      o: `${p}.self_attn.o_proj.weight`,
+      mlpNorm: `${p}.post_attention_layernorm.weight`,
+      gate: `${p}.mlp.gate_proj.weight`,
+      up: `${p}.mlp.up_proj.weight`,
+      down: `${p}.mlp.down_proj.weight`,
     };
     put(b.attnNorm, [D], 0.2, 1);
     put(b.q, [H * hd, D], qk / Math.sqrt(D));
     put(b.k, [KV * hd, D], qk / Math.sqrt(D));
     put(b.v, [KV * hd, D], 1 / Math.sqrt(D));
     if (o.qkvBias) {
-      b.qBias = `${p}.self_attn.q_proj.bias`; b.kBias = `${p}.self_attn.k_proj.bias`; b.vBias = `${p}.self_attn.v_proj.bias`;
-      put(b.qBias, [H * hd], 0.5); put(b.kBias, [KV * hd], 0.5); put(b.vBias, [KV * hd], 0.5);
+      b.qBias = `${p}.self_attn.q_proj.bias`;
+      b.kBias = `${p}.self_attn.k_proj.bias`;
+      b.vBias = `${p}.self_attn.v_proj.bias`;
+      put(b.qBias, [H * hd], 0.5);
+      put(b.kBias, [KV * hd], 0.5);
+      put(b.vBias, [KV * hd], 0.5);
     }
     put(b.o, [D, H * hd], 1 / Math.sqrt(H * hd));
     put(b.mlpNorm, [D], 0.2, 1);
@@ -91,12 +110,15 @@ export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineC
   const weights = new Map<string, Float32Array>();
   const weightMap: Record<string, string> = {};
   for (let s = 0; s < shards; s++) {
-    const file = shards === 1 ? "model.safetensors" : `model-${String(s + 1).padStart(5, "0")}-of-${String(shards).padStart(5, "0")}.safetensors`;
+    const file =
+      shards === 1 ? "model.safetensors" : `model-${String(s + 1).padStart(5, "0")}-of-${String(shards).padStart(5, "0")}.safetensors`;
     const part: Record<string, TensorToWrite> = {};
-    names.filter((_, i) => i % shards === s).forEach((n) => {
-      part[n] = { dtype: dtype as SafetensorsDType, shape: shapes[n], data: toDtype(t[n], dtype) };
-      weightMap[n] = file;
-    });
+    names
+      .filter((_, i) => i % shards === s)
+      .forEach((n) => {
+        part[n] = { dtype: dtype as SafetensorsDType, shape: shapes[n], data: toDtype(t[n], dtype) };
+        weightMap[n] = file;
+      });
     writeSafetensors(path.join(dir, file), part, { format: "pt" });
     for (const info of readSafetensorsHeader(path.join(dir, file)).tensors) {
       tensors.set(info.name, info);
@@ -107,17 +129,47 @@ export function makeTinyEngineCheckpoint(o: TinyEngineOptions = {}): TinyEngineC
 
   const rope = o.rope ?? { theta: 10000 };
   const spec: ModelSpec = {
-    family: o.family ?? "llama", architecture: "LlamaForCausalLM", vocabSize: V, hiddenSize: D, numLayers: L,
-    numHeads: H, numKvHeads: KV, headDim: hd, intermediateSize: F, rmsNormEps: 1e-5, rope,
-    maxPositionEmbeddings: 4096, causal: o.causal ?? true, qkvBias: !!o.qkvBias, logitShift: o.logitShift ?? 0,
-    eosTokenIds: [V - 1], addsBos: false,
-    weights: { embed: "model.embed_tokens.weight", finalNorm: "model.norm.weight", lmHead: o.tied ? "model.embed_tokens.weight" : "lm_head.weight", blocks },
+    family: o.family ?? "llama",
+    architecture: "LlamaForCausalLM",
+    vocabSize: V,
+    hiddenSize: D,
+    numLayers: L,
+    numHeads: H,
+    numKvHeads: KV,
+    headDim: hd,
+    intermediateSize: F,
+    rmsNormEps: 1e-5,
+    rope,
+    maxPositionEmbeddings: 4096,
+    causal: o.causal ?? true,
+    qkvBias: !!o.qkvBias,
+    logitShift: o.logitShift ?? 0,
+    eosTokenIds: [V - 1],
+    addsBos: false,
+    weights: {
+      embed: "model.embed_tokens.weight",
+      finalNorm: "model.norm.weight",
+      lmHead: o.tied ? "model.embed_tokens.weight" : "lm_head.weight",
+      blocks,
+    },
   };
   const config = {
-    architectures: ["LlamaForCausalLM"], model_type: "llama", vocab_size: V, hidden_size: D, num_hidden_layers: L,
-    num_attention_heads: H, num_key_value_heads: KV, head_dim: hd, intermediate_size: F, rms_norm_eps: 1e-5,
-    rope_theta: rope.theta, max_position_embeddings: 4096, tie_word_embeddings: !!o.tied, attention_bias: !!o.qkvBias,
-    eos_token_id: V - 1, torch_dtype: { F32: "float32", F16: "float16", BF16: "bfloat16" }[dtype],
+    architectures: ["LlamaForCausalLM"],
+    model_type: "llama",
+    vocab_size: V,
+    hidden_size: D,
+    num_hidden_layers: L,
+    num_attention_heads: H,
+    num_key_value_heads: KV,
+    head_dim: hd,
+    intermediate_size: F,
+    rms_norm_eps: 1e-5,
+    rope_theta: rope.theta,
+    max_position_embeddings: 4096,
+    tie_word_embeddings: !!o.tied,
+    attention_bias: !!o.qkvBias,
+    eos_token_id: V - 1,
+    torch_dtype: { F32: "float32", F16: "float16", BF16: "bfloat16" }[dtype],
   };
   fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify(config, null, 2));
   return { dir, spec, tensors, weights, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };

@@ -29,11 +29,26 @@ export function fakeSpec(o: FakeEngineOptions = {}): ModelSpec {
   const family = o.family ?? "llada";
   const mdm = family === "llada" || family === "dream";
   return {
-    family, architecture: `Fake${family}`, vocabSize: o.vocabSize ?? 32, hiddenSize: 8, numLayers: o.numLayers ?? 2,
-    numHeads: o.numHeads ?? 2, numKvHeads: 1, headDim: 4, intermediateSize: 16, rmsNormEps: 1e-5, rope: { theta: 10000 },
-    maxPositionEmbeddings: o.maxPositionEmbeddings ?? 256, causal: o.causal ?? !mdm, qkvBias: false,
-    logitShift: o.logitShift ?? (family === "dream" ? 1 : 0), maskTokenId: mdm ? o.maskTokenId ?? 31 : undefined,
-    bosTokenId: 1, eosTokenIds: o.eosTokenIds ?? [2], padTokenId: 0, addsBos: false,
+    family,
+    architecture: `Fake${family}`,
+    vocabSize: o.vocabSize ?? 32,
+    hiddenSize: 8,
+    numLayers: o.numLayers ?? 2,
+    numHeads: o.numHeads ?? 2,
+    numKvHeads: 1,
+    headDim: 4,
+    intermediateSize: 16,
+    rmsNormEps: 1e-5,
+    rope: { theta: 10000 },
+    maxPositionEmbeddings: o.maxPositionEmbeddings ?? 256,
+    causal: o.causal ?? !mdm,
+    qkvBias: false,
+    logitShift: o.logitShift ?? (family === "dream" ? 1 : 0),
+    maskTokenId: mdm ? (o.maskTokenId ?? 31) : undefined,
+    bosTokenId: 1,
+    eosTokenIds: o.eosTokenIds ?? [2],
+    padTokenId: 0,
+    addsBos: false,
     weights: { embed: "e", finalNorm: "n", lmHead: "h", blocks: [] },
   };
 }
@@ -95,16 +110,34 @@ export class FakeEngine implements Engine {
         let sum = 0;
         for (let p = 0; p < canvas.length; p++) sum += 1 + ((canvas[p] + l + p) % 5);
         for (let p = 0; p < canvas.length; p++) received[l][b * T + pad + p] = (1 + ((canvas[p] + l + p) % 5)) / sum;
-        for (let h = 0; h < H; h++) for (let q = 0; q < canvas.length; q++) argKey[l][(b * H + h) * T + pad + q] = pad + ((q + h + l) % canvas.length);
+        for (let h = 0; h < H; h++)
+          for (let q = 0; q < canvas.length; q++) argKey[l][(b * H + h) * T + pad + q] = pad + ((q + h + l) % canvas.length);
       }
     }
     for (let l = 0; l < L; l++) {
-      if (this.probes.received) probes.set(`blocks.${l}.attn.received`, { name: `blocks.${l}.attn.received`, axes: ["batch", "key"], dims: [B, T], data: received[l] });
-      if (this.probes.argmax) probes.set(`blocks.${l}.attn.argmax_key`, { name: `blocks.${l}.attn.argmax_key`, axes: ["batch", "head", "query"], dims: [B, H, T], data: argKey[l] });
+      if (this.probes.received)
+        probes.set(`blocks.${l}.attn.received`, {
+          name: `blocks.${l}.attn.received`,
+          axes: ["batch", "key"],
+          dims: [B, T],
+          data: received[l],
+        });
+      if (this.probes.argmax)
+        probes.set(`blocks.${l}.attn.argmax_key`, {
+          name: `blocks.${l}.attn.argmax_key`,
+          axes: ["batch", "head", "query"],
+          dims: [B, H, T],
+          data: argKey[l],
+        });
       if (this.probes.pattern?.layers.includes(l)) {
         const data = new Float32Array(B * H * T * T);
         for (let i = 0; i < data.length; i++) data[i] = (i % 17) / 17;
-        probes.set(`blocks.${l}.attn.pattern`, { name: `blocks.${l}.attn.pattern`, axes: ["batch", "head", "query", "key"], dims: [B, H, T, T], data });
+        probes.set(`blocks.${l}.attn.pattern`, {
+          name: `blocks.${l}.attn.pattern`,
+          axes: ["batch", "head", "query", "key"],
+          dims: [B, H, T, T],
+          data,
+        });
       }
     }
     return { logits, vocabSize: V, probes };
@@ -131,7 +164,10 @@ export class FakeTokenizer implements TextTokenizer {
   }
 
   decode(ids: number[], options: { skipSpecialTokens?: boolean } = {}): string {
-    return ids.filter((i) => !(options.skipSpecialTokens && this.special.has(i))).map((i) => ` ${this.idToToken(i)}`).join("");
+    return ids
+      .filter((i) => !(options.skipSpecialTokens && this.special.has(i)))
+      .map((i) => ` ${this.idToToken(i)}`)
+      .join("");
   }
 
   applyChatTemplate(messages: ChatMessage[]): string {

@@ -67,7 +67,10 @@ export function f32ToF16(v: number): number {
   if (a < 2 ** -14) return s | Math.round(a / 2 ** -24);
   let e = Math.floor(Math.log2(a));
   let m = Math.round((a / 2 ** e - 1) * 1024);
-  if (m === 1024) { m = 0; e += 1; }
+  if (m === 1024) {
+    m = 0;
+    e += 1;
+  }
   return s | ((e + 15) << 10) | m;
 }
 
@@ -75,8 +78,25 @@ export function tinyTensorNames(family: Family, o: Required<Pick<TinyOptions, "l
   return Object.keys(tinyShapes(family, { ...o, hidden: 8, heads: 2, kvHeads: 1, ffn: 12, vocab: 16, embeddingSize: 16 }));
 }
 
-function tinyShapes(family: Family, o: { layers: number; hidden: number; heads: number; kvHeads: number; ffn: number; vocab: number; embeddingSize: number; bias: boolean; tied: boolean }): Record<string, number[]> {
-  const D = o.hidden, d = D / o.heads, Q = o.heads * d, KV = o.kvHeads * d, F = o.ffn;
+function tinyShapes(
+  family: Family,
+  o: {
+    layers: number;
+    hidden: number;
+    heads: number;
+    kvHeads: number;
+    ffn: number;
+    vocab: number;
+    embeddingSize: number;
+    bias: boolean;
+    tied: boolean;
+  },
+): Record<string, number[]> {
+  const D = o.hidden,
+    d = D / o.heads,
+    Q = o.heads * d,
+    KV = o.kvHeads * d,
+    F = o.ffn;
   const s: Record<string, number[]> = {};
   if (family === "llada") {
     const V = o.embeddingSize;
@@ -84,9 +104,15 @@ function tinyShapes(family: Family, o: { layers: number; hidden: number; heads: 
     for (let l = 0; l < o.layers; l++) {
       const b = `model.transformer.blocks.${l}`;
       Object.assign(s, {
-        [`${b}.attn_norm.weight`]: [D], [`${b}.q_proj.weight`]: [Q, D], [`${b}.k_proj.weight`]: [KV, D],
-        [`${b}.v_proj.weight`]: [KV, D], [`${b}.attn_out.weight`]: [D, Q], [`${b}.ff_norm.weight`]: [D],
-        [`${b}.ff_proj.weight`]: [F, D], [`${b}.up_proj.weight`]: [F, D], [`${b}.ff_out.weight`]: [D, F],
+        [`${b}.attn_norm.weight`]: [D],
+        [`${b}.q_proj.weight`]: [Q, D],
+        [`${b}.k_proj.weight`]: [KV, D],
+        [`${b}.v_proj.weight`]: [KV, D],
+        [`${b}.attn_out.weight`]: [D, Q],
+        [`${b}.ff_norm.weight`]: [D],
+        [`${b}.ff_proj.weight`]: [F, D],
+        [`${b}.up_proj.weight`]: [F, D],
+        [`${b}.ff_out.weight`]: [D, F],
       });
     }
     s["model.transformer.ln_f.weight"] = [D];
@@ -115,32 +141,91 @@ function tinyShapes(family: Family, o: { layers: number; hidden: number; heads: 
   return s;
 }
 
-function tinyConfig(family: Family, o: { layers: number; hidden: number; heads: number; kvHeads: number; ffn: number; vocab: number; embeddingSize: number; tied: boolean }): Record<string, unknown> {
+function tinyConfig(
+  family: Family,
+  o: { layers: number; hidden: number; heads: number; kvHeads: number; ffn: number; vocab: number; embeddingSize: number; tied: boolean },
+): Record<string, unknown> {
   if (family === "llada") {
     return {
-      architectures: ["LLaDAModelLM"], model_type: "llada", activation_type: "silu", alibi: false, block_type: "llama",
-      d_model: o.hidden, n_layers: o.layers, n_heads: o.heads, n_kv_heads: o.kvHeads, mlp_hidden_size: o.ffn, mlp_ratio: 4,
-      vocab_size: o.vocab, embedding_size: o.embeddingSize, weight_tying: o.tied, rope: true, rope_theta: 500000.0,
-      rms_norm_eps: 1e-5, layer_norm_type: "rms", layer_norm_with_affine: true, include_bias: false, include_qkv_bias: false,
-      attention_layer_norm: false, input_emb_norm: false, scale_logits: false, max_sequence_length: 64,
-      mask_token_id: o.vocab - 1, bos_token_id: 1, eos_token_id: 2, pad_token_id: 2, use_cache: false,
+      architectures: ["LLaDAModelLM"],
+      model_type: "llada",
+      activation_type: "silu",
+      alibi: false,
+      block_type: "llama",
+      d_model: o.hidden,
+      n_layers: o.layers,
+      n_heads: o.heads,
+      n_kv_heads: o.kvHeads,
+      mlp_hidden_size: o.ffn,
+      mlp_ratio: 4,
+      vocab_size: o.vocab,
+      embedding_size: o.embeddingSize,
+      weight_tying: o.tied,
+      rope: true,
+      rope_theta: 500000.0,
+      rms_norm_eps: 1e-5,
+      layer_norm_type: "rms",
+      layer_norm_with_affine: true,
+      include_bias: false,
+      include_qkv_bias: false,
+      attention_layer_norm: false,
+      input_emb_norm: false,
+      scale_logits: false,
+      max_sequence_length: 64,
+      mask_token_id: o.vocab - 1,
+      bos_token_id: 1,
+      eos_token_id: 2,
+      pad_token_id: 2,
+      use_cache: false,
     };
   }
   const common = {
-    hidden_size: o.hidden, num_hidden_layers: o.layers, num_attention_heads: o.heads, num_key_value_heads: o.kvHeads,
-    intermediate_size: o.ffn, vocab_size: o.vocab, rms_norm_eps: 1e-6, hidden_act: "silu", max_position_embeddings: 64,
-    tie_word_embeddings: o.tied, bos_token_id: 1, eos_token_id: 2, rope_scaling: null,
+    hidden_size: o.hidden,
+    num_hidden_layers: o.layers,
+    num_attention_heads: o.heads,
+    num_key_value_heads: o.kvHeads,
+    intermediate_size: o.ffn,
+    vocab_size: o.vocab,
+    rms_norm_eps: 1e-6,
+    hidden_act: "silu",
+    max_position_embeddings: 64,
+    tie_word_embeddings: o.tied,
+    bos_token_id: 1,
+    eos_token_id: 2,
+    rope_scaling: null,
   };
-  if (family === "llama") return { architectures: ["LlamaForCausalLM"], model_type: "llama", ...common, rope_theta: 500000.0, attention_bias: false, mlp_bias: false };
-  if (family === "qwen2") return { architectures: ["Qwen2ForCausalLM"], model_type: "qwen2", ...common, rope_theta: 1e6, use_sliding_window: false };
-  return { architectures: ["DreamModel"], model_type: "Dream", ...common, rope_theta: 1e6, use_sliding_window: false, mask_token_id: o.vocab - 1, pad_token_id: 2 };
+  if (family === "llama")
+    return {
+      architectures: ["LlamaForCausalLM"],
+      model_type: "llama",
+      ...common,
+      rope_theta: 500000.0,
+      attention_bias: false,
+      mlp_bias: false,
+    };
+  if (family === "qwen2")
+    return { architectures: ["Qwen2ForCausalLM"], model_type: "qwen2", ...common, rope_theta: 1e6, use_sliding_window: false };
+  return {
+    architectures: ["DreamModel"],
+    model_type: "Dream",
+    ...common,
+    rope_theta: 1e6,
+    use_sliding_window: false,
+    mask_token_id: o.vocab - 1,
+    pad_token_id: 2,
+  };
 }
 
 /** Write a tiny checkpoint into `dir` (created); returns the config written. */
 export function writeTinyCheckpoint(dir: string, family: Family, opts: TinyOptions = {}): Record<string, unknown> {
   const o = {
-    layers: opts.layers ?? 2, hidden: opts.hidden ?? 8, heads: opts.heads ?? 2, kvHeads: opts.kvHeads ?? 1,
-    ffn: opts.ffn ?? 12, vocab: opts.vocab ?? 16, tied: opts.tied ?? false,
+    layers: opts.layers ?? 2,
+    hidden: opts.hidden ?? 8,
+    heads: opts.heads ?? 2,
+    kvHeads: opts.kvHeads ?? 1,
+    ffn: opts.ffn ?? 12,
+    vocab: opts.vocab ?? 16,
+    tied: opts.tied ?? false,
     bias: family === "qwen2" || family === "dream",
   };
   const embeddingSize = opts.embeddingSize ?? o.vocab;
@@ -178,7 +263,10 @@ export function writeTinyCheckpoint(dir: string, family: Family, opts: TinyOptio
       }
       writeSafetensors(path.join(dir, file), group, { format: "pt" });
     }
-    fs.writeFileSync(path.join(dir, "model.safetensors.index.json"), JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2));
+    fs.writeFileSync(
+      path.join(dir, "model.safetensors.index.json"),
+      JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2),
+    );
   }
   for (const [name, content] of Object.entries(opts.files ?? {})) {
     fs.writeFileSync(path.join(dir, name), typeof content === "string" ? content : JSON.stringify(content));

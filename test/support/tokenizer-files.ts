@@ -46,16 +46,23 @@ function trainMerges(n: number): [string, string][] {
         counts.set(key, (counts.get(key) ?? 0) + c);
       }
     }
-    let best = "", bc = 0;
-    for (const [key, c] of counts) if (c > bc || (c === bc && key < best)) { best = key; bc = c; }
+    let best = "",
+      bc = 0;
+    for (const [key, c] of counts)
+      if (c > bc || (c === bc && key < best)) {
+        best = key;
+        bc = c;
+      }
     if (bc < 2) break;
     const [a, b] = best.split("\u0001");
     merges.push([a, b]);
     seqs = seqs.map(({ syms, c }) => {
       const out: string[] = [];
       for (let i = 0; i < syms.length; i++) {
-        if (i + 1 < syms.length && syms[i] === a && syms[i + 1] === b) { out.push(a + b); i++; }
-        else out.push(syms[i]);
+        if (i + 1 < syms.length && syms[i] === a && syms[i + 1] === b) {
+          out.push(a + b);
+          i++;
+        } else out.push(syms[i]);
       }
       return { syms: out, c };
     });
@@ -81,22 +88,36 @@ export function byteLevelBpe(o: ByteLevelOptions): Record<string, unknown> {
   for (const [a, b] of merges) if (!(a + b in vocab)) vocab[a + b] = Object.keys(vocab).length;
   let next = Object.keys(vocab).length;
   const added = o.specials.map((content) => ({
-    id: next++, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+    id: next++,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
   }));
   const byteLevelPost = { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: false };
   const bosId = o.bos === undefined ? undefined : added.find((t) => t.content === o.bos)!.id;
-  const post = o.bos === undefined ? byteLevelPost : {
-    type: "Sequence",
-    processors: [
-      byteLevelPost,
-      {
-        type: "TemplateProcessing",
-        single: [{ SpecialToken: { id: o.bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
-        pair: [{ SpecialToken: { id: o.bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: o.bos, type_id: 1 } }, { Sequence: { id: "B", type_id: 1 } }],
-        special_tokens: { [o.bos]: { id: o.bos, ids: [bosId], tokens: [o.bos] } },
-      },
-    ],
-  };
+  const post =
+    o.bos === undefined
+      ? byteLevelPost
+      : {
+          type: "Sequence",
+          processors: [
+            byteLevelPost,
+            {
+              type: "TemplateProcessing",
+              single: [{ SpecialToken: { id: o.bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+              pair: [
+                { SpecialToken: { id: o.bos, type_id: 0 } },
+                { Sequence: { id: "A", type_id: 0 } },
+                { SpecialToken: { id: o.bos, type_id: 1 } },
+                { Sequence: { id: "B", type_id: 1 } },
+              ],
+              special_tokens: { [o.bos]: { id: o.bos, ids: [bosId], tokens: [o.bos] } },
+            },
+          ],
+        };
   return {
     version: "1.0",
     truncation: null,
@@ -113,9 +134,16 @@ export function byteLevelBpe(o: ByteLevelOptions): Record<string, unknown> {
     post_processor: post,
     decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
-      type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: o.style === "llama3",
-      vocab, merges: o.stringMerges ? merges.map(([a, b]) => `${a} ${b}`) : merges,
+      type: "BPE",
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: o.style === "llama3",
+      vocab,
+      merges: o.stringMerges ? merges.map(([a, b]) => `${a} ${b}`) : merges,
     },
   };
 }

@@ -29,19 +29,33 @@ describe("same seed → byte-identical traces, for all four families", () => {
   for (const { model, family } of FAMILIES) {
     it(`${model} (${family})`, async () => {
       const ckpt = openCheckpoint(path.join(root, "models", model));
-      const probes = { received: true, receivedHeads: true, self: true, argmax: true, regionSum: { regions: 1 }, pattern: { layers: [0] }, qk: { layers: [1], preRope: true } };
+      const probes = {
+        received: true,
+        receivedHeads: true,
+        self: true,
+        argmax: true,
+        regionSum: { regions: 1 },
+        pattern: { layers: [0] },
+        qk: { layers: [1], preRope: true },
+      };
       const engine = await createEngine(ckpt, { threads: 1, probes });
       expect(engine.spec.family).toBe(family);
       const tokenizer = loadTokenizer(ckpt.tokenizer!, { bosTokenId: engine.spec.bosTokenId, eosTokenIds: engine.spec.eosTokenIds });
       try {
         // A held-out record of the synthetic world, in the layout the tiny models are trained on.
-        const text = "Passage 1 : Bifo Mimosis has a home in Viro . The favourite colour of Bifo Mimosis is green .\nQuestion : What is the favourite colour of Bifo Mimosis ?";
+        const text =
+          "Passage 1 : Bifo Mimosis has a home in Viro . The favourite colour of Bifo Mimosis is green .\nQuestion : What is the favourite colour of Bifo Mimosis ?";
         const n = tokenizer.encode(text).ids.length;
         const causal = engine.spec.causal;
         const settings = { genLength: 8, ...(causal ? { stopAtEos: false } : { steps: 4 }), temperature: 1 };
         const run = async (seed: number, name: string) => {
           const file = path.join(dir, `${model}-${name}.fstrace`);
-          await generate(engine, [{ text, regions: [{ name: "prompt", tokens: [0, n], chars: [0, text.length] }] }], { ...settings, seed }, { tokenizer, traceFiles: [file], modelName: model });
+          await generate(
+            engine,
+            [{ text, regions: [{ name: "prompt", tokens: [0, n], chars: [0, text.length] }] }],
+            { ...settings, seed },
+            { tokenizer, traceFiles: [file], modelName: model },
+          );
           return { file, bytes: fs.readFileSync(file) };
         };
         const a = await run(11, "a");

@@ -27,7 +27,12 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 async function sample(name: string, over: Record<string, unknown> = {}): Promise<string> {
   const file = path.join(tmp, name);
   const probes = { received: true, argmax: true };
-  await generate(new FakeEngine({ probes }), ["t5 t6 t7"], { genLength: 6, steps: 3, seed: 4, probes, ...over }, { tokenizer, traceFiles: [file], modelName: "fake" });
+  await generate(
+    new FakeEngine({ probes }),
+    ["t5 t6 t7"],
+    { genLength: 6, steps: 3, seed: 4, probes, ...over },
+    { tokenizer, traceFiles: [file], modelName: "fake" },
+  );
   return file;
 }
 
@@ -35,7 +40,8 @@ async function sample(name: string, over: Record<string, unknown> = {}): Promise
 function records(bytes: Buffer): TraceRecord[] {
   const out: TraceRecord[] = [];
   let i = 0;
-  for (const r of framedRecords(bufferReader(bytes), bytes.length, "t").records) out.push(decodeBlob(r.blob, { file: "t", index: i++, offset: r.offset }));
+  for (const r of framedRecords(bufferReader(bytes), bytes.length, "t").records)
+    out.push(decodeBlob(r.blob, { file: "t", index: i++, offset: r.offset }));
   return out;
 }
 
@@ -54,7 +60,8 @@ function thrown(f: () => unknown): TraceFormatError {
 }
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "", err = "";
+  let out = "",
+    err = "";
   const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
   return { code, out, err };
 }
@@ -144,14 +151,21 @@ describe("meta cross-checked against the records", () => {
     const recs = records(fs.readFileSync(await sample("final-len.fstrace")));
     const idx = recs.findIndex((r) => r.kind === "final");
     const seq = recs[idx].tensors.get("sequence")!;
-    recs[idx] = { kind: "final", json: { probes: {} }, tensors: new Map([["sequence", { dtype: "I32", shape: [seq.shape[0] + 1], data: Int32Array.from([...seq.data, 5]) }]]) };
+    recs[idx] = {
+      kind: "final",
+      json: { probes: {} },
+      tensors: new Map([["sequence", { dtype: "I32", shape: [seq.shape[0] + 1], data: Int32Array.from([...seq.data, 5]) }]]),
+    };
     expect(() => decodeTrace(rebuild(recs))).toThrow(/sequence\.shape[\s\S]*9 \(the last step's canvas\)/);
   });
 
   // Found by the fuzz suite (test/fuzz): each was accepted before.
   it("an end record with no final record before it is refused (it is not an interrupted run)", async () => {
     const recs = records(fs.readFileSync(await sample("no-final.fstrace")));
-    recs.splice(recs.findIndex((r) => r.kind === "final"), 1);
+    recs.splice(
+      recs.findIndex((r) => r.kind === "final"),
+      1,
+    );
     expect(() => decodeTrace(rebuild(recs))).toThrow(/kind[\s\S]*the final record before the end record/);
   });
 
@@ -184,7 +198,8 @@ describe("meta cross-checked against the records", () => {
     const header = JSON.parse(blob.toString("utf8", 16, 16 + hl));
     const first = Object.keys(header).find((k) => k !== "__metadata__")!;
     const data = blob.subarray(16 + hl, blob.length - 4);
-    for (const k of Object.keys(header)) if (k !== "__metadata__") header[k].data_offsets = header[k].data_offsets.map((x: number) => x + 4);
+    for (const k of Object.keys(header))
+      if (k !== "__metadata__") header[k].data_offsets = header[k].data_offsets.map((x: number) => x + 4);
     const text = JSON.stringify(header);
     const head = Buffer.alloc(8);
     head.writeBigUInt64LE(BigInt(Buffer.byteLength(text)));
@@ -201,7 +216,12 @@ describe("meta cross-checked against the records", () => {
     for (const family of ["llada", "dream", "llama"] as const) {
       const file = path.join(tmp, `ok-${family}.fstrace`);
       const probes = { received: true, argmax: true };
-      await generate(new FakeEngine({ family, probes }), ["t5 t6 t7"], { genLength: 6, steps: family === "llama" ? 6 : 3, seed: 4, probes }, { tokenizer, traceFiles: [file] });
+      await generate(
+        new FakeEngine({ family, probes }),
+        ["t5 t6 t7"],
+        { genLength: 6, steps: family === "llama" ? 6 : 3, seed: 4, probes },
+        { tokenizer, traceFiles: [file] },
+      );
       const t = readTrace(file);
       expect(t.partial).toBe(false);
       expect(describePartial(t)).toBeUndefined();
@@ -242,9 +262,18 @@ describe("partial traces say they are partial, and what is missing", () => {
 
   it("analyze drift on a Ctrl-C trace (steps only): exit 0 with a warning naming the file and what is missing", async () => {
     const file = path.join(tmp, "sigint.fstrace");
-    await generate(new FakeEngine(), ["t5 t6 t7"], { genLength: 8, steps: 8 }, {
-      tokenizer, traceFiles: [file], onStep: (_i, s) => { if (s.step === 2) process.emit("SIGINT"); },
-    });
+    await generate(
+      new FakeEngine(),
+      ["t5 t6 t7"],
+      { genLength: 8, steps: 8 },
+      {
+        tokenizer,
+        traceFiles: [file],
+        onStep: (_i, s) => {
+          if (s.step === 2) process.emit("SIGINT");
+        },
+      },
+    );
     const r = await cli("analyze", "drift", file, "--json");
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out);

@@ -18,7 +18,12 @@ describe.skipIf(!hasNumpy)("scripts/read_fstrace.py (needs /usr/bin/python3 with
   it("reads a complete trace and a truncated one", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-py-"));
     const file = path.join(dir, "t.fstrace");
-    await generate(new FakeEngine(), ["t5 t6 t7"], { genLength: 4, steps: 2 }, { tokenizer: new FakeTokenizer(), traceFiles: [file], modelName: "fake" });
+    await generate(
+      new FakeEngine(),
+      ["t5 t6 t7"],
+      { genLength: 4, steps: 2 },
+      { tokenizer: new FakeTokenizer(), traceFiles: [file], modelName: "fake" },
+    );
     const out = execFileSync(python, [script, file], { encoding: "utf8" });
     expect(out.split("\n")[0]).toBe("fake llada steps 2 received (7,) complete");
     const bytes = fs.readFileSync(file);

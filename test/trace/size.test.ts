@@ -11,17 +11,25 @@ describe("trace size with the default probes (received only)", () => {
     const probeBytes = 65 * 32 * 1024 * 4; // 64 steps + final pass, float32 [T] per layer
     expect(bytes).toBeGreaterThan(probeBytes);
     expect(bytes).toBeLessThan(probeBytes * 1.1);
-    const est = estimateTraceBytes({ received: true }, { numLayers: 32, numHeads: 32, numKvHeads: 32, headDim: 128, seq: 1024, steps: 64, transfersPerStep: 2 });
+    const est = estimateTraceBytes(
+      { received: true },
+      { numLayers: 32, numHeads: 32, numKvHeads: 32, headDim: 128, seq: 1024, steps: 64, transfersPerStep: 2 },
+    );
     expect(Math.abs(est - bytes) / bytes).toBeLessThan(0.02);
   });
 
   it("grows as O(steps × layers × T): each extra (step, layer, token) costs 4 bytes plus header overhead", () => {
     // Marginal cost per added unit of steps·(layers + 1)·T (the +1 is the canvas, one int32 per token).
-    const perCell = (a: ReturnType<typeof dims>, b: ReturnType<typeof dims>, cells: number) => (syntheticTraceBytes(b) - syntheticTraceBytes(a)) / cells;
+    const perCell = (a: ReturnType<typeof dims>, b: ReturnType<typeof dims>, cells: number) =>
+      (syntheticTraceBytes(b) - syntheticTraceBytes(a)) / cells;
     const byLayers = perCell(dims(256, 8, 16), dims(256, 16, 16), 8 * 17 * 256);
     const byT = perCell(dims(256, 8, 16), dims(512, 8, 16), 256 * 17 * 9);
     const bySteps = perCell(dims(512, 8, 16), dims(512, 8, 32), 16 * 9 * 512);
-    for (const [name, c] of [["layers", byLayers], ["T", byT], ["steps", bySteps]] as const) {
+    for (const [name, c] of [
+      ["layers", byLayers],
+      ["T", byT],
+      ["steps", bySteps],
+    ] as const) {
       expect(c, name).toBeGreaterThan(3.9);
       expect(c, name).toBeLessThan(4.6);
     }

@@ -15,17 +15,24 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-trace-"));
 
 async function sampleTrace(file: string, extra: Record<string, unknown> = {}, family: "llada" | "dream" | "llama" = "llada") {
   const probes = { received: true, argmax: true, pattern: { layers: [1] } };
-  const [r] = await generate(new FakeEngine({ family, probes }), [{ text: "t5 t6 t7", regions: [{ name: "query", tokens: [0, 3], chars: [0, 8] }] }],
-    { genLength: 6, steps: family === "llama" ? 6 : 3, seed: 4, probes, ...extra }, { tokenizer, traceFiles: [file], modelName: "fake" });
+  const [r] = await generate(
+    new FakeEngine({ family, probes }),
+    [{ text: "t5 t6 t7", regions: [{ name: "query", tokens: [0, 3], chars: [0, 8] }] }],
+    { genLength: 6, steps: family === "llama" ? 6 : 3, seed: 4, probes, ...extra },
+    { tokenizer, traceFiles: [file], modelName: "fake" },
+  );
   return r;
 }
 
 function expectSameTrace(a: Trace, b: Trace) {
-  const plain = (t: Trace) => JSON.parse(JSON.stringify(t, (_k, v) => {
-    if (v instanceof Map) return Object.fromEntries(v);
-    if (ArrayBuffer.isView(v)) return { typed: v.constructor.name, values: Array.from(v as Int32Array) };
-    return v;
-  }));
+  const plain = (t: Trace) =>
+    JSON.parse(
+      JSON.stringify(t, (_k, v) => {
+        if (v instanceof Map) return Object.fromEntries(v);
+        if (ArrayBuffer.isView(v)) return { typed: v.constructor.name, values: Array.from(v as Int32Array) };
+        return v;
+      }),
+    );
   expect(plain(a)).toEqual(plain(b));
 }
 
@@ -50,7 +57,9 @@ describe(".fstrace round trip", () => {
     const r = await sampleTrace(file);
     const steps = [...traceSteps(file)];
     expect(steps.map((s) => s.step)).toEqual(r.trace.steps.map((s) => s.step));
-    expect(Array.from(steps[2].probes.get("blocks.0.attn.received")!.data)).toEqual(Array.from(r.trace.steps[2].probes.get("blocks.0.attn.received")!.data));
+    expect(Array.from(steps[2].probes.get("blocks.0.attn.received")!.data)).toEqual(
+      Array.from(r.trace.steps[2].probes.get("blocks.0.attn.received")!.data),
+    );
     const h = readTraceHeader(file);
     expect(h.settings).toEqual(r.trace.settings);
     expect(h.prompt.ids).toEqual(r.trace.prompt.ids);
@@ -67,9 +76,19 @@ describe(".fstrace round trip", () => {
   it("an interrupted run (abort between steps) leaves a valid partial trace", async () => {
     const file = path.join(tmp, "partial.fstrace");
     const ac = new AbortController();
-    const res = await generate(new FakeEngine(), ["t5 t6 t7"], { genLength: 8, steps: 8, seed: 1 }, {
-      tokenizer, traceFiles: [file], signal: ac.signal, onStep: (_i, s) => { if (s.step === 2) ac.abort(); },
-    });
+    const res = await generate(
+      new FakeEngine(),
+      ["t5 t6 t7"],
+      { genLength: 8, steps: 8, seed: 1 },
+      {
+        tokenizer,
+        traceFiles: [file],
+        signal: ac.signal,
+        onStep: (_i, s) => {
+          if (s.step === 2) ac.abort();
+        },
+      },
+    );
     expect(res[0].trace.partial).toBe(true);
     const back = readTrace(file);
     expect(back.partial).toBe(true);
@@ -87,9 +106,18 @@ describe(".fstrace round trip", () => {
   it("SIGINT (Ctrl-C, a kernel interrupt) stops at the next step and leaves a partial trace; the listener is removed after", async () => {
     const file = path.join(tmp, "sigint.fstrace");
     const before = process.listenerCount("SIGINT");
-    const res = await generate(new FakeEngine(), ["t5 t6 t7"], { genLength: 8, steps: 8 }, {
-      tokenizer, traceFiles: [file], onStep: (_i, s) => { if (s.step === 1) process.emit("SIGINT"); },
-    });
+    const res = await generate(
+      new FakeEngine(),
+      ["t5 t6 t7"],
+      { genLength: 8, steps: 8 },
+      {
+        tokenizer,
+        traceFiles: [file],
+        onStep: (_i, s) => {
+          if (s.step === 1) process.emit("SIGINT");
+        },
+      },
+    );
     expect(res[0].trace.partial).toBe(true);
     expect(readTrace(file).steps.length).toBe(2);
     expect(process.listenerCount("SIGINT")).toBe(before);
@@ -103,7 +131,9 @@ describe(".fstrace round trip", () => {
         return super.forward(input);
       }
     }
-    await expect(generate(new Failing(), ["t5 t6"], { genLength: 8, steps: 8 }, { tokenizer, traceFiles: [file] })).rejects.toThrow(/device lost/);
+    await expect(generate(new Failing(), ["t5 t6"], { genLength: 8, steps: 8 }, { tokenizer, traceFiles: [file] })).rejects.toThrow(
+      /device lost/,
+    );
     const back = readTrace(file);
     expect(back.partial).toBe(true);
     expect(back.steps.map((s) => s.step)).toEqual([0, 1, 2, 3]);
@@ -114,7 +144,13 @@ describe(".fstrace round trip", () => {
     await sampleTrace(file);
     const bytes = fs.readFileSync(file);
     const cut = bytes.subarray(0, bytes.length - 100);
-    const e = (() => { try { decodeTrace(cut, "cut.fstrace"); } catch (x) { return x as TraceFormatError; } })();
+    const e = (() => {
+      try {
+        decodeTrace(cut, "cut.fstrace");
+      } catch (x) {
+        return x as TraceFormatError;
+      }
+    })();
     expect(e).toBeInstanceOf(TraceFormatError);
     expect(e!.message).toMatch(/truncated/);
     expect(e!.field).toMatch(/^record 5 \(byte \d+\)$/); // meta, 3 steps, final, then the cut end record
@@ -152,14 +188,39 @@ describe(".fstrace round trip", () => {
     const step0 = r.trace.steps[0];
     const build = (...steps: Parameters<typeof stepRecord>[0][]) =>
       Buffer.concat([encodePreamble(1), encodeRecord(metaRecord(header)), ...steps.map((s) => encodeRecord(stepRecord(s)))]);
-    const wrongLen = { ...step0, probes: new Map([["blocks.0.attn.received", { name: "blocks.0.attn.received", axes: ["key" as const], dims: [4], data: new Float32Array(4) }]]) };
+    const wrongLen = {
+      ...step0,
+      probes: new Map([
+        ["blocks.0.attn.received", { name: "blocks.0.attn.received", axes: ["key" as const], dims: [4], data: new Float32Array(4) }],
+      ]),
+    };
     expect(() => decodeTrace(build(wrongLen))).toThrow(/blocks\.0\.attn\.received\.shape\[0\] \(key\)[\s\S]*expected: 9/);
-    const unknown = { ...step0, probes: new Map([["blocks.0.attn.secret", { name: "blocks.0.attn.secret", axes: ["key" as const], dims: [9], data: new Float32Array(9) }]]) };
+    const unknown = {
+      ...step0,
+      probes: new Map([
+        ["blocks.0.attn.secret", { name: "blocks.0.attn.secret", axes: ["key" as const], dims: [9], data: new Float32Array(9) }],
+      ]),
+    };
     expect(() => decodeTrace(build(unknown))).toThrow(/canonical probe name/);
-    const layerTooHigh = { ...step0, probes: new Map([["blocks.5.attn.received", { name: "blocks.5.attn.received", axes: ["key" as const], dims: [9], data: new Float32Array(9) }]]) };
+    const layerTooHigh = {
+      ...step0,
+      probes: new Map([
+        ["blocks.5.attn.received", { name: "blocks.5.attn.received", axes: ["key" as const], dims: [9], data: new Float32Array(9) }],
+      ]),
+    };
     expect(() => decodeTrace(build(layerTooHigh))).toThrow(/layer < 2/);
     expect(() => decodeTrace(build({ ...step0, step: 1 }))).toThrow(/steps are numbered in order/);
-    expect(() => decodeTrace(build({ ...step0, transferred: Int32Array.from([99]), tokens: Int32Array.from([1]), confidence: Float32Array.from([1]), producingRow: Int32Array.from([1]) }))).toThrow(/positions in \[3, 9\]/);
+    expect(() =>
+      decodeTrace(
+        build({
+          ...step0,
+          transferred: Int32Array.from([99]),
+          tokens: Int32Array.from([1]),
+          confidence: Float32Array.from([1]),
+          producingRow: Int32Array.from([1]),
+        }),
+      ),
+    ).toThrow(/positions in \[3, 9\]/);
   });
 
   it("nothing in a trace is executed: JSON is only parsed; __proto__ keys do not pollute", async () => {

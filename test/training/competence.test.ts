@@ -25,27 +25,39 @@ const CLOSED_BOOK_MAX = 0.1;
 const present = (name: string) => fs.existsSync(path.join(ROOT, "models", name, "model.safetensors"));
 
 describe.each(Object.keys(ORACLE_BAR))("%s reads the passage (engine + samplers, held-out people)", (name) => {
-  it.skipIf(!present(name))(`oracle ≥ ${ORACLE_BAR[name] * 100} %, closed-book ≤ ${CLOSED_BOOK_MAX * 100} %, oracle ≥ 10× closed-book`, async () => {
-    const records = await loadQaJsonl(DATA);
-    expect(records).toHaveLength(N);
-    const m = await openModel(path.join(ROOT, "models", name), { threads: 1 });
-    try {
-      const preset = tinyPreset(m.spec);
-      const acc = async (kind: "oracle" | "closed-book") => {
-        const run = await runEval({
-          engine: m.engine, tokenizer: m.tokenizer, records, setting: { kind }, promptFormat: preset.promptFormat,
-          sampler: preset.sampler, extraction: preset.extraction, modelName: name, dataFile: DATA, batchSize: 8,
-        });
-        expect(run.progress.errors).toBe(0);
-        return run.results.reduce((s, r) => s + (r.accuracy ?? 0), 0) / run.results.length;
-      };
-      const oracle = await acc("oracle");
-      const closed = await acc("closed-book");
-      expect(oracle).toBeGreaterThanOrEqual(ORACLE_BAR[name]);
-      expect(closed).toBeLessThanOrEqual(CLOSED_BOOK_MAX);
-      expect(oracle).toBeGreaterThanOrEqual(10 * Math.max(closed, 1 / N));
-    } finally {
-      await m.engine.dispose();
-    }
-  }, 180_000);
+  it.skipIf(!present(name))(
+    `oracle ≥ ${ORACLE_BAR[name] * 100} %, closed-book ≤ ${CLOSED_BOOK_MAX * 100} %, oracle ≥ 10× closed-book`,
+    async () => {
+      const records = await loadQaJsonl(DATA);
+      expect(records).toHaveLength(N);
+      const m = await openModel(path.join(ROOT, "models", name), { threads: 1 });
+      try {
+        const preset = tinyPreset(m.spec);
+        const acc = async (kind: "oracle" | "closed-book") => {
+          const run = await runEval({
+            engine: m.engine,
+            tokenizer: m.tokenizer,
+            records,
+            setting: { kind },
+            promptFormat: preset.promptFormat,
+            sampler: preset.sampler,
+            extraction: preset.extraction,
+            modelName: name,
+            dataFile: DATA,
+            batchSize: 8,
+          });
+          expect(run.progress.errors).toBe(0);
+          return run.results.reduce((s, r) => s + (r.accuracy ?? 0), 0) / run.results.length;
+        };
+        const oracle = await acc("oracle");
+        const closed = await acc("closed-book");
+        expect(oracle).toBeGreaterThanOrEqual(ORACLE_BAR[name]);
+        expect(closed).toBeLessThanOrEqual(CLOSED_BOOK_MAX);
+        expect(oracle).toBeGreaterThanOrEqual(10 * Math.max(closed, 1 / N));
+      } finally {
+        await m.engine.dispose();
+      }
+    },
+    180_000,
+  );
 });

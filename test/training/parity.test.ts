@@ -18,7 +18,11 @@ const NAMES = ["tiny-llama", "tiny-qwen", "tiny-llada", "tiny-dream"];
 const present = (n: string) =>
   fs.existsSync(path.join(ROOT, "models", n, "model.safetensors")) && fs.existsSync(path.join(FIXTURES, `${n}.inputs.json`));
 
-interface Prompt { name: string; ids: number[]; logits_rows: [number, number] }
+interface Prompt {
+  name: string;
+  ids: number[];
+  logits_rows: [number, number];
+}
 
 function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);

@@ -23,44 +23,59 @@ const HAS_TORCH = torchAvailable();
 const reason = HAS_TORCH ? "" : " (skipped: /usr/bin/python3 cannot import torch — apt-get install python3-torch python3-numpy)";
 
 describe(`training/train.py --smoke${reason}`, () => {
-  it.skipIf(!HAS_TORCH)("trains a few steps of each model and saves all four real formats", () => {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-smoke-"));
-    try {
-      const r = spawnSync(PY, ["training/train.py", "--smoke", "--out", out], {
-        cwd: ROOT, encoding: "utf8", timeout: 170_000, env: { ...process.env, OMP_NUM_THREADS: "1" },
-      });
-      expect(r.status, r.stderr.slice(-2000)).toBe(0);
-      const want: Record<string, { family: string; causal: boolean; logitShift: number }> = {
-        "tiny-llama": { family: "llama", causal: true, logitShift: 0 },
-        "tiny-qwen": { family: "qwen2", causal: true, logitShift: 0 },
-        "tiny-llada": { family: "llada", causal: false, logitShift: 0 },
-        "tiny-dream": { family: "dream", causal: false, logitShift: 1 },
-      };
-      for (const [name, w] of Object.entries(want)) {
-        const run = path.join(out, name);
-        const spec = resolveModelSpec(openCheckpoint(path.join(run, "final")));
-        expect(spec.family, name).toBe(w.family);
-        expect(spec.causal, name).toBe(w.causal);
-        expect(spec.logitShift, name).toBe(w.logitShift);
-        // Losses are logged, finite, and the validation loss (fixed batches and masks) went down.
-        const train = fs.readFileSync(path.join(run, "metrics.csv"), "utf8").trim().split("\n").slice(1)
-          .map((l) => Number(l.split(",")[4]));
-        expect(train.length, name).toBeGreaterThanOrEqual(2);
-        for (const v of train) expect(Number.isFinite(v), name).toBe(true);
-        const val = fs.readFileSync(path.join(run, "eval.csv"), "utf8").trim().split("\n").slice(1)
-          .map((l) => Number(l.split(",")[3]));
-        expect(val.length, name).toBe(2);
-        expect(val[1], name).toBeLessThan(val[0]);
-        const summary = JSON.parse(fs.readFileSync(path.join(run, "summary.json"), "utf8"));
-        expect(summary.steps, name).toBe(6);
+  it.skipIf(!HAS_TORCH)(
+    "trains a few steps of each model and saves all four real formats",
+    () => {
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-smoke-"));
+      try {
+        const r = spawnSync(PY, ["training/train.py", "--smoke", "--out", out], {
+          cwd: ROOT,
+          encoding: "utf8",
+          timeout: 170_000,
+          env: { ...process.env, OMP_NUM_THREADS: "1" },
+        });
+        expect(r.status, r.stderr.slice(-2000)).toBe(0);
+        const want: Record<string, { family: string; causal: boolean; logitShift: number }> = {
+          "tiny-llama": { family: "llama", causal: true, logitShift: 0 },
+          "tiny-qwen": { family: "qwen2", causal: true, logitShift: 0 },
+          "tiny-llada": { family: "llada", causal: false, logitShift: 0 },
+          "tiny-dream": { family: "dream", causal: false, logitShift: 1 },
+        };
+        for (const [name, w] of Object.entries(want)) {
+          const run = path.join(out, name);
+          const spec = resolveModelSpec(openCheckpoint(path.join(run, "final")));
+          expect(spec.family, name).toBe(w.family);
+          expect(spec.causal, name).toBe(w.causal);
+          expect(spec.logitShift, name).toBe(w.logitShift);
+          // Losses are logged, finite, and the validation loss (fixed batches and masks) went down.
+          const train = fs
+            .readFileSync(path.join(run, "metrics.csv"), "utf8")
+            .trim()
+            .split("\n")
+            .slice(1)
+            .map((l) => Number(l.split(",")[4]));
+          expect(train.length, name).toBeGreaterThanOrEqual(2);
+          for (const v of train) expect(Number.isFinite(v), name).toBe(true);
+          const val = fs
+            .readFileSync(path.join(run, "eval.csv"), "utf8")
+            .trim()
+            .split("\n")
+            .slice(1)
+            .map((l) => Number(l.split(",")[3]));
+          expect(val.length, name).toBe(2);
+          expect(val[1], name).toBeLessThan(val[0]);
+          const summary = JSON.parse(fs.readFileSync(path.join(run, "summary.json"), "utf8"));
+          expect(summary.steps, name).toBe(6);
+        }
+        // tiny-dream starts from tiny-qwen's final weights.
+        const dream = JSON.parse(fs.readFileSync(path.join(out, "tiny-dream/summary.json"), "utf8"));
+        expect(dream.init_from).toBe("tiny-qwen");
+      } finally {
+        fs.rmSync(out, { recursive: true, force: true });
       }
-      // tiny-dream starts from tiny-qwen's final weights.
-      const dream = JSON.parse(fs.readFileSync(path.join(out, "tiny-dream/summary.json"), "utf8"));
-      expect(dream.init_from).toBe("tiny-qwen");
-    } finally {
-      fs.rmSync(out, { recursive: true, force: true });
-    }
-  }, 180_000);
+    },
+    180_000,
+  );
 
   it.skipIf(!HAS_TORCH)("copy batches repeat a run of words; MDMs mask only the second run, ARMs learn the whole sequence", () => {
     const code = `
@@ -104,4 +119,3 @@ print(json.dumps(out))
     expect(o.warmup).toEqual([true, true, true, false, false]);
   });
 });
-

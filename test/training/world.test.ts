@@ -18,7 +18,10 @@ describe(`training/world.py${PY ? "" : " (skipped: no python3 ≥ 3.10 on PATH)"
       const out = fs.mkdtempSync(path.join(os.tmpdir(), "tiny-world-"));
       try {
         const r = spawnSync(PY!, ["training/world.py", "--out", out], {
-          cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, PYTHONHASHSEED: hashSeed },
+          cwd: ROOT,
+          encoding: "utf8",
+          timeout: 60_000,
+          env: { ...process.env, PYTHONHASHSEED: hashSeed },
         });
         expect(r.status, r.stderr).toBe(0);
         for (const f of ["eval-heldout.jsonl.gz", "split.json.gz", "world.json"]) {
@@ -63,4 +66,3 @@ print(json.dumps({"missing": missing, "leaks": leaks, "clash": clash, "doc_held"
     expect(o.clash).toBeGreaterThan(0);
   });
 });
-

@@ -23,8 +23,14 @@ const L = spec.numLayers;
 
 /** Every probe at every layer. */
 const everything: ProbeRequest = {
-  received: true, receivedHeads: true, self: true, argmax: true, regionSum: { regions: 2 },
-  pattern: { layers: [0, 1, 2] }, patternMean: { layers: [0, 1, 2] }, qk: { layers: [0, 1, 2], preRope: true },
+  received: true,
+  receivedHeads: true,
+  self: true,
+  argmax: true,
+  regionSum: { regions: 2 },
+  pattern: { layers: [0, 1, 2] },
+  patternMean: { layers: [0, 1, 2] },
+  qk: { layers: [0, 1, 2], preRope: true },
 };
 
 /** Parse a hint "probes: { … }" into the request it names (JS object literal; placeholders filled in). */
@@ -92,9 +98,10 @@ describe("the probe table", () => {
   it("size and memory estimates equal the bytes a real forward pass returns, for every row", async () => {
     const engine = await createEngine({ spec, tensors: ck.tensors }, { probes: everything, threads: 1 });
     try {
-      const B = 1, T = 6;
+      const B = 1,
+        T = 6;
       const ids = Int32Array.from({ length: T }, (_, i) => (i * 7 + 3) % spec.vocabSize);
-      const regionOneHot = Float32Array.from({ length: T * 2 }, (_, i) => ((i >> 1) < 3 ? 1 - (i & 1) : i & 1));
+      const regionOneHot = Float32Array.from({ length: T * 2 }, (_, i) => (i >> 1 < 3 ? 1 - (i & 1) : i & 1));
       const out = await engine.forward({ ids, batch: B, seq: T, regionOneHot });
       let bytes = 0;
       for (const o of probeOutputs(spec, everything)) {
@@ -104,7 +111,15 @@ describe("the probe table", () => {
         expect(got.data instanceof Int32Array ? "int32" : "float32", o.name).toBe(o.dtype);
         bytes += got.data.byteLength;
       }
-      expect(probeBytesPerPass(everything, { numLayers: L, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim, seq: T })).toBe(bytes);
+      expect(
+        probeBytesPerPass(everything, {
+          numLayers: L,
+          numHeads: spec.numHeads,
+          numKvHeads: spec.numKvHeads,
+          headDim: spec.headDim,
+          seq: T,
+        }),
+      ).toBe(bytes);
     } finally {
       await engine.dispose();
     }

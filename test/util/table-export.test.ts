@@ -28,19 +28,33 @@ function python(code: string, ...args: string[]): unknown {
 
 describe("table export", () => {
   it("Parquet and Arrow read back in pyarrow with the same values and types", () => {
-    const pq = path.join(tmp, "t.parquet"), ar = path.join(tmp, "t.arrow");
+    const pq = path.join(tmp, "t.parquet"),
+      ar = path.join(tmp, "t.arrow");
     expect(writeTable(pq, rows, { metadata: { "floatscope.grid": "demo" } })).toBe("parquet");
     expect(writeTable(ar, rows)).toBe("arrow");
-    const read = python(`
+    const read = python(
+      `
 import json, sys, pyarrow.parquet as pq, pyarrow.feather as fe
 out = {}
 for name, t in (("parquet", pq.read_table(sys.argv[1])), ("arrow", fe.read_table(sys.argv[2]))):
     out[name] = {"types": {f.name: str(f.type) for f in t.schema}, "rows": t.to_pylist(),
                  "meta": {k.decode(): v.decode() for k, v in (t.schema.metadata or {}).items() if k.startswith(b"floatscope")}}
-print(json.dumps(out))`, pq, ar) as Record<string, { types: Record<string, string>; rows: Record<string, unknown>[]; meta: Record<string, string> }>;
+print(json.dumps(out))`,
+      pq,
+      ar,
+    ) as Record<string, { types: Record<string, string>; rows: Record<string, unknown>[]; meta: Record<string, string> }>;
     for (const fmt of ["parquet", "arrow"]) {
       const t = read[fmt];
-      expect(t.types).toEqual({ model: "string", k: "int32", acc: "double", f1: "double", ok: "bool", answers: "string", note: "string", gone: "string" });
+      expect(t.types).toEqual({
+        model: "string",
+        k: "int32",
+        acc: "double",
+        f1: "double",
+        ok: "bool",
+        answers: "string",
+        note: "string",
+        gone: "string",
+      });
       expect(t.rows.map((r) => r.model)).toEqual(["tiny-llada", "tiny-qwen", "tiny-dream"]);
       expect(t.rows.map((r) => r.k)).toEqual([0, 10, -3]);
       expect(t.rows.map((r) => r.acc)).toEqual([1, 0, 0.25]);
@@ -54,9 +68,13 @@ print(json.dumps(out))`, pq, ar) as Record<string, { types: Record<string, strin
   });
 
   it("CSV quotes what needs quoting (Python's csv module reads it back); JSON lines keep lists", () => {
-    const csv = path.join(tmp, "t.csv"), jl = path.join(tmp, "t.jsonl");
+    const csv = path.join(tmp, "t.csv"),
+      jl = path.join(tmp, "t.jsonl");
     writeTable(csv, rows, { columns: ["model", "k", "f1", "note", "answers"] });
-    const back = python(`import csv, json, sys; print(json.dumps(list(csv.reader(open(sys.argv[1], newline="", encoding="utf8")))))`, csv) as string[][];
+    const back = python(
+      `import csv, json, sys; print(json.dumps(list(csv.reader(open(sys.argv[1], newline="", encoding="utf8")))))`,
+      csv,
+    ) as string[][];
     expect(back).toEqual([
       ["model", "k", "f1", "note", "answers"],
       ["tiny-llada", "0", "0.5", 'says "hi", then,\nleaves', '["green","vert"]'],
@@ -64,7 +82,11 @@ print(json.dumps(out))`, pq, ar) as Record<string, { types: Record<string, strin
       ["tiny-dream", "-3", "1", "", '["x"]'],
     ]);
     writeTable(jl, rows);
-    const lines = fs.readFileSync(jl, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(jl, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0].answers).toEqual(["green", "vert"]);
     expect(lines[1].f1).toBeNull();
     expect(lines[1].gone).toBeNull();

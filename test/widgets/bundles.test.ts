@@ -9,7 +9,11 @@ const png = (b64: unknown) => Buffer.from(String(b64), "base64").subarray(1, 4).
 describe("static fallbacks for every view", () => {
   it("qk: payload + framed SVG of the three heatmaps (token axes, floating marks) + one line of text", () => {
     const n = 3;
-    const a = encodeArray(Array.from({ length: 9 }, (_, i) => i), [n, n], { dtype: "float16" });
+    const a = encodeArray(
+      Array.from({ length: 9 }, (_, i) => i),
+      [n, n],
+      { dtype: "float16" },
+    );
     const b = mimeBundleOf({
       kind: "qk",
       version: 1,
@@ -64,14 +68,23 @@ describe("static fallbacks for every view", () => {
   });
 
   it("every view kind routes through show() by kind", () => {
-    expect(Object.keys(VIEW_MIME).sort()).toEqual(["absorption", "distractor", "drift", "qk", "retrieval", "rollout", "scrubber", "token-types"]);
+    expect(Object.keys(VIEW_MIME).sort()).toEqual([
+      "absorption",
+      "distractor",
+      "drift",
+      "qk",
+      "retrieval",
+      "rollout",
+      "scrubber",
+      "token-types",
+    ]);
   });
 
   it("a malformed payload fails in the cell with a DisplayError", () => {
     expect(() => mimeBundleOf({ kind: "qk", panels: [] })).toThrow(DisplayError);
-    expect(() => mimeBundleOf({ kind: "retrieval", models: [{ model: "m", scores: { dtype: "float32", shape: [2, 2], b64: "AAAA" } }] })).toThrow(
-      /Malformed retrieval payload[\s\S]*holds 3 bytes/,
-    );
+    expect(() =>
+      mimeBundleOf({ kind: "retrieval", models: [{ model: "m", scores: { dtype: "float32", shape: [2, 2], b64: "AAAA" } }] }),
+    ).toThrow(/Malformed retrieval payload[\s\S]*holds 3 bytes/);
   });
 });
 

@@ -115,7 +115,12 @@ export function syntheticTrace(o: SyntheticOptions): Trace {
       logitShift: 0,
       eosTokenIds: [],
     },
-    prompt: { text: tokens.slice(0, P).join(""), ids: Array.from({ length: P }, (_, i) => i), promptLength: P, regions: [{ name: "query", tokens: [0, P], chars: [0, 0] }] },
+    prompt: {
+      text: tokens.slice(0, P).join(""),
+      ids: Array.from({ length: P }, (_, i) => i),
+      promptLength: P,
+      regions: [{ name: "query", tokens: [0, P], chars: [0, 0] }],
+    },
     tokens,
     offsets: tokens.map(() => [0, 0] as [number, number]),
     settings: { sampler: causal ? "arm" : "llada", steps: o.steps },

@@ -36,20 +36,37 @@ export interface ArchitectureMapping {
 /** HF names by role: the Llama module layout (llama, qwen2, dream) and LLaDA's OLMo layout. */
 const HF_NAMES = {
   hf: {
-    token_embd: "model.embed_tokens.weight", output_norm: "model.norm.weight", output: "lm_head.weight",
+    token_embd: "model.embed_tokens.weight",
+    output_norm: "model.norm.weight",
+    output: "lm_head.weight",
     block: (l: number) => `model.layers.${l}`,
     parts: {
-      attn_norm: "input_layernorm", attn_q: "self_attn.q_proj", attn_k: "self_attn.k_proj", attn_v: "self_attn.v_proj",
-      attn_output: "self_attn.o_proj", ffn_norm: "post_attention_layernorm", ffn_gate: "mlp.gate_proj", ffn_up: "mlp.up_proj",
+      attn_norm: "input_layernorm",
+      attn_q: "self_attn.q_proj",
+      attn_k: "self_attn.k_proj",
+      attn_v: "self_attn.v_proj",
+      attn_output: "self_attn.o_proj",
+      ffn_norm: "post_attention_layernorm",
+      ffn_gate: "mlp.gate_proj",
+      ffn_up: "mlp.up_proj",
       ffn_down: "mlp.down_proj",
     } as Record<string, string>,
   },
   olmo: {
-    token_embd: "model.transformer.wte.weight", output_norm: "model.transformer.ln_f.weight", output: "model.transformer.ff_out.weight",
+    token_embd: "model.transformer.wte.weight",
+    output_norm: "model.transformer.ln_f.weight",
+    output: "model.transformer.ff_out.weight",
     block: (l: number) => `model.transformer.blocks.${l}`,
     parts: {
-      attn_norm: "attn_norm", attn_q: "q_proj", attn_k: "k_proj", attn_v: "v_proj", attn_output: "attn_out",
-      ffn_norm: "ff_norm", ffn_gate: "ff_proj", ffn_up: "up_proj", ffn_down: "ff_out",
+      attn_norm: "attn_norm",
+      attn_q: "q_proj",
+      attn_k: "k_proj",
+      attn_v: "v_proj",
+      attn_output: "attn_out",
+      ffn_norm: "ff_norm",
+      ffn_gate: "ff_proj",
+      ffn_up: "up_proj",
+      ffn_down: "ff_out",
     } as Record<string, string>,
   },
 };
@@ -64,24 +81,42 @@ const LAYOUT: Record<GgufArchitecture, { names: keyof typeof HF_NAMES; permuted:
 export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]): ArchitectureMapping {
   const arch = meta.string("general.architecture");
   if (arch === undefined) {
-    throw new CheckpointError("GGUF file has no architecture", { file: meta.file, field: "general.architecture", expected: GGUF_ARCHITECTURES.join(", "), found: "missing" });
+    throw new CheckpointError("GGUF file has no architecture", {
+      file: meta.file,
+      field: "general.architecture",
+      expected: GGUF_ARCHITECTURES.join(", "),
+      found: "missing",
+    });
   }
   if (!(GGUF_ARCHITECTURES as readonly string[]).includes(arch)) {
     throw new CheckpointError("Unsupported GGUF architecture", {
-      file: meta.file, field: "general.architecture", expected: `one of ${GGUF_ARCHITECTURES.join(", ")}`, found: JSON.stringify(arch),
+      file: meta.file,
+      field: "general.architecture",
+      expected: `one of ${GGUF_ARCHITECTURES.join(", ")}`,
+      found: JSON.stringify(arch),
     });
   }
   const a = arch as GgufArchitecture;
   const k = (s: string) => `${a}.${s}`;
   for (const key of [k("attention.head_count"), k("attention.head_count_kv")]) {
     if (meta.entries.get(key)?.type === 9) {
-      throw new CheckpointError("Per-layer head counts are not supported", { file: meta.file, field: key, expected: "one integer for all layers", found: "an array" });
+      throw new CheckpointError("Per-layer head counts are not supported", {
+        file: meta.file,
+        field: key,
+        expected: "one integer for all layers",
+        found: "an array",
+      });
     }
   }
   const byName = new Map(tensors.map((t) => [t.name, t]));
   const embd = byName.get("token_embd.weight");
   if (embd === undefined || embd.dims.length !== 2) {
-    throw new CheckpointError("GGUF file has no 2-D token embedding", { file: meta.file, field: "token_embd.weight", expected: "a [hidden, vocab] tensor", found: embd ? `dims [${embd.dims}]` : "missing" });
+    throw new CheckpointError("GGUF file has no 2-D token embedding", {
+      file: meta.file,
+      field: "token_embd.weight",
+      expected: "a [hidden, vocab] tensor",
+      found: embd ? `dims [${embd.dims}]` : "missing",
+    });
   }
   const hidden = meta.requireInt(k("embedding_length"), { min: 1 });
   const heads = meta.requireInt(k("attention.head_count"), { min: 1 });
@@ -89,19 +124,37 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
   const headDim = meta.int(k("attention.key_length"), { min: 2 }) ?? hidden / heads;
   const valueDim = meta.int(k("attention.value_length"), { min: 2 });
   if (valueDim !== undefined && valueDim !== headDim) {
-    throw new CheckpointError("Different key and value head sizes are not supported", { file: meta.file, field: k("attention.value_length"), expected: `${headDim} (= key_length)`, found: String(valueDim) });
+    throw new CheckpointError("Different key and value head sizes are not supported", {
+      file: meta.file,
+      field: k("attention.value_length"),
+      expected: `${headDim} (= key_length)`,
+      found: String(valueDim),
+    });
   }
   const ropeDims = meta.int(k("rope.dimension_count"));
   if (ropeDims !== undefined && ropeDims !== headDim) {
-    throw new CheckpointError("Partial rotary embeddings are not supported", { file: meta.file, field: k("rope.dimension_count"), expected: `${headDim} (the head size)`, found: String(ropeDims) });
+    throw new CheckpointError("Partial rotary embeddings are not supported", {
+      file: meta.file,
+      field: k("rope.dimension_count"),
+      expected: `${headDim} (the head size)`,
+      found: String(ropeDims),
+    });
   }
   const scaling = meta.string(k("rope.scaling.type"));
   if (scaling !== undefined && scaling !== "none") {
-    throw new CheckpointError("RoPE scaling from GGUF is not supported", { file: meta.file, field: k("rope.scaling.type"), expected: '"none" or absent', found: JSON.stringify(scaling) });
+    throw new CheckpointError("RoPE scaling from GGUF is not supported", {
+      file: meta.file,
+      field: k("rope.scaling.type"),
+      expected: '"none" or absent',
+      found: JSON.stringify(scaling),
+    });
   }
   if (byName.has("rope_freqs.weight")) {
     throw new CheckpointError("Per-frequency RoPE factors are not supported", {
-      file: meta.file, field: "rope_freqs.weight", expected: "no rope_freqs tensor (plain RoPE)", found: "a rope_freqs tensor (Llama-3.1-style scaling)",
+      file: meta.file,
+      field: "rope_freqs.weight",
+      expected: "no rope_freqs tensor (plain RoPE)",
+      found: "a rope_freqs tensor (Llama-3.1-style scaling)",
       hint: "convert the Hugging Face checkpoint to safetensors instead: its rope_scaling is supported there",
     });
   }
@@ -118,25 +171,50 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
   const expectCausal = a === "llama" || a === "qwen2";
   if (causal !== undefined && causal !== expectCausal) {
     throw new CheckpointError("GGUF attention mode contradicts the architecture", {
-      file: meta.file, field: k("attention.causal"), expected: `${expectCausal} for ${a}`, found: String(causal),
+      file: meta.file,
+      field: k("attention.causal"),
+      expected: `${expectCausal} for ${a}`,
+      found: String(causal),
     });
   }
 
   const config: Record<string, unknown> = { architectures: [L.hfArch], model_type: L.modelType };
   if (a === "llada") {
     Object.assign(config, {
-      d_model: hidden, n_layers: layers, n_heads: heads, n_kv_heads: kvHeads, mlp_hidden_size: ff,
-      embedding_size: vocab, vocab_size: vocab, max_sequence_length: ctx, weight_tying: tied,
-      block_type: "llama", activation_type: "silu", layer_norm_type: "rms", rope: true, alibi: false,
-      include_bias: false, include_qkv_bias: byName.has("blk.0.attn_q.bias"), attention_layer_norm: false,
-      input_emb_norm: false, scale_logits: false, layer_norm_with_affine: true,
+      d_model: hidden,
+      n_layers: layers,
+      n_heads: heads,
+      n_kv_heads: kvHeads,
+      mlp_hidden_size: ff,
+      embedding_size: vocab,
+      vocab_size: vocab,
+      max_sequence_length: ctx,
+      weight_tying: tied,
+      block_type: "llama",
+      activation_type: "silu",
+      layer_norm_type: "rms",
+      rope: true,
+      alibi: false,
+      include_bias: false,
+      include_qkv_bias: byName.has("blk.0.attn_q.bias"),
+      attention_layer_norm: false,
+      input_emb_norm: false,
+      scale_logits: false,
+      layer_norm_with_affine: true,
     });
     if (eps !== undefined) config.rms_norm_eps = eps;
     if (theta !== undefined) config.rope_theta = theta;
   } else {
     Object.assign(config, {
-      hidden_size: hidden, num_hidden_layers: layers, num_attention_heads: heads, num_key_value_heads: kvHeads,
-      intermediate_size: ff, vocab_size: vocab, max_position_embeddings: ctx, tie_word_embeddings: tied, hidden_act: "silu",
+      hidden_size: hidden,
+      num_hidden_layers: layers,
+      num_attention_heads: heads,
+      num_key_value_heads: kvHeads,
+      intermediate_size: ff,
+      vocab_size: vocab,
+      max_position_embeddings: ctx,
+      tie_word_embeddings: tied,
+      hidden_act: "silu",
     });
     if (a === "llama") Object.assign(config, { attention_bias: false, mlp_bias: false, head_dim: headDim });
     else Object.assign(config, { use_sliding_window: false, rope_scaling: null });
@@ -153,7 +231,12 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
   const names = HF_NAMES[L.names];
   const map = new Map<string, TensorMapping>();
   for (const t of tensors) {
-    const top = ({ "token_embd.weight": names.token_embd, "output_norm.weight": names.output_norm, "output.weight": names.output } as Record<string, string>)[t.name];
+    const top = (
+      { "token_embd.weight": names.token_embd, "output_norm.weight": names.output_norm, "output.weight": names.output } as Record<
+        string,
+        string
+      >
+    )[t.name];
     if (top !== undefined) {
       map.set(t.name, { name: top });
       continue;
@@ -171,5 +254,11 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
 
 function specialIds(meta: GgufMetadata, vocab: number) {
   const id = (key: string) => meta.int(`tokenizer.ggml.${key}`, { min: 0, max: Math.max(vocab, 1 << 24) });
-  return { bos: id("bos_token_id"), eos: id("eos_token_id"), eot: id("eot_token_id"), pad: id("padding_token_id"), mask: id("mask_token_id") };
+  return {
+    bos: id("bos_token_id"),
+    eos: id("eos_token_id"),
+    eot: id("eot_token_id"),
+    pad: id("padding_token_id"),
+    mask: id("mask_token_id"),
+  };
 }

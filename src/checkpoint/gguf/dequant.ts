@@ -51,21 +51,39 @@ export function dequantize(type: GgmlTypeName, src: Uint8Array, count: number): 
       for (let i = 0; i < count; i++) out[i] = dv.getFloat64(8 * i, true);
       break;
     }
-    case "Q4_0": q4_0(src, out, count / 32); break;
-    case "Q4_1": q4_1(src, out, count / 32); break;
-    case "Q5_0": q5_0(src, out, count / 32); break;
-    case "Q5_1": q5_1(src, out, count / 32); break;
-    case "Q8_0": q8_0(src, out, count / 32); break;
-    case "Q4_K": q4_k(src, out, count / 256); break;
-    case "Q5_K": q5_k(src, out, count / 256); break;
-    case "Q6_K": q6_k(src, out, count / 256); break;
+    case "Q4_0":
+      q4_0(src, out, count / 32);
+      break;
+    case "Q4_1":
+      q4_1(src, out, count / 32);
+      break;
+    case "Q5_0":
+      q5_0(src, out, count / 32);
+      break;
+    case "Q5_1":
+      q5_1(src, out, count / 32);
+      break;
+    case "Q8_0":
+      q8_0(src, out, count / 32);
+      break;
+    case "Q4_K":
+      q4_k(src, out, count / 256);
+      break;
+    case "Q5_K":
+      q5_k(src, out, count / 256);
+      break;
+    case "Q6_K":
+      q6_k(src, out, count / 256);
+      break;
   }
   return out;
 }
 
 function q4_0(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 18, d = half(b, o), yo = i * 32;
+    const o = i * 18,
+      d = half(b, o),
+      yo = i * 32;
     for (let j = 0; j < 16; j++) {
       const q = b[o + 2 + j];
       y[yo + j] = fr(d * ((q & 15) - 8));
@@ -76,7 +94,10 @@ function q4_0(b: Uint8Array, y: Float32Array, nb: number): void {
 
 function q4_1(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 20, d = half(b, o), m = half(b, o + 2), yo = i * 32;
+    const o = i * 20,
+      d = half(b, o),
+      m = half(b, o + 2),
+      yo = i * 32;
     for (let j = 0; j < 16; j++) {
       const q = b[o + 4 + j];
       y[yo + j] = fr(fr(d * (q & 15)) + m);
@@ -89,10 +110,14 @@ const u32 = (b: Uint8Array, o: number): number => (b[o] | (b[o + 1] << 8) | (b[o
 
 function q5_0(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 22, d = half(b, o), qh = u32(b, o + 2), yo = i * 32;
+    const o = i * 22,
+      d = half(b, o),
+      qh = u32(b, o + 2),
+      yo = i * 32;
     for (let j = 0; j < 16; j++) {
       const q = b[o + 6 + j];
-      const h0 = ((qh >>> j) & 1) << 4, h1 = ((qh >>> (j + 16)) & 1) << 4;
+      const h0 = ((qh >>> j) & 1) << 4,
+        h1 = ((qh >>> (j + 16)) & 1) << 4;
       y[yo + j] = fr(d * (((q & 15) | h0) - 16));
       y[yo + j + 16] = fr(d * (((q >> 4) | h1) - 16));
     }
@@ -101,10 +126,15 @@ function q5_0(b: Uint8Array, y: Float32Array, nb: number): void {
 
 function q5_1(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 24, d = half(b, o), m = half(b, o + 2), qh = u32(b, o + 4), yo = i * 32;
+    const o = i * 24,
+      d = half(b, o),
+      m = half(b, o + 2),
+      qh = u32(b, o + 4),
+      yo = i * 32;
     for (let j = 0; j < 16; j++) {
       const q = b[o + 8 + j];
-      const h0 = ((qh >>> j) & 1) << 4, h1 = ((qh >>> (j + 16)) & 1) << 4;
+      const h0 = ((qh >>> j) & 1) << 4,
+        h1 = ((qh >>> (j + 16)) & 1) << 4;
       y[yo + j] = fr(fr(d * ((q & 15) | h0)) + m);
       y[yo + j + 16] = fr(fr(d * ((q >> 4) | h1)) + m);
     }
@@ -113,7 +143,9 @@ function q5_1(b: Uint8Array, y: Float32Array, nb: number): void {
 
 function q8_0(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 34, d = half(b, o), yo = i * 32;
+    const o = i * 34,
+      d = half(b, o),
+      yo = i * 32;
     for (let j = 0; j < 32; j++) y[yo + j] = fr(((b[o + 2 + j] << 24) >> 24) * d);
   }
 }
@@ -126,11 +158,19 @@ function scaleMin(b: Uint8Array, s: number, j: number): [number, number] {
 
 function q4_k(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 144, d = half(b, o), dmin = half(b, o + 2), s = o + 4, qs = o + 16;
+    const o = i * 144,
+      d = half(b, o),
+      dmin = half(b, o + 2),
+      s = o + 4,
+      qs = o + 16;
     let yo = i * 256;
     for (let g = 0; g < 4; g++) {
-      const [sc1, m1] = scaleMin(b, s, 2 * g), [sc2, m2] = scaleMin(b, s, 2 * g + 1);
-      const d1 = fr(d * sc1), dm1 = fr(dmin * m1), d2 = fr(d * sc2), dm2 = fr(dmin * m2);
+      const [sc1, m1] = scaleMin(b, s, 2 * g),
+        [sc2, m2] = scaleMin(b, s, 2 * g + 1);
+      const d1 = fr(d * sc1),
+        dm1 = fr(dmin * m1),
+        d2 = fr(d * sc2),
+        dm2 = fr(dmin * m2);
       const q = qs + 32 * g;
       for (let l = 0; l < 32; l++) y[yo + l] = fr(fr(d1 * (b[q + l] & 15)) - dm1);
       for (let l = 0; l < 32; l++) y[yo + 32 + l] = fr(fr(d2 * (b[q + l] >> 4)) - dm2);
@@ -141,12 +181,23 @@ function q4_k(b: Uint8Array, y: Float32Array, nb: number): void {
 
 function q5_k(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 176, d = half(b, o), dmin = half(b, o + 2), s = o + 4, qh = o + 16, qs = o + 48;
+    const o = i * 176,
+      d = half(b, o),
+      dmin = half(b, o + 2),
+      s = o + 4,
+      qh = o + 16,
+      qs = o + 48;
     let yo = i * 256;
     for (let g = 0; g < 4; g++) {
-      const [sc1, m1] = scaleMin(b, s, 2 * g), [sc2, m2] = scaleMin(b, s, 2 * g + 1);
-      const d1 = fr(d * sc1), dm1 = fr(dmin * m1), d2 = fr(d * sc2), dm2 = fr(dmin * m2);
-      const q = qs + 32 * g, u1 = 1 << (2 * g), u2 = 2 << (2 * g);
+      const [sc1, m1] = scaleMin(b, s, 2 * g),
+        [sc2, m2] = scaleMin(b, s, 2 * g + 1);
+      const d1 = fr(d * sc1),
+        dm1 = fr(dmin * m1),
+        d2 = fr(d * sc2),
+        dm2 = fr(dmin * m2);
+      const q = qs + 32 * g,
+        u1 = 1 << (2 * g),
+        u2 = 2 << (2 * g);
       for (let l = 0; l < 32; l++) y[yo + l] = fr(fr(d1 * ((b[q + l] & 15) + (b[qh + l] & u1 ? 16 : 0))) - dm1);
       for (let l = 0; l < 32; l++) y[yo + 32 + l] = fr(fr(d2 * ((b[q + l] >> 4) + (b[qh + l] & u2 ? 16 : 0))) - dm2);
       yo += 64;
@@ -156,9 +207,13 @@ function q5_k(b: Uint8Array, y: Float32Array, nb: number): void {
 
 function q6_k(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
-    const o = i * 210, d = half(b, o + 208);
+    const o = i * 210,
+      d = half(b, o + 208);
     for (let n = 0; n < 2; n++) {
-      const ql = o + 64 * n, qh = o + 128 + 32 * n, sc = o + 192 + 8 * n, yo = i * 256 + 128 * n;
+      const ql = o + 64 * n,
+        qh = o + 128 + 32 * n,
+        sc = o + 192 + 8 * n,
+        yo = i * 256 + 128 * n;
       for (let l = 0; l < 32; l++) {
         const is = l >> 4;
         const s = (k: number) => fr(d * ((b[sc + is + k] << 24) >> 24));

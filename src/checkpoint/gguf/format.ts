@@ -9,8 +9,19 @@ export const GGUF_DEFAULT_ALIGNMENT = 32;
 
 /** Metadata value type ids. */
 export const GgufValueType = {
-  UINT8: 0, INT8: 1, UINT16: 2, INT16: 3, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7,
-  STRING: 8, ARRAY: 9, UINT64: 10, INT64: 11, FLOAT64: 12,
+  UINT8: 0,
+  INT8: 1,
+  UINT16: 2,
+  INT16: 3,
+  UINT32: 4,
+  INT32: 5,
+  FLOAT32: 6,
+  BOOL: 7,
+  STRING: 8,
+  ARRAY: 9,
+  UINT64: 10,
+  INT64: 11,
+  FLOAT64: 12,
 } as const;
 export type GgufValueType = (typeof GgufValueType)[keyof typeof GgufValueType] | number;
 
@@ -18,17 +29,25 @@ export type GgufValueType = (typeof GgufValueType)[keyof typeof GgufValueType] |
 export const VALUE_BYTES: Readonly<Record<number, number>> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 
 export const VALUE_TYPE_NAMES: Readonly<Record<number, string>> = {
-  0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32", 6: "float32", 7: "bool",
-  8: "string", 9: "array", 10: "uint64", 11: "int64", 12: "float64",
+  0: "uint8",
+  1: "int8",
+  2: "uint16",
+  3: "int16",
+  4: "uint32",
+  5: "int32",
+  6: "float32",
+  7: "bool",
+  8: "string",
+  9: "array",
+  10: "uint64",
+  11: "int64",
+  12: "float64",
 };
 
 /** A metadata value: numbers (64-bit integers as bigint when beyond 2^53), strings, booleans, arrays. */
 export type GgufValue = number | bigint | boolean | string | GgufValue[] | ArrayLike<number>;
 
-export type GgmlTypeName =
-  | "F32" | "F16" | "BF16" | "F64"
-  | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1" | "Q8_0"
-  | "Q4_K" | "Q5_K" | "Q6_K";
+export type GgmlTypeName = "F32" | "F16" | "BF16" | "F64" | "Q4_0" | "Q4_1" | "Q5_0" | "Q5_1" | "Q8_0" | "Q4_K" | "Q5_K" | "Q6_K";
 
 export interface GgmlType {
   name: GgmlTypeName;
@@ -56,9 +75,28 @@ export const GGML_TYPES: Readonly<Record<number, GgmlType>> = {
 
 /** Names of ggml types we know of but do not decode, so the error can say what the file has. */
 export const KNOWN_UNSUPPORTED: Readonly<Record<number, string>> = {
-  9: "Q8_1", 10: "Q2_K", 11: "Q3_K", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S",
-  20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S", 23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 29: "IQ1_M",
-  34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4",
+  9: "Q8_1",
+  10: "Q2_K",
+  11: "Q3_K",
+  15: "Q8_K",
+  16: "IQ2_XXS",
+  17: "IQ2_XS",
+  18: "IQ3_XXS",
+  19: "IQ1_S",
+  20: "IQ4_NL",
+  21: "IQ3_S",
+  22: "IQ2_S",
+  23: "IQ4_XS",
+  24: "I8",
+  25: "I16",
+  26: "I32",
+  27: "I64",
+  29: "IQ1_M",
+  34: "TQ1_0",
+  35: "TQ2_0",
+  39: "MXFP4",
 };
 
-export const SUPPORTED_TYPE_LIST = Object.values(GGML_TYPES).map((t) => t.name).join(", ");
+export const SUPPORTED_TYPE_LIST = Object.values(GGML_TYPES)
+  .map((t) => t.name)
+  .join(", ");

@@ -7,13 +7,22 @@ import { GgufValueType, VALUE_TYPE_NAMES, type GgufValue } from "./format.js";
 import type { GgufEntry } from "./reader.js";
 
 const INT_TYPES = new Set<number>([
-  GgufValueType.UINT8, GgufValueType.INT8, GgufValueType.UINT16, GgufValueType.INT16,
-  GgufValueType.UINT32, GgufValueType.INT32, GgufValueType.UINT64, GgufValueType.INT64,
+  GgufValueType.UINT8,
+  GgufValueType.INT8,
+  GgufValueType.UINT16,
+  GgufValueType.INT16,
+  GgufValueType.UINT32,
+  GgufValueType.INT32,
+  GgufValueType.UINT64,
+  GgufValueType.INT64,
 ]);
 const FLOAT_TYPES = new Set<number>([GgufValueType.FLOAT32, GgufValueType.FLOAT64]);
 
 export class GgufMetadata {
-  constructor(readonly file: string, readonly entries: Map<string, GgufEntry>) {}
+  constructor(
+    readonly file: string,
+    readonly entries: Map<string, GgufEntry>,
+  ) {}
 
   has(key: string): boolean {
     return this.entries.has(key);
@@ -21,7 +30,10 @@ export class GgufMetadata {
 
   private fail(key: string, expected: string, e: GgufEntry | undefined): never {
     throw new CheckpointError(e ? "GGUF metadata value has the wrong type or range" : "GGUF metadata key is missing", {
-      file: this.file, field: key, expected, found: e ? describe(e) : "missing",
+      file: this.file,
+      field: key,
+      expected,
+      found: e ? describe(e) : "missing",
     });
   }
 
@@ -45,7 +57,8 @@ export class GgufMetadata {
     const e = this.entries.get(key);
     if (e === undefined) return undefined;
     const want = `a number${opts.min !== undefined ? ` >= ${opts.min}` : ""}${opts.max !== undefined ? ` <= ${opts.max}` : ""}`;
-    if (!(FLOAT_TYPES.has(e.type) || INT_TYPES.has(e.type)) || typeof e.value !== "number" || !Number.isFinite(e.value)) this.fail(key, want, e);
+    if (!(FLOAT_TYPES.has(e.type) || INT_TYPES.has(e.type)) || typeof e.value !== "number" || !Number.isFinite(e.value))
+      this.fail(key, want, e);
     const v = e.type === GgufValueType.FLOAT32 ? shortestF32(e.value as number) : (e.value as number);
     if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) this.fail(key, want, e);
     return v;
@@ -94,7 +107,10 @@ function shortestF32(v: number): number {
 }
 
 function describe(e: GgufEntry): string {
-  const t = e.type === GgufValueType.ARRAY ? `array of ${VALUE_TYPE_NAMES[e.itemType ?? -1] ?? "?"}` : VALUE_TYPE_NAMES[e.type] ?? `type ${e.type}`;
+  const t =
+    e.type === GgufValueType.ARRAY
+      ? `array of ${VALUE_TYPE_NAMES[e.itemType ?? -1] ?? "?"}`
+      : (VALUE_TYPE_NAMES[e.type] ?? `type ${e.type}`);
   return `${t} ${short(e.value)}`;
 }
 

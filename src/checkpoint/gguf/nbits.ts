@@ -35,7 +35,9 @@ export interface NBitsWeight {
 
 function half(b: Uint8Array, o: number): number {
   const h = b[o] | (b[o + 1] << 8);
-  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  const s = h & 0x8000 ? -1 : 1,
+    e = (h >> 10) & 0x1f,
+    f = h & 0x3ff;
   return e === 0 ? s * f * 2 ** -24 : e === 31 ? (f ? NaN : s * Infinity) : s * (1 + f / 1024) * 2 ** (e - 15);
 }
 

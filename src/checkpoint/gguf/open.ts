@@ -44,7 +44,8 @@ export function checkpointFromHeader(header: GgufHeader): GgufCheckpoint {
       byteOffset: t.byteOffset,
       byteLength: t.byteLength,
     };
-    if (!inPlace) info.encoding = { ggmlType: t.type.name, ...(m?.unpermuteHeads !== undefined ? { unpermuteHeads: m.unpermuteHeads } : {}) };
+    if (!inPlace)
+      info.encoding = { ggmlType: t.type.name, ...(m?.unpermuteHeads !== undefined ? { unpermuteHeads: m.unpermuteHeads } : {}) };
     tensors.set(name, info);
   }
   return {

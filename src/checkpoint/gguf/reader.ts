@@ -15,8 +15,16 @@
 import * as fs from "node:fs";
 import { CheckpointError } from "../../util/errors.js";
 import {
-  GGML_TYPES, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType, KNOWN_UNSUPPORTED, SUPPORTED_TYPE_LIST, VALUE_BYTES,
-  VALUE_TYPE_NAMES, type GgmlType, type GgufValue,
+  GGML_TYPES,
+  GGUF_DEFAULT_ALIGNMENT,
+  GGUF_MAGIC,
+  GgufValueType,
+  KNOWN_UNSUPPORTED,
+  SUPPORTED_TYPE_LIST,
+  VALUE_BYTES,
+  VALUE_TYPE_NAMES,
+  type GgmlType,
+  type GgufValue,
 } from "./format.js";
 
 export interface GgufEntry {
@@ -61,7 +69,11 @@ class Cursor {
   private bufStart = 0;
   pos = 0;
 
-  constructor(private readonly fd: number, readonly size: number, private readonly file: string) {}
+  constructor(
+    private readonly fd: number,
+    readonly size: number,
+    private readonly file: string,
+  ) {}
 
   get left(): number {
     return this.size - this.pos;
@@ -74,8 +86,13 @@ class Cursor {
   /** Make `n` bytes from `pos` available; `field` names what is being read when the file ends first. */
   private ensure(n: number, field: string): void {
     if (n > this.left) {
-      this.fail("GGUF file ends inside its header", field, `${n} more bytes at offset ${this.pos}`, `${this.left} bytes left (file size ${this.size})`,
-        "the file is truncated or not a GGUF file; download it again");
+      this.fail(
+        "GGUF file ends inside its header",
+        field,
+        `${n} more bytes at offset ${this.pos}`,
+        `${this.left} bytes left (file size ${this.size})`,
+        "the file is truncated or not a GGUF file; download it again",
+      );
     }
     if (this.pos >= this.bufStart && this.pos + n <= this.bufStart + this.buf.length) return;
     const len = Math.min(Math.max(n, WINDOW), this.left);
@@ -160,22 +177,33 @@ function fromBig(v: bigint): number | bigint {
 
 function readScalar(c: Cursor, type: number, field: string): GgufValue {
   switch (type) {
-    case GgufValueType.UINT8: return c.u8(field);
-    case GgufValueType.INT8: return c.i8(field);
-    case GgufValueType.UINT16: return c.u16(field);
-    case GgufValueType.INT16: return c.i16(field);
-    case GgufValueType.UINT32: return c.u32(field);
-    case GgufValueType.INT32: return c.i32(field);
-    case GgufValueType.FLOAT32: return c.f32(field);
-    case GgufValueType.FLOAT64: return c.f64(field);
-    case GgufValueType.UINT64: return fromBig(c.u64(field));
-    case GgufValueType.INT64: return fromBig(c.i64(field));
+    case GgufValueType.UINT8:
+      return c.u8(field);
+    case GgufValueType.INT8:
+      return c.i8(field);
+    case GgufValueType.UINT16:
+      return c.u16(field);
+    case GgufValueType.INT16:
+      return c.i16(field);
+    case GgufValueType.UINT32:
+      return c.u32(field);
+    case GgufValueType.INT32:
+      return c.i32(field);
+    case GgufValueType.FLOAT32:
+      return c.f32(field);
+    case GgufValueType.FLOAT64:
+      return c.f64(field);
+    case GgufValueType.UINT64:
+      return fromBig(c.u64(field));
+    case GgufValueType.INT64:
+      return fromBig(c.i64(field));
     case GgufValueType.BOOL: {
       const b = c.u8(field);
       if (b > 1) c.fail("GGUF boolean is neither 0 nor 1", field, "0 or 1", String(b));
       return b === 1;
     }
-    case GgufValueType.STRING: return c.str(field);
+    case GgufValueType.STRING:
+      return c.str(field);
     default:
       return c.fail("GGUF metadata value has an unknown type", `${field} (value type)`, "a type id in 0..12", String(type));
   }
@@ -184,14 +212,22 @@ function readScalar(c: Cursor, type: number, field: string): GgufValue {
 function readValue(c: Cursor, type: number, field: string, depth: number): GgufEntry {
   if (type !== GgufValueType.ARRAY) return { type, value: readScalar(c, type, field) };
   const itemType = c.u32(`${field} (array item type)`);
-  if (VALUE_TYPE_NAMES[itemType] === undefined) c.fail("GGUF array has an unknown item type", `${field} (array item type)`, "a type id in 0..12", String(itemType));
+  if (VALUE_TYPE_NAMES[itemType] === undefined)
+    c.fail("GGUF array has an unknown item type", `${field} (array item type)`, "a type id in 0..12", String(itemType));
   if (itemType === GgufValueType.ARRAY && depth >= 2) c.fail("GGUF arrays are nested too deeply", field, "at most 2 levels", "more");
   // The smallest item: a fixed-size scalar, or 8 bytes (the length) of a string / an array header.
   const minItem = VALUE_BYTES[itemType] ?? (itemType === GgufValueType.STRING ? 8 : 12);
-  const n = c.count(`${field} (array length)`, Math.floor(c.left / minItem), `items of ${VALUE_TYPE_NAMES[itemType]} (what is left in the file)`);
+  const n = c.count(
+    `${field} (array length)`,
+    Math.floor(c.left / minItem),
+    `items of ${VALUE_TYPE_NAMES[itemType]} (what is left in the file)`,
+  );
   const out: GgufValue[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    out[i] = itemType === GgufValueType.ARRAY ? readValue(c, GgufValueType.ARRAY, `${field}[${i}]`, depth + 1).value : readScalar(c, itemType, `${field}[${i}]`);
+    out[i] =
+      itemType === GgufValueType.ARRAY
+        ? readValue(c, GgufValueType.ARRAY, `${field}[${i}]`, depth + 1).value
+        : readScalar(c, itemType, `${field}[${i}]`);
   }
   return { type, itemType, value: out };
 }
@@ -208,7 +244,12 @@ export function readGgufHeader(file: string): GgufHeader {
   try {
     fd = fs.openSync(real, "r");
   } catch (e) {
-    throw new CheckpointError("GGUF file cannot be opened", { file: real, field: "(file)", expected: "a readable file", found: (e as Error).message });
+    throw new CheckpointError("GGUF file cannot be opened", {
+      file: real,
+      field: "(file)",
+      expected: "a readable file",
+      found: (e as Error).message,
+    });
   }
   try {
     const size = fs.fstatSync(fd).size;
@@ -216,14 +257,27 @@ export function readGgufHeader(file: string): GgufHeader {
     if (size < 24) c.fail("File is too short to be GGUF", "magic", "at least 24 bytes (magic, version, counts)", `${size} bytes`);
     const magic = c.u32("magic");
     if (magic !== GGUF_MAGIC) {
-      c.fail("Not a GGUF file", "magic", '"GGUF"', JSON.stringify(Buffer.from([magic & 255, (magic >> 8) & 255, (magic >> 16) & 255, magic >>> 24]).toString("latin1")));
+      c.fail(
+        "Not a GGUF file",
+        "magic",
+        '"GGUF"',
+        JSON.stringify(Buffer.from([magic & 255, (magic >> 8) & 255, (magic >> 16) & 255, magic >>> 24]).toString("latin1")),
+      );
     }
     const version = c.u32("version");
     if (version !== 2 && version !== 3) {
-      const swapped = ((version & 255) << 24) | ((version >> 8) & 255) << 16 | ((version >> 16) & 255) << 8 | (version >>> 24);
-      c.fail("Unsupported GGUF version", "version", "2 or 3", String(version),
-        swapped === 2 || swapped === 3 ? "this is a big-endian GGUF; convert it to little-endian (gguf-convert-endian)"
-          : version === 1 ? "GGUF v1 (32-bit counts) is obsolete; re-convert the model with a current llama.cpp" : undefined);
+      const swapped = ((version & 255) << 24) | (((version >> 8) & 255) << 16) | (((version >> 16) & 255) << 8) | (version >>> 24);
+      c.fail(
+        "Unsupported GGUF version",
+        "version",
+        "2 or 3",
+        String(version),
+        swapped === 2 || swapped === 3
+          ? "this is a big-endian GGUF; convert it to little-endian (gguf-convert-endian)"
+          : version === 1
+            ? "GGUF v1 (32-bit counts) is obsolete; re-convert the model with a current llama.cpp"
+            : undefined,
+      );
     }
     // Each tensor entry takes at least 8 (name length) + 4 + 8 (one dim) + 4 + 8 bytes; each KV 8 + 4 + 1.
     const nTensors = c.count("tensor_count", Math.min(MAX_TENSORS, Math.floor(c.left / 32)), "tensors (what the file can hold)");
@@ -247,31 +301,49 @@ export function readGgufHeader(file: string): GgufHeader {
       const dims: number[] = [];
       for (let d = 0; d < nd; d++) {
         const v = c.u64(`${name}.dims[${d}]`);
-        if (v < 1n || v > BigInt(Number.MAX_SAFE_INTEGER)) c.fail("GGUF tensor dimension is out of range", `${name}.dims[${d}]`, "a positive integer", v.toString());
+        if (v < 1n || v > BigInt(Number.MAX_SAFE_INTEGER))
+          c.fail("GGUF tensor dimension is out of range", `${name}.dims[${d}]`, "a positive integer", v.toString());
         dims.push(Number(v));
       }
       const typeId = c.u32(`${name}.type`);
       const type = GGML_TYPES[typeId];
       if (type === undefined) {
-        c.fail("GGUF tensor has an unsupported ggml type", `${name}.type`, SUPPORTED_TYPE_LIST, KNOWN_UNSUPPORTED[typeId] ?? `type id ${typeId}`,
-          "re-quantise the model to one of the supported types (e.g. Q8_0, Q4_K) with llama-quantize");
+        c.fail(
+          "GGUF tensor has an unsupported ggml type",
+          `${name}.type`,
+          SUPPORTED_TYPE_LIST,
+          KNOWN_UNSUPPORTED[typeId] ?? `type id ${typeId}`,
+          "re-quantise the model to one of the supported types (e.g. Q8_0, Q4_K) with llama-quantize",
+        );
       }
       if (dims[0] % type.blockSize !== 0) {
-        c.fail("GGUF tensor rows are not whole quantisation blocks", `${name}.dims[0]`, `a multiple of ${type.blockSize} (${type.name} block)`, String(dims[0]));
+        c.fail(
+          "GGUF tensor rows are not whole quantisation blocks",
+          `${name}.dims[0]`,
+          `a multiple of ${type.blockSize} (${type.name} block)`,
+          String(dims[0]),
+        );
       }
       raw.push({ name, dims, type, rel: c.u64(`${name}.offset`) });
     }
     const dataStart = Math.ceil(c.pos / alignment) * alignment;
     const dataBytes = size - dataStart;
-    if (nTensors > 0 && dataBytes < 0) c.fail("GGUF file ends before its tensor data", "(data section)", `data from offset ${dataStart}`, `file size ${size}`);
+    if (nTensors > 0 && dataBytes < 0)
+      c.fail("GGUF file ends before its tensor data", "(data section)", `data from offset ${dataStart}`, `file size ${size}`);
     const tensors: GgufTensorEntry[] = raw.map((t) => {
       const numel = t.dims.reduce((a, b) => a * b, 1);
       const byteLength = (numel / t.type.blockSize) * t.type.typeSize;
       if (!Number.isSafeInteger(byteLength)) c.fail("GGUF tensor is too large", `${t.name}.dims`, "fewer than 2^53 bytes", `[${t.dims}]`);
-      if (t.rel % BigInt(alignment) !== 0n) c.fail("GGUF tensor data is not aligned", `${t.name}.offset`, `a multiple of general.alignment = ${alignment}`, t.rel.toString());
+      if (t.rel % BigInt(alignment) !== 0n)
+        c.fail("GGUF tensor data is not aligned", `${t.name}.offset`, `a multiple of general.alignment = ${alignment}`, t.rel.toString());
       if (t.rel + BigInt(byteLength) > BigInt(Math.max(dataBytes, 0))) {
-        c.fail("GGUF tensor data lies beyond the end of the file", `${t.name}.offset`, `offset + ${byteLength} bytes <= ${Math.max(dataBytes, 0)} (data section)`, t.rel.toString(),
-          "the file is truncated; download it again");
+        c.fail(
+          "GGUF tensor data lies beyond the end of the file",
+          `${t.name}.offset`,
+          `offset + ${byteLength} bytes <= ${Math.max(dataBytes, 0)} (data section)`,
+          t.rel.toString(),
+          "the file is truncated; download it again",
+        );
       }
       return { name: t.name, dims: t.dims, type: t.type, byteOffset: dataStart + Number(t.rel), byteLength };
     });
@@ -279,7 +351,12 @@ export function readGgufHeader(file: string): GgufHeader {
     for (let i = 1; i < sorted.length; i++) {
       const p = sorted[i - 1];
       if (sorted[i].byteOffset < p.byteOffset + p.byteLength) {
-        c.fail("GGUF tensors overlap", `${sorted[i].name}.offset`, `>= ${p.byteOffset + p.byteLength - dataStart} (end of ${p.name})`, String(sorted[i].byteOffset - dataStart));
+        c.fail(
+          "GGUF tensors overlap",
+          `${sorted[i].name}.offset`,
+          `>= ${p.byteOffset + p.byteLength - dataStart} (end of ${p.name})`,
+          String(sorted[i].byteOffset - dataStart),
+        );
       }
     }
     return { file: real, version: version as 2 | 3, fileSize: size, alignment, dataStart, metadata, tensors };

@@ -18,14 +18,24 @@ export function readStoredBytes(info: TensorInfo): Buffer {
   try {
     fd = fs.openSync(info.file, "r");
   } catch (e) {
-    throw new CheckpointError("Weight file cannot be opened", { file: info.file, field: info.name, expected: "a readable file", found: (e as Error).message });
+    throw new CheckpointError("Weight file cannot be opened", {
+      file: info.file,
+      field: info.name,
+      expected: "a readable file",
+      found: (e as Error).message,
+    });
   }
   try {
     let done = 0;
     while (done < buf.length) {
       const got = fs.readSync(fd, buf, done, Math.min(buf.length - done, 1 << 30), info.byteOffset + done);
       if (got <= 0) {
-        throw new CheckpointError("Tensor data is truncated", { file: info.file, field: info.name, expected: `${buf.length} bytes at offset ${info.byteOffset}`, found: `${done} bytes` });
+        throw new CheckpointError("Tensor data is truncated", {
+          file: info.file,
+          field: info.name,
+          expected: `${buf.length} bytes at offset ${info.byteOffset}`,
+          found: `${done} bytes`,
+        });
       }
       done += got;
     }
@@ -59,7 +69,12 @@ export function decodeTensor(info: TensorInfo): Float32Array {
   const enc = info.encoding;
   const type = TYPE_BY_NAME.get(enc?.ggmlType ?? info.dtype);
   if (type === undefined) {
-    throw new CheckpointError("Tensor has an unknown encoding", { file: info.file, field: `${info.name}.encoding`, expected: "a ggml type name", found: String(enc?.ggmlType) });
+    throw new CheckpointError("Tensor has an unknown encoding", {
+      file: info.file,
+      field: `${info.name}.encoding`,
+      expected: "a ggml type name",
+      found: String(enc?.ggmlType),
+    });
   }
   const count = info.shape.reduce((a, b) => a * b, 1);
   let bytes: Uint8Array = readStoredBytes(info);
@@ -67,7 +82,12 @@ export function decodeTensor(info: TensorInfo): Float32Array {
   if (heads !== undefined) {
     const rows = info.shape[0];
     if (info.shape.length < 1 || rows % heads !== 0 || (rows / heads) % 2 !== 0) {
-      throw new CheckpointError("Rotary rows do not split into heads", { file: info.file, field: info.name, expected: `rows divisible into ${heads} heads of even size`, found: `[${info.shape}]` });
+      throw new CheckpointError("Rotary rows do not split into heads", {
+        file: info.file,
+        field: info.name,
+        expected: `rows divisible into ${heads} heads of even size`,
+        found: `[${info.shape}]`,
+      });
     }
     bytes = unpermuteRows(bytes, rows, bytes.length / rows, heads);
   }

@@ -21,8 +21,10 @@ import type { GgufMetadata } from "./metadata.js";
 const TOKEN_CONTROL = 3;
 const TOKEN_USER_DEFINED = 4;
 
-const LLAMA3_SPLIT = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const QWEN2_SPLIT = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const LLAMA3_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 const byteLevel = (useRegex: boolean) => ({ type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: useRegex });
 const split = (pattern: string) => ({ type: "Split", pattern: { Regex: pattern }, behavior: "Isolated", invert: false });
@@ -48,25 +50,39 @@ export function tokenizerFromGguf(meta: GgufMetadata): TokenizerFiles | undefine
   if (model === undefined && tokens === undefined) return undefined;
   if (model !== "gpt2") {
     throw new CheckpointError("Unsupported GGUF tokenizer model", {
-      file: meta.file, field: "tokenizer.ggml.model", expected: '"gpt2" (byte-level BPE)', found: JSON.stringify(model ?? null),
-      hint: "SentencePiece (\"llama\") vocabularies are not converted yet; use the model's Hugging Face tokenizer.json",
+      file: meta.file,
+      field: "tokenizer.ggml.model",
+      expected: '"gpt2" (byte-level BPE)',
+      found: JSON.stringify(model ?? null),
+      hint: 'SentencePiece ("llama") vocabularies are not converted yet; use the model\'s Hugging Face tokenizer.json',
     });
   }
   if (tokens === undefined || tokens.length === 0) {
-    throw new CheckpointError("GGUF tokenizer has no tokens", { file: meta.file, field: "tokenizer.ggml.tokens", expected: "an array of strings", found: "missing" });
+    throw new CheckpointError("GGUF tokenizer has no tokens", {
+      file: meta.file,
+      field: "tokenizer.ggml.tokens",
+      expected: "an array of strings",
+      found: "missing",
+    });
   }
   const merges = meta.stringArray("tokenizer.ggml.merges") ?? [];
   const types = meta.intArray("tokenizer.ggml.token_type");
   if (types !== undefined && types.length !== tokens.length) {
     throw new CheckpointError("GGUF token types do not match the tokens", {
-      file: meta.file, field: "tokenizer.ggml.token_type", expected: `${tokens.length} entries (one per token)`, found: `${types.length}`,
+      file: meta.file,
+      field: "tokenizer.ggml.token_type",
+      expected: `${tokens.length} entries (one per token)`,
+      found: `${types.length}`,
     });
   }
   const preName = meta.string("tokenizer.ggml.pre") ?? "default";
   const pre = PRE[preName];
   if (pre === undefined) {
     throw new CheckpointError("Unsupported GGUF pre-tokenizer", {
-      file: meta.file, field: "tokenizer.ggml.pre", expected: `one of ${SUPPORTED_PRE_TOKENIZERS.join(", ")}`, found: JSON.stringify(preName),
+      file: meta.file,
+      field: "tokenizer.ggml.pre",
+      expected: `one of ${SUPPORTED_PRE_TOKENIZERS.join(", ")}`,
+      found: JSON.stringify(preName),
     });
   }
   const [normalizer, preTokenizer] = pre();
@@ -78,7 +94,15 @@ export function tokenizerFromGguf(meta: GgufMetadata): TokenizerFiles | undefine
     if (!(t in vocab)) vocab[t] = id;
     const type = types?.[id];
     if (type === TOKEN_CONTROL || type === TOKEN_USER_DEFINED) {
-      added.push({ id, content: t, single_word: false, lstrip: false, rstrip: false, normalized: type === TOKEN_USER_DEFINED, special: type === TOKEN_CONTROL });
+      added.push({
+        id,
+        content: t,
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: type === TOKEN_USER_DEFINED,
+        special: type === TOKEN_CONTROL,
+      });
     }
   });
   const n = tokens.length;
@@ -89,13 +113,23 @@ export function tokenizerFromGguf(meta: GgufMetadata): TokenizerFiles | undefine
   const bos = special("bos_token_id");
   const addBos = meta.bool("tokenizer.ggml.add_bos_token") ?? (preName === "llama-bpe" || preName === "llama3");
   if (addBos && bos === undefined) {
-    throw new CheckpointError("GGUF tokenizer adds a BOS token it does not name", { file: meta.file, field: "tokenizer.ggml.bos_token_id", expected: "a token id", found: "missing" });
+    throw new CheckpointError("GGUF tokenizer adds a BOS token it does not name", {
+      file: meta.file,
+      field: "tokenizer.ggml.bos_token_id",
+      expected: "a token id",
+      found: "missing",
+    });
   }
   const postProcessor = addBos
     ? {
         type: "TemplateProcessing",
         single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
-        pair: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: bos, type_id: 1 } }, { Sequence: { id: "B", type_id: 1 } }],
+        pair: [
+          { SpecialToken: { id: bos, type_id: 0 } },
+          { Sequence: { id: "A", type_id: 0 } },
+          { SpecialToken: { id: bos, type_id: 1 } },
+          { Sequence: { id: "B", type_id: 1 } },
+        ],
         special_tokens: { [bos!]: { id: bos, ids: [meta.int("tokenizer.ggml.bos_token_id")], tokens: [bos] } },
       }
     : { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: true };
@@ -109,12 +143,26 @@ export function tokenizerFromGguf(meta: GgufMetadata): TokenizerFiles | undefine
     post_processor: postProcessor,
     decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
-      type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges,
+      type: "BPE",
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges,
     },
   };
   const config: Record<string, unknown> = { add_bos_token: addBos, add_eos_token: meta.bool("tokenizer.ggml.add_eos_token") ?? false };
-  for (const [key, name] of [["bos_token", "bos_token_id"], ["eos_token", "eos_token_id"], ["pad_token", "padding_token_id"], ["unk_token", "unknown_token_id"], ["mask_token", "mask_token_id"]] as const) {
+  for (const [key, name] of [
+    ["bos_token", "bos_token_id"],
+    ["eos_token", "eos_token_id"],
+    ["pad_token", "padding_token_id"],
+    ["unk_token", "unknown_token_id"],
+    ["mask_token", "mask_token_id"],
+  ] as const) {
     const s = special(name);
     if (s !== undefined) config[key] = s;
   }

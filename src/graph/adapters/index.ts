@@ -27,7 +27,10 @@ function supportedList(): string {
 }
 
 /** Which adapter reads this config, and the architecture string to report. */
-export function detectFamily(config: Record<string, unknown>, configFile = "config.json"): { adapter: FamilyAdapter; architecture: string } {
+export function detectFamily(
+  config: Record<string, unknown>,
+  configFile = "config.json",
+): { adapter: FamilyAdapter; architecture: string } {
   const archs = config.architectures;
   const arch = Array.isArray(archs) && typeof archs[0] === "string" ? archs[0] : undefined;
   const modelType = typeof config.model_type === "string" ? config.model_type : undefined;

@@ -8,8 +8,17 @@
 import * as path from "node:path";
 import { CheckpointError } from "../../util/errors.js";
 import {
-  describeValue, firstPresentKey, optionalBool, optionalInt, optionalIntList, optionalNumber, optionalObject,
-  optionalString, requireInt, requireNumber, type JsonObject,
+  describeValue,
+  firstPresentKey,
+  optionalBool,
+  optionalInt,
+  optionalIntList,
+  optionalNumber,
+  optionalObject,
+  optionalString,
+  requireInt,
+  requireNumber,
+  type JsonObject,
 } from "../../checkpoint/config.js";
 import { addsBosFromFiles, configTokenId, tokenIdInFiles } from "../../checkpoint/special-tokens.js";
 import type { Checkpoint, TensorInfo } from "../../checkpoint/types.js";
@@ -40,7 +49,11 @@ export function specFromAdapter(a: FamilyAdapter, ckpt: Checkpoint, architecture
     const v = cfg[r.key];
     if (v !== undefined && !r.allowed.includes(v as never)) {
       throw new CheckpointError(`Unsupported ${a.family} variant`, {
-        file, field: r.key, expected: r.allowed.map((x) => JSON.stringify(x)).join(" or "), found: describeValue(v), hint: r.why,
+        file,
+        field: r.key,
+        expected: r.allowed.map((x) => JSON.stringify(x)).join(" or "),
+        found: describeValue(v),
+        hint: r.why,
       });
     }
   }
@@ -51,16 +64,18 @@ export function specFromAdapter(a: FamilyAdapter, ckpt: Checkpoint, architecture
   const numKvHeads = optionalInt(cfg, k.numKvHeads, numHeads, { ...o, min: 1, max: numHeads });
   if (numHeads % numKvHeads !== 0) {
     throw new CheckpointError("Query heads are not a multiple of key/value heads", {
-      file, field: k.numKvHeads, expected: `a divisor of ${k.numHeads} = ${numHeads}`, found: String(numKvHeads),
+      file,
+      field: k.numKvHeads,
+      expected: `a divisor of ${k.numHeads} = ${numHeads}`,
+      found: String(numKvHeads),
     });
   }
   const explicitHeadDim = k.headDim !== undefined && cfg[k.headDim] !== undefined && cfg[k.headDim] !== null;
-  const headDim = explicitHeadDim
-    ? requireInt(cfg, k.headDim!, { ...o, min: 2, max: LIMITS.hidden })
-    : hiddenSize / numHeads;
+  const headDim = explicitHeadDim ? requireInt(cfg, k.headDim!, { ...o, min: 2, max: LIMITS.hidden }) : hiddenSize / numHeads;
   if (!Number.isInteger(headDim) || headDim % 2 !== 0) {
     throw new CheckpointError("Head size is not an even integer (RoPE rotates halves)", {
-      file, field: explicitHeadDim ? k.headDim : k.numHeads,
+      file,
+      field: explicitHeadDim ? k.headDim : k.numHeads,
       expected: explicitHeadDim ? "an even integer" : `a divisor of ${k.hiddenSize} = ${hiddenSize} giving an even head size`,
       found: explicitHeadDim ? String(headDim) : `${numHeads} (head size ${headDim})`,
     });
@@ -108,7 +123,10 @@ export function specFromAdapter(a: FamilyAdapter, ckpt: Checkpoint, architecture
   const extra = at(a.names.block.q, numLayers);
   if (ckpt.tensors.has(extra)) {
     throw new CheckpointError("Checkpoint has more blocks than config.json says", {
-      file, field: k.numLayers, expected: `${numLayers} (as configured)`, found: `a tensor ${extra}`,
+      file,
+      field: k.numLayers,
+      expected: `${numLayers} (as configured)`,
+      found: `a tensor ${extra}`,
     });
   }
   const embed = check(a.names.embed, [vocabSize, hiddenSize]);
@@ -142,18 +160,27 @@ function checkTensor(ckpt: Checkpoint, name: string, shape: number[], configFile
   const t = ckpt.tensors.get(name);
   if (t === undefined) {
     throw new CheckpointError("Checkpoint is missing a tensor", {
-      file: ckpt.dir, field: name, expected: `a tensor of shape [${shape.join(", ")}]`, found: "missing",
+      file: ckpt.dir,
+      field: name,
+      expected: `a tensor of shape [${shape.join(", ")}]`,
+      found: "missing",
       hint: `config.json (${configFile}) and the weights disagree, or the checkpoint is incomplete`,
     });
   }
   if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
     throw new CheckpointError("Tensor has the wrong shape for config.json", {
-      file: t.file, field: name, expected: `[${shape.join(", ")}]`, found: `[${t.shape.join(", ")}]`,
+      file: t.file,
+      field: name,
+      expected: `[${shape.join(", ")}]`,
+      found: `[${t.shape.join(", ")}]`,
     });
   }
   if (!FLOAT_DTYPES.has(t.dtype)) {
     throw new CheckpointError("Tensor has an unsupported dtype", {
-      file: t.file, field: `${name}.dtype`, expected: "F32, F16 or BF16", found: t.dtype,
+      file: t.file,
+      field: `${name}.dtype`,
+      expected: "F32, F16 or BF16",
+      found: t.dtype,
     });
   }
   return t;
@@ -169,11 +196,15 @@ function readRope(a: FamilyAdapter, cfg: JsonObject, file: string): RopeSettings
   if (type === "default") return { theta };
   if (type !== "llama3") {
     throw new CheckpointError("Unsupported RoPE scaling", {
-      file, field: `${a.keys.ropeScaling}.rope_type`, expected: '"llama3", "default" or no rope_scaling', found: describeValue(type),
+      file,
+      field: `${a.keys.ropeScaling}.rope_type`,
+      expected: '"llama3", "default" or no rope_scaling',
+      found: describeValue(type),
     });
   }
   const sub = `${file} (${a.keys.ropeScaling})`;
-  const factor = (key: string, bounds: { min?: number; above?: number }) => requireNumber(s, key, { file: sub, max: LIMITS.ropeFactor, ...bounds });
+  const factor = (key: string, bounds: { min?: number; above?: number }) =>
+    requireNumber(s, key, { file: sub, max: LIMITS.ropeFactor, ...bounds });
   const llama3 = {
     factor: factor("factor", { min: 1 }),
     lowFreqFactor: factor("low_freq_factor", { above: 0 }),
@@ -182,7 +213,10 @@ function readRope(a: FamilyAdapter, cfg: JsonObject, file: string): RopeSettings
   };
   if (!(llama3.highFreqFactor > llama3.lowFreqFactor)) {
     throw new CheckpointError("RoPE scaling bands are inverted", {
-      file, field: `${a.keys.ropeScaling}.high_freq_factor`, expected: `> low_freq_factor (${llama3.lowFreqFactor})`, found: String(llama3.highFreqFactor),
+      file,
+      field: `${a.keys.ropeScaling}.high_freq_factor`,
+      expected: `> low_freq_factor (${llama3.lowFreqFactor})`,
+      found: String(llama3.highFreqFactor),
     });
   }
   return { theta, llama3 };
@@ -218,11 +252,19 @@ function readSpecialIds(a: FamilyAdapter, ckpt: Checkpoint, file: string, vocabS
     maskTokenId = optionalInt(cfg, key, fromTok, o);
     if (maskTokenId === undefined) {
       throw new CheckpointError("Masked-diffusion checkpoint has no mask token id", {
-        file, field: key, expected: `an integer id (or a ${a.defaults.maskToken ?? "mask"} token in tokenizer.json)`, found: "missing",
+        file,
+        field: key,
+        expected: `an integer id (or a ${a.defaults.maskToken ?? "mask"} token in tokenizer.json)`,
+        found: "missing",
       });
     }
     if (maskTokenId > o.max) {
-      throw new CheckpointError("Mask token id is outside the vocabulary", { file, field: key, expected: `< ${vocabSize}`, found: String(maskTokenId) });
+      throw new CheckpointError("Mask token id is outside the vocabulary", {
+        file,
+        field: key,
+        expected: `< ${vocabSize}`,
+        found: String(maskTokenId),
+      });
     }
   }
   return { bosTokenId, eosTokenIds: [...eos], padTokenId, maskTokenId };

@@ -9,8 +9,16 @@
  * safetensors files (see model.ts). Names are made unique with a per-prefix counter.
  */
 import {
-  AttributeType, DataType, encodeModel,
-  type AttributeProto, type Dim, type GraphProto, type ModelProto, type NodeProto, type TensorProto, type ValueInfoProto,
+  AttributeType,
+  DataType,
+  encodeModel,
+  type AttributeProto,
+  type Dim,
+  type GraphProto,
+  type ModelProto,
+  type NodeProto,
+  type TensorProto,
+  type ValueInfoProto,
 } from "./proto.js";
 
 export const OPSET = 21;
@@ -105,8 +113,19 @@ export class GraphBuilder {
   }
 
   /** Emit one node. `outputs`: a name, a count of fresh outputs, or explicit names. */
-  node(opType: string, inputs: string[], attrs: Record<string, AttrValue | undefined> = {}, outputs: string | number | string[] = 1, domain?: string): string {
-    const outs = typeof outputs === "string" ? [outputs] : typeof outputs === "number" ? Array.from({ length: outputs }, () => this.fresh(opType)) : outputs;
+  node(
+    opType: string,
+    inputs: string[],
+    attrs: Record<string, AttrValue | undefined> = {},
+    outputs: string | number | string[] = 1,
+    domain?: string,
+  ): string {
+    const outs =
+      typeof outputs === "string"
+        ? [outputs]
+        : typeof outputs === "number"
+          ? Array.from({ length: outputs }, () => this.fresh(opType))
+          : outputs;
     const attribute_: AttributeProto[] = [];
     for (const [k, v] of Object.entries(attrs)) if (v !== undefined) attribute_.push(attribute(k, v));
     const input = inputs.map((i) => this.aliases.get(i) ?? i);
@@ -122,37 +141,83 @@ export class GraphBuilder {
   }
 
   // ---- typed helpers (one ONNX op each) ----
-  add(a: string, b: string): string { return this.node("Add", [a, b]); }
-  sub(a: string, b: string): string { return this.node("Sub", [a, b]); }
-  mul(a: string, b: string): string { return this.node("Mul", [a, b]); }
-  div(a: string, b: string): string { return this.node("Div", [a, b]); }
-  neg(a: string): string { return this.node("Neg", [a]); }
-  sqrt(a: string): string { return this.node("Sqrt", [a]); }
-  reciprocal(a: string): string { return this.node("Reciprocal", [a]); }
-  sigmoid(a: string): string { return this.node("Sigmoid", [a]); }
-  cos(a: string): string { return this.node("Cos", [a]); }
-  sin(a: string): string { return this.node("Sin", [a]); }
-  not(a: string): string { return this.node("Not", [a]); }
-  and(a: string, b: string): string { return this.node("And", [a, b]); }
-  greater(a: string, b: string): string { return this.node("Greater", [a, b]); }
-  where(cond: string, a: string, b: string): string { return this.node("Where", [cond, a, b]); }
-  matmul(a: string, b: string): string { return this.node("MatMul", [a, b]); }
+  add(a: string, b: string): string {
+    return this.node("Add", [a, b]);
+  }
+  sub(a: string, b: string): string {
+    return this.node("Sub", [a, b]);
+  }
+  mul(a: string, b: string): string {
+    return this.node("Mul", [a, b]);
+  }
+  div(a: string, b: string): string {
+    return this.node("Div", [a, b]);
+  }
+  neg(a: string): string {
+    return this.node("Neg", [a]);
+  }
+  sqrt(a: string): string {
+    return this.node("Sqrt", [a]);
+  }
+  reciprocal(a: string): string {
+    return this.node("Reciprocal", [a]);
+  }
+  sigmoid(a: string): string {
+    return this.node("Sigmoid", [a]);
+  }
+  cos(a: string): string {
+    return this.node("Cos", [a]);
+  }
+  sin(a: string): string {
+    return this.node("Sin", [a]);
+  }
+  not(a: string): string {
+    return this.node("Not", [a]);
+  }
+  and(a: string, b: string): string {
+    return this.node("And", [a, b]);
+  }
+  greater(a: string, b: string): string {
+    return this.node("Greater", [a, b]);
+  }
+  where(cond: string, a: string, b: string): string {
+    return this.node("Where", [cond, a, b]);
+  }
+  matmul(a: string, b: string): string {
+    return this.node("MatMul", [a, b]);
+  }
   /** Y = A·Bᵀ (+ C): weights stay in HF [out, in] layout, no transpose copy. A must be 2-D. */
   gemmTransB(a: string, b: string, c?: string): string {
     return this.node("Gemm", c ? [a, b, c] : [a, b], { transB: 1 });
   }
-  cast(a: string, to: number): string { return this.node("Cast", [a], { to }); }
-  shape(a: string): string { return this.node("Shape", [a]); }
-  reshape(a: string, shape: string): string { return this.node("Reshape", [a, shape]); }
-  transpose(a: string, perm: number[]): string { return this.node("Transpose", [a], { perm }); }
-  unsqueeze(a: string, axes: number[]): string { return this.node("Unsqueeze", [a, this.constI64(axes)]); }
-  concat(xs: string[], axis: number): string { return this.node("Concat", xs, { axis }); }
-  gather(data: string, indices: string, axis = 0): string { return this.node("Gather", [data, indices], { axis }); }
+  cast(a: string, to: number): string {
+    return this.node("Cast", [a], { to });
+  }
+  shape(a: string): string {
+    return this.node("Shape", [a]);
+  }
+  reshape(a: string, shape: string): string {
+    return this.node("Reshape", [a, shape]);
+  }
+  transpose(a: string, perm: number[]): string {
+    return this.node("Transpose", [a], { perm });
+  }
+  unsqueeze(a: string, axes: number[]): string {
+    return this.node("Unsqueeze", [a, this.constI64(axes)]);
+  }
+  concat(xs: string[], axis: number): string {
+    return this.node("Concat", xs, { axis });
+  }
+  gather(data: string, indices: string, axis = 0): string {
+    return this.node("Gather", [data, indices], { axis });
+  }
   /** Slice along one axis: [start, end). */
   slice(a: string, start: number, end: number, axis: number): string {
     return this.node("Slice", [a, this.constI64([start]), this.constI64([end]), this.constI64([axis])]);
   }
-  softmax(a: string, axis = -1): string { return this.node("Softmax", [a], { axis }); }
+  softmax(a: string, axis = -1): string {
+    return this.node("Softmax", [a], { axis });
+  }
   /**
    * Reductions take ONE axis: ORT CPU's multi-axis ReduceMean was measured ~18× slower than two
    * single-axis reductions, so callers chain them.
@@ -169,7 +234,9 @@ export class GraphBuilder {
   argMax(a: string, axis: number, keepdims = false): string {
     return this.node("ArgMax", [a], { axis, keepdims: keepdims ? 1 : 0 });
   }
-  range(start: string, limit: string, delta: string): string { return this.node("Range", [start, limit, delta]); }
+  range(start: string, limit: string, delta: string): string {
+    return this.node("Range", [start, limit, delta]);
+  }
 
   toGraph(name: string): GraphProto {
     return { name, node: this.nodes, initializer: this.initializers, input: this.inputs, output: this.outputs };
@@ -179,7 +246,10 @@ export class GraphBuilder {
     return {
       irVersion: IR_VERSION,
       // Contrib operators (com.microsoft MatMulNBits) need their domain imported too.
-      opsetImport: [{ domain: "", version: OPSET }, ...[...new Set(this.nodes.map((n) => n.domain).filter((d): d is string => !!d))].map((domain) => ({ domain, version: 1 }))],
+      opsetImport: [
+        { domain: "", version: OPSET },
+        ...[...new Set(this.nodes.map((n) => n.domain).filter((d): d is string => !!d))].map((domain) => ({ domain, version: 1 })),
+      ],
       producerName: "floatscope",
       producerVersion: "0.1.0",
       graph: this.toGraph(name),

@@ -27,8 +27,14 @@ export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 /** AttributeProto.AttributeType values. */
 export const AttributeType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
 
-export interface StringStringEntry { key: string; value: string }
-export interface OperatorSetId { domain: string; version: number }
+export interface StringStringEntry {
+  key: string;
+  value: string;
+}
+export interface OperatorSetId {
+  domain: string;
+  version: number;
+}
 
 export interface TensorProto {
   name: string;
@@ -241,9 +247,10 @@ function encValueInfo(w: Writer, v: ValueInfoProto): void {
   w.messageField(2, v, (tw, vi) => {
     tw.messageField(1, vi, (tt, x) => {
       tt.intField(1, x.elemType);
-      if (x.shape) tt.messageField(2, x.shape, (sw, dims) => {
-        for (const d of dims) sw.messageField(1, d, encDim);
-      });
+      if (x.shape)
+        tt.messageField(2, x.shape, (sw, dims) => {
+          for (const d of dims) sw.messageField(1, d, encDim);
+        });
     });
   });
 }

@@ -30,9 +30,12 @@ export const CHROMIUM_ARGS = [
 export function missingPrerequisite(): string | null {
   if (!fs.existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set FLOATSCOPE_CHROMIUM)`;
   if (!fs.existsSync(JUPYTER_LAB)) return "no .venv/bin/jupyter-lab (run scripts/setup.sh)";
-  if (!fs.existsSync(path.join(ROOT, "widgets/labextension/package.json"))) return "widgets not built (npm run build -w @floatscope/widgets)";
-  if (!fs.existsSync(path.join(ROOT, ".venv/share/jupyter/labextensions/@floatscope/widgets"))) return "labextension not installed into .venv (run scripts/setup.sh)";
-  if (!fs.existsSync(path.join(ROOT, ".venv/share/jupyter/kernels/floatscope/kernel.json"))) return "kernelspec floatscope not installed (run scripts/setup.sh)";
+  if (!fs.existsSync(path.join(ROOT, "widgets/labextension/package.json")))
+    return "widgets not built (npm run build -w @floatscope/widgets)";
+  if (!fs.existsSync(path.join(ROOT, ".venv/share/jupyter/labextensions/@floatscope/widgets")))
+    return "labextension not installed into .venv (run scripts/setup.sh)";
+  if (!fs.existsSync(path.join(ROOT, ".venv/share/jupyter/kernels/floatscope/kernel.json")))
+    return "kernelspec floatscope not installed (run scripts/setup.sh)";
   if (!fs.existsSync(path.join(ROOT, "src/dist/index.js"))) return "library not built (npm run build)";
   return null;
 }

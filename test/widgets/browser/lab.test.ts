@@ -50,7 +50,14 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     await page.waitForSelector(".jp-NotebookPanel .jp-Cell", { timeout: 90_000 });
     // Run every cell once the kernel is ready.
     await page.evaluate(async () => {
-      const app = (window as unknown as { jupyterapp: { shell: { currentWidget: { sessionContext: { ready: Promise<void> } } }; commands: { execute(id: string): Promise<unknown> } } }).jupyterapp;
+      const app = (
+        window as unknown as {
+          jupyterapp: {
+            shell: { currentWidget: { sessionContext: { ready: Promise<void> } } };
+            commands: { execute(id: string): Promise<unknown> };
+          };
+        }
+      ).jupyterapp;
       await app.shell.currentWidget.sessionContext.ready;
       await app.commands.execute("notebook:run-all-cells");
     });
@@ -71,12 +78,15 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     expect(titles[0]).toMatch(/^synthetic-mdm \(MDM\) · step 21 · layer 0 · mean over heads/);
     expect(titles[1]).toMatch(/^synthetic-arm \(ARM\)/);
     // The temporal canvas is not blank: it has more than one colour.
-    const colours = await scrubber.locator("canvas.fs-temporal").first().evaluate((c: HTMLCanvasElement) => {
-      const d = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
-      const seen = new Set<number>();
-      for (let i = 0; i < d.length; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-      return seen.size;
-    });
+    const colours = await scrubber
+      .locator("canvas.fs-temporal")
+      .first()
+      .evaluate((c: HTMLCanvasElement) => {
+        const d = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+        const seen = new Set<number>();
+        for (let i = 0; i < d.length; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+        return seen.size;
+      });
     expect(colours).toBeGreaterThan(5);
     await scrubber.screenshot({ path: path.join(ARTIFACTS, "scrubber.png") });
   });
@@ -84,8 +94,15 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
   it("moving the step slider changes the drawing", async () => {
     const scrubber = page.locator(".fs-scrubber").first();
     const pixels = () =>
-      scrubber.locator("canvas.fs-temporal").first().evaluate((c: HTMLCanvasElement) => c.toDataURL());
-    const strip = () => scrubber.locator("canvas.fs-strip").first().evaluate((c: HTMLCanvasElement) => c.toDataURL());
+      scrubber
+        .locator("canvas.fs-temporal")
+        .first()
+        .evaluate((c: HTMLCanvasElement) => c.toDataURL());
+    const strip = () =>
+      scrubber
+        .locator("canvas.fs-strip")
+        .first()
+        .evaluate((c: HTMLCanvasElement) => c.toDataURL());
     const before = [await pixels(), await strip()];
     await scrubber.locator('input[data-role="step"]').evaluate((el: HTMLInputElement) => {
       el.value = "3";
@@ -111,7 +128,9 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     const tip = scrubber.locator(".fs-tooltip");
     await expect(tip.isVisible()).resolves.toBe(true);
     expect(await tip.textContent()).toContain(`pos 1 "<b>x</b>"'&"`);
-    const injected = await page.evaluate(() => document.querySelectorAll(".jp-OutputArea script, .jp-OutputArea b, .fs-scrubber img").length);
+    const injected = await page.evaluate(
+      () => document.querySelectorAll(".jp-OutputArea script, .jp-OutputArea b, .fs-scrubber img").length,
+    );
     expect(injected).toBe(0);
   });
 
@@ -125,13 +144,23 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     expect(titles.map((t) => t.split(" · ")[0])).toEqual(["QK score (q·k)", "cos θ", "norm product ‖q‖·‖k‖"]);
     const markers = await page.locator(".fs-qk-heatmap .scatterlayer .point").count();
     expect(markers).toBe(3); // one floating position per heatmap
-    await page.locator(".fs-figure").first().screenshot({ path: path.join(ARTIFACTS, "qk.png") });
+    await page
+      .locator(".fs-figure")
+      .first()
+      .screenshot({ path: path.join(ARTIFACTS, "qk.png") });
   }, 150_000);
 
   it("the export command downloads the current scrubber view as SVG and PNG", async () => {
-    await page.locator(".fs-scrubber").first().click({ position: { x: 5, y: 5 } });
+    await page
+      .locator(".fs-scrubber")
+      .first()
+      .click({ position: { x: 5, y: 5 } });
     const run = (id: string) =>
-      page.evaluate((cmd) => (window as unknown as { jupyterapp: { commands: { execute(id: string): Promise<unknown> } } }).jupyterapp.commands.execute(cmd), id);
+      page.evaluate(
+        (cmd) =>
+          (window as unknown as { jupyterapp: { commands: { execute(id: string): Promise<unknown> } } }).jupyterapp.commands.execute(cmd),
+        id,
+      );
     const [svgDl] = await Promise.all([page.waitForEvent("download"), run("floatscope:export-svg")]);
     expect(svgDl.suggestedFilename()).toMatch(/^floatscope_scrubber_[A-Za-z0-9.+-]+_layer0_step\d+\.svg$/);
     const svgPath = path.join(ARTIFACTS, "export.svg");

@@ -12,7 +12,8 @@ import { writeTrace } from "../../../src/trace/writer.js";
 import { syntheticTrace } from "../synthetic-trace.js";
 import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, notebook7Binary, ROOT, startLab, type LabServer } from "./lab-server.js";
 
-const missing = missingPrerequisite() ?? (notebook7Binary() ? null : "no Notebook 7 server (.venv/bin/jupyter-notebook or FLOATSCOPE_NOTEBOOK7)");
+const missing =
+  missingPrerequisite() ?? (notebook7Binary() ? null : "no Notebook 7 server (.venv/bin/jupyter-notebook or FLOATSCOPE_NOTEBOOK7)");
 if (missing) console.warn(`[widgets Notebook 7 test] skipped: ${missing}`);
 
 describe.skipIf(missing !== null)("widgets in Notebook 7", () => {
@@ -31,10 +32,19 @@ describe.skipIf(missing !== null)("widgets in Notebook 7", () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(`${server.url}/notebooks/widgets-smoke.ipynb?token=${server.token}`);
-    await page.waitForFunction(() => (globalThis as unknown as { jupyterapp?: unknown }).jupyterapp !== undefined, null, { timeout: 90_000 });
+    await page.waitForFunction(() => (globalThis as unknown as { jupyterapp?: unknown }).jupyterapp !== undefined, null, {
+      timeout: 90_000,
+    });
     await page.waitForSelector(".jp-Notebook .jp-Cell", { timeout: 90_000 });
     await page.evaluate(async () => {
-      const app = (globalThis as unknown as { jupyterapp: { shell: { currentWidget: { sessionContext: { ready: Promise<void> } } }; commands: { execute(id: string): Promise<unknown> } } }).jupyterapp;
+      const app = (
+        globalThis as unknown as {
+          jupyterapp: {
+            shell: { currentWidget: { sessionContext: { ready: Promise<void> } } };
+            commands: { execute(id: string): Promise<unknown> };
+          };
+        }
+      ).jupyterapp;
       await app.shell.currentWidget.sessionContext.ready;
       await app.commands.execute("notebook:run-all-cells");
     });

@@ -29,17 +29,39 @@ class StubContext {
   createImageData(w: number, h: number) {
     return { width: w, height: h, data: new Uint8ClampedArray(w * h * 4) };
   }
-  putImageData(img: unknown, x: number, y: number) { this.rec("putImageData", [img, x, y]); }
-  drawImage(...a: unknown[]) { this.rec("drawImage", a); }
-  fillRect(...a: unknown[]) { this.rec("fillRect", a); }
-  strokeRect(...a: unknown[]) { this.rec("strokeRect", a); }
-  clearRect(...a: unknown[]) { this.rec("clearRect", a); }
-  fillText(...a: unknown[]) { this.rec("fillText", a); }
-  beginPath() { this.rec("beginPath", []); }
-  moveTo(...a: unknown[]) { this.rec("moveTo", a); }
-  lineTo(...a: unknown[]) { this.rec("lineTo", a); }
-  stroke() { this.rec("stroke", []); }
-  scale(...a: unknown[]) { this.rec("scale", a); }
+  putImageData(img: unknown, x: number, y: number) {
+    this.rec("putImageData", [img, x, y]);
+  }
+  drawImage(...a: unknown[]) {
+    this.rec("drawImage", a);
+  }
+  fillRect(...a: unknown[]) {
+    this.rec("fillRect", a);
+  }
+  strokeRect(...a: unknown[]) {
+    this.rec("strokeRect", a);
+  }
+  clearRect(...a: unknown[]) {
+    this.rec("clearRect", a);
+  }
+  fillText(...a: unknown[]) {
+    this.rec("fillText", a);
+  }
+  beginPath() {
+    this.rec("beginPath", []);
+  }
+  moveTo(...a: unknown[]) {
+    this.rec("moveTo", a);
+  }
+  lineTo(...a: unknown[]) {
+    this.rec("lineTo", a);
+  }
+  stroke() {
+    this.rec("stroke", []);
+  }
+  scale(...a: unknown[]) {
+    this.rec("scale", a);
+  }
 }
 
 const contexts = new WeakMap<HTMLCanvasElement, StubContext>();

@@ -62,7 +62,9 @@ describe("QK view", () => {
     select.value = "1";
     select.dispatchEvent(new Event("change"));
     await new Promise((r) => setTimeout(r, 0));
-    expect(calls.filter((c) => c.data[0].type === "heatmap").map((c) => (c.layout.title as { text: string }).text)[0]).toBe("QK score (q·k) · layer 5 · head 2");
+    expect(calls.filter((c) => c.data[0].type === "heatmap").map((c) => (c.layout.title as { text: string }).text)[0]).toBe(
+      "QK score (q·k) · layer 5 · head 2",
+    );
     v.dispose();
   });
 
@@ -105,7 +107,10 @@ describe("paper-figure charts", () => {
     });
     expect(calls).toHaveLength(2);
     expect(calls[0].data[0]).toMatchObject({ type: "heatmap", zmin: 0, zmax: 1 });
-    expect(calls[0].data[0].z).toEqual([[0, 0.5, 1], [0.25, 0.75, expect.closeTo(0.1, 6)]]);
+    expect(calls[0].data[0].z).toEqual([
+      [0, 0.5, 1],
+      [0.25, 0.75, expect.closeTo(0.1, 6)],
+    ]);
   });
 
   it("rollout, distractor, drift, token types and generic heatmaps render; region names are escaped", async () => {

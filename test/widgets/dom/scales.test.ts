@@ -43,7 +43,11 @@ function qkPayload(): QkPayload {
   const norm = [1, 2, 3, 4, 5, 6, 7, 8, 9];
   const enc = (v: number[]) => encodeArray(v, [n, n], { dtype: "float32" });
   return {
-    kind: "qk", version: 1, subsampled: [], model: "tiny-llada", tokens: ["a", "b", "c"],
+    kind: "qk",
+    version: 1,
+    subsampled: [],
+    model: "tiny-llada",
+    tokens: ["a", "b", "c"],
     panels: [{ layer: 1, start: 0, score: enc(score), cos: enc(cos), normProduct: enc(norm), anchors: [0] }],
     summary: [],
   };
@@ -59,7 +63,16 @@ describe("QK: widget and static image use the same scale", () => {
     const heat = calls.filter((c) => c.data[0].type === "heatmap").map((c) => c.data[0]);
     expect(heat).toHaveLength(3);
     keys.forEach((k, i) => {
-      const scale = qkColourScale(k, new Float32Array(k === "score" ? [-4, 0.5, 2.5, 1, -1, 0, 2, 1, -3] : k === "cos" ? [0.35, -0.2, 0.1, 0, 0.2, -0.1, 0.3, 0.05, -0.15] : [1, 2, 3, 4, 5, 6, 7, 8, 9]));
+      const scale = qkColourScale(
+        k,
+        new Float32Array(
+          k === "score"
+            ? [-4, 0.5, 2.5, 1, -1, 0, 2, 1, -3]
+            : k === "cos"
+              ? [0.35, -0.2, 0.1, 0, 0.2, -0.1, 0.3, 0.05, -0.15]
+              : [1, 2, 3, 4, 5, 6, 7, 8, 9],
+        ),
+      );
       expect([heat[i].zmin, heat[i].zmax]).toEqual([expect.closeTo(expected[k][0], 6), expect.closeTo(expected[k][1], 6)]);
       expect([heat[i].zmin, heat[i].zmax]).toEqual(scale.domain);
       expect(heat[i].colorscale).toEqual(plotlyScale(scale.colormap));
@@ -84,7 +97,9 @@ describe("QK: widget and static image use the same scale", () => {
 
 describe("absorption figure", () => {
   const p: AbsorptionPayload = {
-    kind: "absorption", version: 1, subsampled: [],
+    kind: "absorption",
+    version: 1,
+    subsampled: [],
     rule: "upstream: first-token; upstream: rulli-eps (ε=3, mean scale), fallback top-1",
     series: [
       { model: "llada", paradigm: "MDM", layers: [0, 1, 2], mean: [6.12, 12.2, 18.4], std: [0, 0, 0], samples: 4 },

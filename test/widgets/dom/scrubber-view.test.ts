@@ -101,7 +101,8 @@ describe("ScrubberView", () => {
   it("keyboard: arrows step and change layer, [ ] pick heads, m toggles the mean, space plays", () => {
     vi.useFakeTimers();
     const v = mount();
-    const key = (k: string, shift = false) => v.root.dispatchEvent(new KeyboardEvent("keydown", { key: k, shiftKey: shift, bubbles: true }));
+    const key = (k: string, shift = false) =>
+      v.root.dispatchEvent(new KeyboardEvent("keydown", { key: k, shiftKey: shift, bubbles: true }));
     key("ArrowLeft");
     expect(v.state.step).toBe(8);
     key("ArrowLeft", true);
@@ -129,7 +130,10 @@ describe("ScrubberView", () => {
   it("the colour scale (c, or the select) repaints the heat: log brings out more levels than linear", () => {
     const v = mount();
     const levels = (from: number) => {
-      const put = canvasCalls.slice(from).filter((c) => c.op === "putImageData").at(-1)!;
+      const put = canvasCalls
+        .slice(from)
+        .filter((c) => c.op === "putImageData")
+        .at(-1)!;
       const d = (put.args[0] as { data: Uint8ClampedArray }).data;
       const seen = new Set<number>();
       for (let i = 0; i < d.length; i += 4) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
@@ -150,7 +154,8 @@ describe("ScrubberView", () => {
   it("clicking a token shows its row and column from the full map", () => {
     const v = mount();
     const p = v.panels[0];
-    p.strip.getBoundingClientRect = () => ({ left: 0, top: 0, width: 160, height: 16, right: 160, bottom: 16, x: 0, y: 0, toJSON() {} }) as DOMRect;
+    p.strip.getBoundingClientRect = () =>
+      ({ left: 0, top: 0, width: 160, height: 16, right: 160, bottom: 16, x: 0, y: 0, toJSON() {} }) as DOMRect;
     v.dispatch({ type: "layer", value: 3 });
     // position 5 at x = 5.5 / 16 · 160
     p.strip.dispatchEvent(new MouseEvent("click", { clientX: 55, clientY: 8 }));
@@ -166,7 +171,8 @@ describe("ScrubberView", () => {
     payload.prompt = `</svg><script>alert("p")</script>`;
     const v = mount(payload);
     const p = v.panels[0];
-    p.temporal.getBoundingClientRect = () => ({ left: 0, top: 0, width: 160, height: 100, right: 160, bottom: 100, x: 0, y: 0, toJSON() {} }) as DOMRect;
+    p.temporal.getBoundingClientRect = () =>
+      ({ left: 0, top: 0, width: 160, height: 100, right: 160, bottom: 100, x: 0, y: 0, toJSON() {} }) as DOMRect;
     p.temporal.dispatchEvent(new MouseEvent("mousemove", { clientX: 5, clientY: 5 }));
     const tip = v.root.querySelector(".fs-tooltip") as HTMLElement;
     expect(tip.textContent).toContain("<script>alert(1)</script>");

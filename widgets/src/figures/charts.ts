@@ -54,8 +54,28 @@ function absorptionFigure(p: AbsorptionPayload): Figure {
     const dash = PARADIGM_DASH[paradigmOf(s.paradigm)].plotly;
     const hi = s.mean.map((m, k) => m + (s.std[k] ?? 0));
     const lo = s.mean.map((m, k) => m - (s.std[k] ?? 0));
-    data.push({ type: "scatter", x: s.layers, y: hi, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: name });
-    data.push({ type: "scatter", x: s.layers, y: lo, mode: "lines", line: { width: 0 }, fill: "tonexty", fillcolor: withAlpha(c, 0.2), hoverinfo: "skip", showlegend: false, legendgroup: name });
+    data.push({
+      type: "scatter",
+      x: s.layers,
+      y: hi,
+      mode: "lines",
+      line: { width: 0 },
+      hoverinfo: "skip",
+      showlegend: false,
+      legendgroup: name,
+    });
+    data.push({
+      type: "scatter",
+      x: s.layers,
+      y: lo,
+      mode: "lines",
+      line: { width: 0 },
+      fill: "tonexty",
+      fillcolor: withAlpha(c, 0.2),
+      hoverinfo: "skip",
+      showlegend: false,
+      legendgroup: name,
+    });
     data.push({
       type: "scatter",
       x: s.layers,
@@ -75,7 +95,10 @@ function absorptionFigure(p: AbsorptionPayload): Figure {
       data,
       layout: {
         ...BASE_LAYOUT,
-        title: { text: [plotlyText(title), ...subtitle.map((l) => `<span style="font-size:11px;color:#555">${plotlyText(l)}</span>`)].join("<br>"), font: { size: 13 } },
+        title: {
+          text: [plotlyText(title), ...subtitle.map((l) => `<span style="font-size:11px;color:#555">${plotlyText(l)}</span>`)].join("<br>"),
+          font: { size: 13 },
+        },
         margin: { ...BASE_LAYOUT.margin, t: 40 + 14 * subtitle.length },
         xaxis: { title: { text: "Layer Index" }, gridcolor: "#eee" },
         yaxis: { title: { text: "Absorption Rate (%)" }, gridcolor: "#eee" },
@@ -138,7 +161,10 @@ function rolloutFigure(p: RolloutPayload): Figure {
       ],
       layout: {
         ...BASE_LAYOUT,
-        title: { text: plotlyText(p.title ?? `Region rollout · ${p.model}${p.condition ? ` · ${p.condition}` : ""} (n=${p.samples})`), font: { size: 13 } },
+        title: {
+          text: plotlyText(p.title ?? `Region rollout · ${p.model}${p.condition ? ` · ${p.condition}` : ""} (n=${p.samples})`),
+          font: { size: 13 },
+        },
         xaxis: { tickangle: -45, title: { text: "to region" } },
         yaxis: { autorange: "reversed", title: { text: "from region" } },
         width: 560,
@@ -155,10 +181,39 @@ function distractorFigure(p: DistractorPayload): Figure {
     const c = modelColour(s.model, i);
     const name = plotlyText(s.model);
     if (s.lo && s.hi) {
-      data.push({ type: "scatter", x: p.positions, y: s.hi, mode: "lines", line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: name });
-      data.push({ type: "scatter", x: p.positions, y: s.lo, mode: "lines", line: { width: 0 }, fill: "tonexty", fillcolor: withAlpha(c, 0.2), hoverinfo: "skip", showlegend: false, legendgroup: name });
+      data.push({
+        type: "scatter",
+        x: p.positions,
+        y: s.hi,
+        mode: "lines",
+        line: { width: 0 },
+        hoverinfo: "skip",
+        showlegend: false,
+        legendgroup: name,
+      });
+      data.push({
+        type: "scatter",
+        x: p.positions,
+        y: s.lo,
+        mode: "lines",
+        line: { width: 0 },
+        fill: "tonexty",
+        fillcolor: withAlpha(c, 0.2),
+        hoverinfo: "skip",
+        showlegend: false,
+        legendgroup: name,
+      });
     }
-    data.push({ type: "scatter", x: p.positions, y: s.values, mode: "lines+markers", name, legendgroup: name, line: { color: c, width: 2 }, marker: { symbol: MARKERS[i % MARKERS.length], size: 7 } });
+    data.push({
+      type: "scatter",
+      x: p.positions,
+      y: s.values,
+      mode: "lines+markers",
+      name,
+      legendgroup: name,
+      line: { color: c, width: 2 },
+      marker: { symbol: MARKERS[i % MARKERS.length], size: 7 },
+    });
   });
   return [
     {
@@ -272,8 +327,19 @@ function heatmapFigure(p: HeatmapSpec): Figure {
       layout: {
         ...BASE_LAYOUT,
         title: { text: plotlyText(p.title + (p.subtitle ? ` — ${p.subtitle}` : "")), font: { size: 13 } },
-        xaxis: { title: { text: plotlyText(p.xTitle ?? "") }, type: "category", tickvals: x, ticktext: p.xLabels.map((l) => plotlyText(l)) },
-        yaxis: { title: { text: plotlyText(p.yTitle ?? "") }, type: "category", autorange: "reversed", tickvals: y, ticktext: p.yLabels.map((l) => plotlyText(l)) },
+        xaxis: {
+          title: { text: plotlyText(p.xTitle ?? "") },
+          type: "category",
+          tickvals: x,
+          ticktext: p.xLabels.map((l) => plotlyText(l)),
+        },
+        yaxis: {
+          title: { text: plotlyText(p.yTitle ?? "") },
+          type: "category",
+          autorange: "reversed",
+          tickvals: y,
+          ticktext: p.yLabels.map((l) => plotlyText(l)),
+        },
         height: Math.min(640, 140 + 18 * p.yLabels.length),
       },
     },
@@ -321,8 +387,18 @@ export class ChartView {
     const base = payload as { title?: string; subsampled?: never[]; warnings?: string[] };
     const { root, bar } = frame(base.title ?? "", describeSubsampling(base.subsampled ?? []), base.warnings);
     const layers = (payload as { layers?: unknown }).layers;
-    const stem = exportStem({ figure: payload.kind, models: modelsOf(payload), layer: Array.isArray(layers) ? (layers as number[]) : undefined });
-    bar.append(exportButtons(() => this.divs, () => stem, plotly));
+    const stem = exportStem({
+      figure: payload.kind,
+      models: modelsOf(payload),
+      layer: Array.isArray(layers) ? (layers as number[]) : undefined,
+    });
+    bar.append(
+      exportButtons(
+        () => this.divs,
+        () => stem,
+        plotly,
+      ),
+    );
     const box = el("div", { className: "fs-chart-row" });
     for (let i = 0; i < figure.length; i++) {
       const d = el("div", { className: `fs-plot fs-${payload.kind}` });

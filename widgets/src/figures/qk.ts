@@ -32,9 +32,13 @@ export class QkView {
     private readonly plotly: PlotlyLike,
   ) {
     if (payload.kind !== "qk" || !Array.isArray(payload.panels) || payload.panels.length === 0) {
-      throw new PayloadError("expected kind \"qk\" with at least one panel", "panels");
+      throw new PayloadError('expected kind "qk" with at least one panel', "panels");
     }
-    const { root, bar } = frame(payload.title ?? `QK decomposition · ${payload.model}`, describeSubsampling(payload.subsampled ?? []), payload.warnings);
+    const { root, bar } = frame(
+      payload.title ?? `QK decomposition · ${payload.model}`,
+      describeSubsampling(payload.subsampled ?? []),
+      payload.warnings,
+    );
     this.select = el("select", { className: "fs-select" });
     this.select.setAttribute("aria-label", "layer and head");
     payload.panels.forEach((p, i) => {
@@ -47,10 +51,14 @@ export class QkView {
     this.summaryDiv = el("div", { className: "fs-plot fs-qk-summary" });
     bar.append(
       el("label", { className: "fs-slider" }, [el("span", { text: "panel" }), this.select]),
-      exportButtons(() => [...this.heatmapDivs, this.summaryDiv], () => {
-        const p = payload.panels[this.panelIndex];
-        return exportStem({ figure: "qk", models: [payload.model], layer: p.layer, head: p.head });
-      }, plotly),
+      exportButtons(
+        () => [...this.heatmapDivs, this.summaryDiv],
+        () => {
+          const p = payload.panels[this.panelIndex];
+          return exportStem({ figure: "qk", models: [payload.model], layer: p.layer, head: p.head });
+        },
+        plotly,
+      ),
     );
     root.append(el("div", { className: "fs-qk-row" }, this.heatmapDivs), this.summaryDiv);
     this.root = root;
@@ -140,10 +148,34 @@ export class QkView {
       line: { color, dash, width: 2 },
     });
     const data = [
-      line(s.map((r) => r.cosFloating), "cos θ · floating", "#d62728", "solid", "y"),
-      line(s.map((r) => r.cosOther), "cos θ · other", "#d62728", "dot", "y"),
-      line(s.map((r) => r.normFloating), "‖q‖‖k‖ · floating", "#1f77b4", "solid", "y2"),
-      line(s.map((r) => r.normOther), "‖q‖‖k‖ · other", "#1f77b4", "dot", "y2"),
+      line(
+        s.map((r) => r.cosFloating),
+        "cos θ · floating",
+        "#d62728",
+        "solid",
+        "y",
+      ),
+      line(
+        s.map((r) => r.cosOther),
+        "cos θ · other",
+        "#d62728",
+        "dot",
+        "y",
+      ),
+      line(
+        s.map((r) => r.normFloating),
+        "‖q‖‖k‖ · floating",
+        "#1f77b4",
+        "solid",
+        "y2",
+      ),
+      line(
+        s.map((r) => r.normOther),
+        "‖q‖‖k‖ · other",
+        "#1f77b4",
+        "dot",
+        "y2",
+      ),
     ];
     const layout = {
       ...BASE_LAYOUT,

@@ -3,13 +3,7 @@
  * canvas needs (the steps × positions heat of one layer and head, token states at a step).
  * Decoding happens once per render; derived arrays are cached by (layer, head).
  */
-import {
-  decodeArray,
-  decodeInt32,
-  PayloadError,
-  type ScrubberPayload,
-  type ScrubberRun,
-} from "../protocol.js";
+import { decodeArray, decodeInt32, PayloadError, type ScrubberPayload, type ScrubberRun } from "../protocol.js";
 import type { Extent } from "./state.js";
 
 export type TokenState = "prompt" | "masked" | "unmasked";
@@ -153,8 +147,7 @@ export class RunData {
     const s = this.clampStep(step);
     const l = this.clampLayer(layer);
     const h = this.clampHead(head);
-    const entry =
-      (h !== "mean" ? this.maps.get(mapKey(s, l, this.run.heads[h])) : undefined) ?? this.maps.get(mapKey(s, l, undefined));
+    const entry = (h !== "mean" ? this.maps.get(mapKey(s, l, this.run.heads[h])) : undefined) ?? this.maps.get(mapKey(s, l, undefined));
     if (!entry) return null;
     if (!entry.decoded) {
       const shape = entry.encoded.data.shape;

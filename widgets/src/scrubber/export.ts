@@ -63,15 +63,10 @@ function runs(colors: string[]): [number, number, string][] {
   return out;
 }
 
-export function scrubberSvg(
-  panels: PanelElements[],
-  payload: ScrubberPayload,
-  viewOf: (p: PanelElements) => PanelView,
-): string {
+export function scrubberSvg(panels: PanelElements[], payload: ScrubberPayload, viewOf: (p: PanelElements) => PanelView): string {
   const labelH = 90;
   const w = panels.reduce((a, p) => a + p.width, 0) + GAP * (panels.length + 1);
-  const h =
-    TITLE_H * 2 + Math.max(...panels.map((p) => p.temporalHeight + p.strip.height + labelH + p.mapSize + 3 * GAP));
+  const h = TITLE_H * 2 + Math.max(...panels.map((p) => p.temporalHeight + p.strip.height + labelH + p.mapSize + 3 * GAP));
   const parts: string[] = [];
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif">`,
@@ -110,7 +105,10 @@ export function scrubberSvg(
     if (v.showAnchors) {
       const a = d.anchorRow(v.step, v.layer);
       for (let j = 0; j < d.N; j++) {
-        if (a[j]) parts.push(`<rect x="${(j * colW).toFixed(2)}" y="${y - 4}" width="${Math.max(2, colW).toFixed(2)}" height="4" fill="${COLORS.anchor}"/>`);
+        if (a[j])
+          parts.push(
+            `<rect x="${(j * colW).toFixed(2)}" y="${y - 4}" width="${Math.max(2, colW).toFixed(2)}" height="4" fill="${COLORS.anchor}"/>`,
+          );
       }
     }
     y += p.strip.height + 4;

@@ -11,7 +11,17 @@ import { describeSubsampling, exportStem, type ScrubberPayload } from "../protoc
 import { download, el, slider, tokenLabel } from "../dom.js";
 import { decodeScrubber, RunData } from "./data.js";
 import { drawMap, drawProfiles, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
-import { COLOR_SCALES, initialState, keyAction, reduce, unionExtent, type Action, type ColorScale, type Extent, type ScrubberState } from "./state.js";
+import {
+  COLOR_SCALES,
+  initialState,
+  keyAction,
+  reduce,
+  unionExtent,
+  type Action,
+  type ColorScale,
+  type Extent,
+  type ScrubberState,
+} from "./state.js";
 import { scrubberPng, scrubberSvg } from "./export.js";
 import { registerScrubber, unregisterScrubber } from "./registry.js";
 
@@ -93,9 +103,7 @@ export class ScrubberView {
     const exportPng = el("button", { className: "fs-export", text: "PNG", title: "download the current view as PNG" });
     exportPng.addEventListener("click", () => void this.exportPng().then((b) => b && download(b, this.fileStem() + ".png")));
     const exportSvg = el("button", { className: "fs-export", text: "SVG", title: "download the current view as SVG" });
-    exportSvg.addEventListener("click", () =>
-      download(new Blob([this.exportSvg()], { type: "image/svg+xml" }), this.fileStem() + ".svg"),
-    );
+    exportSvg.addEventListener("click", () => download(new Blob([this.exportSvg()], { type: "image/svg+xml" }), this.fileStem() + ".svg"));
 
     const note = describeSubsampling(payload.subsampled ?? []);
     const warnings = payload.warnings ?? [];
@@ -355,7 +363,10 @@ export class ScrubberView {
       const hit = m ? this.cell(ev, p.map, m.n, m.n) : null;
       if (!m || !hit) return hide();
       const [k, q] = hit;
-      show(ev, `query ${q} "${tokenLabel(d.run.tokens[q] ?? "")}" → key ${k} "${tokenLabel(d.run.tokens[k] ?? "")}": ${m.data[q * m.n + k].toFixed(4)}`);
+      show(
+        ev,
+        `query ${q} "${tokenLabel(d.run.tokens[q] ?? "")}" → key ${k} "${tokenLabel(d.run.tokens[k] ?? "")}": ${m.data[q * m.n + k].toFixed(4)}`,
+      );
     });
     for (const c of [p.temporal, p.strip, p.map]) c.addEventListener("mouseleave", hide);
     p.temporal.addEventListener("click", (ev) => {
