@@ -19,6 +19,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { GridError, SettingsError } from "../util/errors.js";
 import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "./contexts.js";
+import { policyLabel } from "../samplers/interventions.js";
 
 export type GridGoldPosition = "first" | "middle" | "last" | "every" | "cycle" | "random" | number;
 
@@ -63,6 +64,11 @@ export interface GridSpec {
   chunk?: number;
   /** Questions per forward batch (default 8). Batching does not change deterministic predictions. */
   batchSize?: number;
+  /**
+   * Attention-intervention policies to cross with everything else (CLI spellings: "none", "anchors",
+   * "first", "random", "sink", …; default ["none"]). Plain units keep their ids; the others get `|iv=<policy>`.
+   */
+  interventions?: string[];
 }
 
 /** A grid after validation: every path absolute, every list explicit, every setting expanded. */
@@ -76,6 +82,8 @@ export interface ResolvedGrid {
   seeds: number[];
   chunk: number;
   batchSize: number;
+  /** Canonical policy names (`policyLabel`), "none" for plain runs. */
+  interventions: string[];
 }
 
 export interface WorkUnit {
@@ -89,6 +97,8 @@ export interface WorkUnit {
   setting: string;
   evalSetting: EvalSetting;
   seed: number;
+  /** The intervention policy's canonical name ("none": a plain run). */
+  intervention: string;
   /** Indices into the dataset's selected records (after skip/limit), end exclusive. */
   start: number;
   end: number;
@@ -166,7 +176,7 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
   if (!spec || typeof spec !== "object" || Array.isArray(spec))
     throw bad(file, "(top level)", "a JSON object {models, datasets, settings, …}", typeof spec);
   const g = spec as GridSpec;
-  const known = new Set(["name", "models", "datasets", "settings", "seeds", "chunk", "batchSize", "description"]);
+  const known = new Set(["name", "models", "datasets", "settings", "seeds", "chunk", "batchSize", "interventions", "description"]);
   for (const key of Object.keys(g)) if (!known.has(key)) throw bad(file, key, `one of ${[...known].join(", ")}`, key);
   const list = (v: unknown, field: string): unknown[] => {
     if (!Array.isArray(v) || v.length === 0) throw bad(file, field, "a non-empty list", v);
@@ -223,8 +233,20 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
   if (!(nonNegInt(chunk) && chunk > 0)) throw bad(file, "chunk", "an integer ≥ 1 (questions per work unit)", chunk);
   const batchSize = g.batchSize ?? 8;
   if (!(nonNegInt(batchSize) && batchSize > 0)) throw bad(file, "batchSize", "an integer ≥ 1", batchSize);
+  const interventions =
+    g.interventions === undefined
+      ? ["none"]
+      : list(g.interventions, "interventions").map((v, i) => {
+          if (typeof v !== "string") throw bad(file, `interventions[${i}]`, 'a policy name such as "anchors"', v);
+          try {
+            return policyLabel(v);
+          } catch (e) {
+            throw bad(file, `interventions[${i}]`, (e as { expected?: string }).expected ?? "a known policy", v);
+          }
+        });
+  if (new Set(interventions).size !== interventions.length) throw bad(file, "interventions", "distinct policies", interventions);
   const name = g.name ?? stripExt(path.basename(file)).replace(/\.json$/, "");
-  return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize };
+  return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize, interventions };
 }
 
 /** Read and resolve a grid file. */
@@ -267,19 +289,23 @@ export function expandGrid(grid: ResolvedGrid, sizes: Record<string, number>): W
         for (const s of grid.settings) {
           const evalSetting: EvalSetting = s.kind === "distractors" ? { ...s, seed } : s;
           const label = settingLabel(s);
-          for (let start = 0; start < n; start += grid.chunk) {
-            const end = Math.min(n, start + grid.chunk);
-            units.push({
-              id: `${m.name}|${d.name}|${label}|s${seed}|${start}-${end}`,
-              index: units.length,
-              model: m.name,
-              dataset: d.name,
-              setting: label,
-              evalSetting,
-              seed,
-              start,
-              end,
-            });
+          for (const intervention of grid.interventions ?? ["none"]) {
+            const iv = intervention === "none" ? "" : `|iv=${intervention}`;
+            for (let start = 0; start < n; start += grid.chunk) {
+              const end = Math.min(n, start + grid.chunk);
+              units.push({
+                id: `${m.name}|${d.name}|${label}${iv}|s${seed}|${start}-${end}`,
+                index: units.length,
+                model: m.name,
+                dataset: d.name,
+                setting: label,
+                evalSetting,
+                seed,
+                intervention,
+                start,
+                end,
+              });
+            }
           }
         }
       }

@@ -24,6 +24,8 @@ export interface GridRow {
   dataset: string;
   seed: number;
   setting: string;
+  /** The attention-intervention policy ("none": a plain run). */
+  intervention: string;
   /** Distractors in the prompt (null: closed-book / oracle). */
   k: number | null;
   /** Passages in the prompt and the gold one's 0-based index (null: closed-book). */
@@ -49,6 +51,7 @@ export const GRID_COLUMNS: readonly (keyof GridRow)[] = [
   "dataset",
   "seed",
   "setting",
+  "intervention",
   "k",
   "passages",
   "goldIndex",
@@ -72,6 +75,7 @@ export const GRID_TYPES: Record<string, ColumnKind> = {
   dataset: "text",
   seed: "int",
   setting: "text",
+  intervention: "text",
   k: "int",
   passages: "int",
   goldIndex: "int",
@@ -100,6 +104,7 @@ export function toGridRow(r: ShardRow): GridRow {
     dataset: r.dataset,
     seed: r.seed,
     setting: r.setting,
+    intervention: r.intervention ?? "none",
     k: kOf(r.setting),
     passages: r.passages,
     goldIndex: r.goldIndex,

@@ -29,6 +29,7 @@ import { openEvalModel } from "./open.js";
 import { defaultPreset } from "./presets.js";
 import type { PromptFormat } from "./prompts.js";
 import { runEval, type EvalResult } from "./runner.js";
+import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { expandGrid, shardUnits, type ResolvedGrid, type WorkUnit } from "./grid.js";
 
 export const SHARD_FORMAT = "floatscope-shard";
@@ -438,7 +439,15 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     if (o.signal?.aborted) break;
     const spec = grid.models.find((m) => m.name === modelName)!;
     const entry = models.find((m) => m.name === modelName)!;
-    const m = await openEvalModel(spec.path, { device: o.device ?? "cpu", threads: o.threads, warn: o.warn });
+    // Intervened units need the engine's intervention inputs and the probes their policies read.
+    const policies = [...new Set(units.map((u) => u.intervention ?? "none"))].filter((p) => p !== "none");
+    const probes = Object.assign({}, ...policies.map((p) => policyProbes(parsePolicy(p))));
+    const m = await openEvalModel(spec.path, {
+      device: o.device ?? "cpu",
+      threads: o.threads,
+      warn: o.warn,
+      ...(policies.length > 0 ? { interventions: true, probes } : {}),
+    });
     try {
       for (const u of pending) {
         const todo = todoOf(u);
@@ -470,6 +479,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
               dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
               batchSize,
               signal: batch.signal,
+              ...(u.intervention && u.intervention !== "none" ? { intervention: u.intervention } : {}),
             });
           } finally {
             o.signal?.removeEventListener("abort", relay);

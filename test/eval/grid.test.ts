@@ -113,3 +113,31 @@ describe("work units and shards", () => {
     for (const bad of ["0/4", "5/4", "1", "a/b", "1/0", "-1/4"]) expect(() => parseShard(bad)).toThrow(SettingsError);
   });
 });
+
+describe("interventions in a grid", () => {
+  it("cross every unit with each policy; plain units keep their ids, the others say the policy", () => {
+    const grid = resolveGrid(
+      { ...base, settings: [{ kind: "oracle" }], interventions: ["none", "first", "random:2"], chunk: 10 },
+      "/g/grid.json",
+    );
+    expect(grid.interventions).toEqual(["none", "first", "random:2"]);
+    const ids = expandGrid(grid, { d: 10 }).map((u) => u.id);
+    expect(ids.slice(0, 3)).toEqual([
+      "tiny-llada|d|oracle|s0|0-10",
+      "tiny-llada|d|oracle|iv=first|s0|0-10",
+      "tiny-llada|d|oracle|iv=random:2|s0|0-10",
+    ]);
+    // Without the field the grid is exactly the plain grid.
+    expect(
+      expandGrid(resolveGrid({ ...base, settings: [{ kind: "oracle" }], chunk: 10 }, "/g/grid.json"), { d: 10 }).map((u) => u.id),
+    ).toEqual(ids.filter((id) => !id.includes("|iv=")));
+  });
+  it("refuses unknown and repeated policies, naming the entry", () => {
+    expect(() => resolveGrid({ ...base, settings: [{ kind: "oracle" }], interventions: ["none", "mute"] }, "/g/grid.json")).toThrow(
+      /interventions\[1\]/,
+    );
+    expect(() => resolveGrid({ ...base, settings: [{ kind: "oracle" }], interventions: ["first", "first"] }, "/g/grid.json")).toThrow(
+      /distinct policies/,
+    );
+  });
+});
