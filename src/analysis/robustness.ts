@@ -15,6 +15,7 @@
  */
 import type { DistractorPayload } from "../protocol/payloads.js";
 import { SettingsError } from "../util/errors.js";
+import { seededUniform } from "../util/stats.js";
 
 export interface QaRow {
   model: string;
@@ -30,18 +31,6 @@ export interface Interval {
   lo: number;
   hi: number;
   n: number;
-}
-
-/** mulberry32: a small seeded generator, so intervals are the same on every run and machine. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The q-quantile of sorted values, linear between order statistics (numpy's default). */
@@ -74,7 +63,7 @@ export function bootstrap(n: number, stat: (idx: ArrayLike<number>) => number, o
     throw new SettingsError("Bad bootstrap level", { field: "level", expected: "in (0, 1)", found: String(level) });
   const all = Int32Array.from({ length: n }, (_, i) => i);
   const mean = stat(all);
-  const rand = generator(o.seed ?? 0);
+  const rand = seededUniform(o.seed ?? 0);
   const idx = new Int32Array(n);
   const stats: number[] = [];
   for (let b = 0; b < B; b++) {

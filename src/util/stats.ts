@@ -11,8 +11,8 @@ export function mean(values: ArrayLike<number>): number {
   return values.length ? s / values.length : NaN;
 }
 
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function rng(seed: number): () => number {
+/** mulberry32: a small seeded PRNG, uniform in [0, 1) (the bootstraps' resampling, here and in analysis/robustness). */
+export function seededUniform(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -44,7 +44,7 @@ export function bootstrapCi(values: ArrayLike<number>, o: BootstrapOptions = {})
   const B = o.resamples ?? 2000;
   const level = o.level ?? 0.95;
   const stat = o.statistic ?? mean;
-  const next = rng(o.seed ?? 0);
+  const next = seededUniform(o.seed ?? 0);
   const draw = new Float64Array(n);
   const stats = new Float64Array(B);
   for (let b = 0; b < B; b++) {
