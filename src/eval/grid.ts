@@ -289,7 +289,7 @@ export function expandGrid(grid: ResolvedGrid, sizes: Record<string, number>): W
         for (const s of grid.settings) {
           const evalSetting: EvalSetting = s.kind === "distractors" ? { ...s, seed } : s;
           const label = settingLabel(s);
-          for (const intervention of grid.interventions ?? ["none"]) {
+          for (const intervention of grid.interventions) {
             const iv = intervention === "none" ? "" : `|iv=${intervention}`;
             for (let start = 0; start < n; start += grid.chunk) {
               const end = Math.min(n, start + grid.chunk);

@@ -440,7 +440,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     const spec = grid.models.find((m) => m.name === modelName)!;
     const entry = models.find((m) => m.name === modelName)!;
     // Intervened units need the engine's intervention inputs and the probes their policies read.
-    const policies = [...new Set(units.map((u) => u.intervention ?? "none"))].filter((p) => p !== "none");
+    const policies = [...new Set(units.map((u) => u.intervention))].filter((p) => p !== "none");
     const probes = Object.assign({}, ...policies.map((p) => policyProbes(parsePolicy(p))));
     const m = await openEvalModel(spec.path, {
       device: o.device ?? "cpu",
@@ -479,7 +479,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
               dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
               batchSize,
               signal: batch.signal,
-              ...(u.intervention && u.intervention !== "none" ? { intervention: u.intervention } : {}),
+              ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
             });
           } finally {
             o.signal?.removeEventListener("abort", relay);

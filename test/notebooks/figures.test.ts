@@ -24,6 +24,7 @@ import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/mo
 import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
 import { untracedNumbers } from "../display/claims-trace.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
+import { figures, join1, markdownOf, outputsOf, type Notebook } from "./nb-outputs.js";
 
 const run = promisify(execFile);
 
@@ -90,20 +91,6 @@ const EXPECTED: Record<Name, [string, number][]> = {
   "08-robustness": [[V("distractor"), 2]],
 };
 
-interface Output {
-  output_type: string;
-  name?: string;
-  text?: string | string[];
-  data?: Record<string, unknown>;
-}
-interface Notebook {
-  cells: { cell_type: string; source: string | string[]; outputs?: Output[]; execution_count?: number | null }[];
-  metadata: { kernelspec?: { name?: string } };
-}
-const join1 = (v: unknown) => (Array.isArray(v) ? v.join("") : typeof v === "string" ? v : "");
-const outputsOf = (nb: Notebook) => nb.cells.flatMap((c) => c.outputs ?? []);
-const figures = (nb: Notebook, mime: string) => outputsOf(nb).filter((o) => o.data && mime in o.data);
-const markdownOf = (nb: Notebook) => outputsOf(nb).filter((o) => o.data && "text/markdown" in o.data).map((o) => join1(o.data!["text/markdown"]));
 
 const config = (m: string) => JSON.parse(readFileSync(join(MODELS, m, "config.json"), "utf8")) as { num_hidden_layers?: number; n_layers?: number; num_attention_heads?: number; n_heads?: number };
 const layersOf = (m: string) => { const c = config(m); return (c.num_hidden_layers ?? c.n_layers)!; };

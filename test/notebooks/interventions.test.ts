@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFindings } from "../../src/display/findings.js";
 import { findModels } from "../../src/eval/models.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
+import { figures, join1, markdownOf, outputsOf, type Notebook } from "./nb-outputs.js";
 
 const run = promisify(execFile);
 const NAME = "09-interventions";
@@ -28,20 +29,6 @@ const ARMS = Object.entries(FOUND.names).filter(([f]) => f === "llama" || f === 
 const MDMS = Object.entries(FOUND.names).filter(([f]) => f === "llada" || f === "dream").map(([, m]) => m);
 const ALL = [...ARMS, ...MDMS];
 
-interface Output {
-  output_type: string;
-  name?: string;
-  text?: string | string[];
-  data?: Record<string, unknown>;
-}
-interface Notebook {
-  cells: { cell_type: string; source: string | string[]; outputs?: Output[]; execution_count?: number | null }[];
-  metadata: { kernelspec?: { name?: string } };
-}
-const join1 = (v: unknown) => (Array.isArray(v) ? v.join("") : typeof v === "string" ? v : "");
-const outputsOf = (nb: Notebook) => nb.cells.flatMap((c) => c.outputs ?? []);
-const figures = (nb: Notebook, mime: string) => outputsOf(nb).filter((o) => o.data && mime in o.data);
-const markdownOf = (nb: Notebook) => outputsOf(nb).filter((o) => o.data && "text/markdown" in o.data).map((o) => join1(o.data!["text/markdown"]));
 
 const missing = setupMissing();
 if (missing) console.warn(`[notebook 09 tests skipped] ${missing}`);
