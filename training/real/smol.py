@@ -130,8 +130,9 @@ def load_base_tensors() -> tuple[dict, dict]:
     arrs, meta = read_gguf()
     tensors = {k: torch.from_numpy(v) for k, v in arrs.items()}
     meta = {k: (v if not isinstance(v, np.ndarray) else v.tolist()) for k, v in meta.items()}
-    torch.save({"tensors": tensors, "meta": meta}, _BASE_CACHE + ".tmp")
-    os.replace(_BASE_CACHE + ".tmp", _BASE_CACHE)
+    tmp = f"{_BASE_CACHE}.{os.getpid()}.tmp"  # per process: two runs started together both write it
+    torch.save({"tensors": tensors, "meta": meta}, tmp)
+    os.replace(tmp, _BASE_CACHE)
     return tensors, meta
 
 

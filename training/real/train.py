@@ -133,6 +133,9 @@ def main() -> None:
     ap.add_argument("--val-n", type=int, default=20)
     ap.add_argument("--ckpt-minutes", type=float, default=4.0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init-from", default=None, metavar="MODEL_DIR",
+                    help="start a new run folder from a published model (models/<name>: delta.safetensors + "
+                         "training.json): its delta, step, tokens and curves; the optimiser state starts fresh")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -160,6 +163,9 @@ def main() -> None:
                 keep = [lines[0]] + [ln for ln in lines[1:] if int(ln.split(",")[0]) <= step]
                 with open(path, "w") as f:
                     f.write("\n".join(keep) + "\n")
+    elif a.init_from:
+        step, tokens = init_from(m, a)
+        print(f"continuing {a.init_from} from step {step} (fresh optimiser state)", flush=True)
     with open(os.path.join(a.run, "run.json"), "w") as f:
         json.dump({**vars(a), "trainable_params": n_params, "blas_core": smol.blas_core(),
                    "mask_id": smol.MASK_ID if mdm else None}, f, indent=2)
@@ -230,6 +236,36 @@ def main() -> None:
     save_delta(m, os.path.join(a.run, "delta-last.safetensors"),
                {"objective": a.objective, "step": step, "rank": a.rank, "alpha": a.alpha})
     print("done", flush=True)
+
+
+def init_from(m, a) -> tuple[int, int]:
+    """Continue a published run whose run folder is gone: load its delta and write its recorded curves into
+    the new run folder, so that `publish.py` later reports the whole history. Adam's moments were not
+    published, so they restart at zero here (the learning rate is past warm-up, so the first steps are the
+    usual bias-corrected ones); run.json records `init_from` so the card can say so."""
+    sys.path.insert(0, HERE)
+    from merge import load_delta  # noqa: E402
+
+    info = json.load(open(os.path.join(a.init_from, "training.json")))
+    if info["objective"] != a.objective:
+        raise SystemExit(f"{a.init_from}: objective {info['objective']}, expected {a.objective}")
+    d, dmeta = load_delta(os.path.join(a.init_from, "delta.safetensors"))
+    if int(dmeta["rank"]) != a.rank or float(dmeta["alpha"]) != a.alpha:
+        raise SystemExit(f"{a.init_from}: rank/alpha {dmeta['rank']}/{dmeta['alpha']}, expected {a.rank}/{a.alpha}")
+    m.load_delta(d)
+    step, tokens = int(info["steps"]), int(info["tokens"])
+    per_step = round(info["train_seconds"] / max(1, step), 2)
+    with open(os.path.join(a.run, "metrics.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["step", "loss", "k", "tokens", "seconds", "lr"])
+        for s, loss, k in info["loss_curve"]:
+            w.writerow([s, loss, k, round(tokens / step), per_step, round(info["lr"] * min(1.0, s / info["warmup"]), 6)])
+    with open(os.path.join(a.run, "eval.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
+        for s, acc, n in info.get("val_curve", []):
+            w.writerow([s, "", acc, n, 0])
+    return step, tokens
 
 
 def _evaluated(run: str, step: int) -> bool:
