@@ -22,7 +22,7 @@ import { Rng } from "../src/samplers/rng.js";
 import { armChoose, dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { estimateTraceBytes } from "../src/trace/size.js";
 import { syntheticTraceBytes } from "../test/support/synthetic-trace.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ROOT as root, writeBenchmarkSection } from "./lib.js";
+import { loadAverage, loadSentence, machineStamp, markdownTable, median, ROOT as root, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 
@@ -156,7 +156,7 @@ Trace file size with the default probes (\`received\`), synthetic traces through
 ${sizes}
 `;
 console.log(body);
-if (!quick) {
+if (writesSection(quick)) {
   writeBenchmarkSection("## Samplers and traces", body);
-  console.log("wrote BENCHMARKS.md (## Samplers and traces)");
+  console.log("wrote " + benchmarkFile() + " (## Samplers and traces)");
 }

@@ -23,7 +23,7 @@ import { scrubberPayload } from "../src/figures/scrubber.js";
 import { describeSubsampling, payloadSize } from "../src/protocol/payloads.js";
 import { syntheticTrace } from "../test/widgets/synthetic-trace.js";
 import { CHROMIUM, CHROMIUM_ARGS } from "../test/widgets/browser/lab-server.js";
-import { loadAverage, markdownTable, median as med, ROOT, writeBenchmarkSection } from "./lib.js";
+import { loadAverage, markdownTable, median as med, ROOT, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
 const quick = process.argv.includes("--quick");
 const N = quick ? 256 : 1024;
 const LAYERS = 32;
@@ -168,12 +168,12 @@ Payload (default cap ${(8).toFixed(0)} MiB): **${(bytes / 1e6).toFixed(2)} MB** 
 Built in ${(tBuild / 1000).toFixed(2)} s in the kernel (synthetic trace made in ${(tTrace / 1000).toFixed(1)} s, not counted).
 `;
 console.log(body);
-if (!quick) {
+if (writesSection(quick)) {
   writeBenchmarkSection("## Widgets", `## Widgets\n\n${body.trim()}\n`);
   fs.mkdirSync(path.join(ROOT, "bench/out"), { recursive: true });
   fs.writeFileSync(
     path.join(ROOT, "bench/out/scrubber.json"),
     JSON.stringify({ N, LAYERS, STEPS, bytes, maps, chromium: version, raw: r }, null, 1),
   );
-  console.log("wrote BENCHMARKS.md (## Widgets)");
+  console.log("wrote " + benchmarkFile() + " (## Widgets)");
 }
