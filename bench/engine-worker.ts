@@ -119,7 +119,9 @@ async function main(): Promise<void> {
       send({ error: `unknown op ${req.op}` });
     }
   }
+  lines.close();
   await model.dispose();
+  process.exit(0); // stdin is still open (the driver's pipe): without this the process would wait on it
 }
 
 await main();

@@ -127,8 +127,9 @@ class Worker {
 
   async close(): Promise<void> {
     if (this.proc.exitCode === null) {
-      this.proc.stdin.write(JSON.stringify({ op: "quit" }) + "\n");
-      await new Promise((r) => this.proc.once("exit", r));
+      const exited = new Promise((r) => this.proc.once("exit", r));
+      this.proc.stdin.end(JSON.stringify({ op: "quit" }) + "\n");
+      await exited;
     }
   }
 }
@@ -203,7 +204,8 @@ function cpuFamily(): string | undefined {
     return undefined;
   }
   const has = (f: string) => new RegExp(`\\b${f}\\b`).test(flags);
-  if (has("avx512f")) return "SkylakeX"; // Cooperlake kernels are SkylakeX's plus bf16 ones; f32 GEMM is the same
+  if (has("avx512_bf16")) return "Cooperlake";
+  if (has("avx512f")) return "SkylakeX";
   if (has("avx2")) return "Haswell";
   return undefined;
 }
@@ -223,7 +225,8 @@ interface CoreChoice {
  */
 async function chooseCoreType(dir: string): Promise<CoreChoice> {
   const family = cpuFamily();
-  const candidates: (string | undefined)[] = [undefined, ...(family ? [family] : [])];
+  // Cooperlake's f32 kernels are SkylakeX's (it adds bf16 ones): time SkylakeX too where it applies.
+  const candidates: (string | undefined)[] = [undefined, ...(family ? [family] : []), ...(family === "Cooperlake" ? ["SkylakeX"] : [])];
   const gemm: CoreChoice["gemm"] = [];
   for (const c of candidates) {
     const w = Worker.torch(dir, 1, c, `torch gemm ${c ?? "auto"}`);
@@ -236,10 +239,10 @@ async function chooseCoreType(dir: string): Promise<CoreChoice> {
   const detected = gemm[0].corename;
   const best = gemm.reduce((a, b) => (b.gflops > a.gflops ? b : a));
   const used = best.coretype === "(unset)" ? undefined : best.coretype;
+  const others = candidates.filter((c): c is string => c !== undefined);
   const reason =
-    detected === family || !family
-      ? `OpenBLAS detected ${detected} by itself`
-      : `OpenBLAS detected ${detected}; OPENBLAS_CORETYPE=${family} was timed beside it and the faster one kept`;
+    `OpenBLAS detected ${detected} by itself (the CPU's flags say ${family ?? "nothing more specific"}); ` +
+    (others.length ? `OPENBLAS_CORETYPE=${others.join(" and ")} timed beside it (1-thread GEMM), the fastest kept` : "nothing else timed");
   return { detected, used, reason, gemm };
 }
 
