@@ -21,7 +21,17 @@ import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
 import type { Checkpoint } from "../src/checkpoint/types.js";
 import { scanWeights } from "../src/graph/scan-weights.js";
 import { byteLevelBpe, writeTokenizerDir } from "../test/support/tokenizer-files.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, ratio, timeRepeats as time, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  ratio,
+  timeRepeats as time,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-ckpt-"));

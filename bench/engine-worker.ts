@@ -53,10 +53,20 @@ function resetPeakRss(): boolean {
 async function gemmGflops(n: number, reps: number, threads: number | undefined): Promise<number> {
   const g = new GraphBuilder();
   const a = g.input("a", DataType.FLOAT, [n, n]);
-  const b = g.constF32(Float32Array.from({ length: n * 4 * n }, (_, i) => ((i * 7) % 13) / 13 - 0.5), [n, 4 * n], "b");
+  const b = g.constF32(
+    Float32Array.from({ length: n * 4 * n }, (_, i) => ((i * 7) % 13) / 13 - 0.5),
+    [n, 4 * n],
+    "b",
+  );
   g.output(g.node("MatMul", [a, b]), "c", DataType.FLOAT, [n, 4 * n]);
   const session = await ort.InferenceSession.create(g.encode("gemm"), threads ? { intraOpNumThreads: threads } : {});
-  const feeds = { a: new ort.Tensor("float32", Float32Array.from({ length: n * n }, (_, i) => ((i * 5) % 11) / 11 - 0.5), [n, n]) };
+  const feeds = {
+    a: new ort.Tensor(
+      "float32",
+      Float32Array.from({ length: n * n }, (_, i) => ((i * 5) % 11) / 11 - 0.5),
+      [n, n],
+    ),
+  };
   await session.run(feeds);
   const ts: number[] = [];
   for (let r = 0; r < reps; r++) {
@@ -71,9 +81,9 @@ async function gemmGflops(n: number, reps: number, threads: number | undefined):
 
 async function main(): Promise<void> {
   const [dir, optionsJson] = process.argv.slice(2);
-  const options = JSON.parse(optionsJson ?? "{}") as OpenModelOptions;
+  const options = JSON.parse(optionsJson ?? "{}") as Omit<OpenModelOptions, "tokenizer">;
   const t0 = performance.now();
-  const model = await openModel(dir, { tokenizer: "optional", scanWeights: false, memoryBudgetBytes: 20 * 2 ** 30, ...options });
+  const model = await openModel(dir, { memoryBudgetBytes: 20 * 2 ** 30, scanWeights: false, ...options, tokenizer: "optional" });
   const engine = model.engine;
   const send = (x: unknown) => process.stdout.write(JSON.stringify(x) + "\n");
   send({ createMs: performance.now() - t0, rssBytes: procStatus("VmRSS"), queryChunks: engine.queryChunks, nodes: engine.nodeCount });

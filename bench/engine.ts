@@ -22,7 +22,18 @@ import type { ModelSpec } from "../src/graph/spec.js";
 import { createEngine } from "../src/runtime/engine.js";
 import { estimateMemory, formatBytes } from "../src/runtime/memory.js";
 import type { ProbeRequest } from "../src/util/probes.js";
-import { formatLoad, loadAverage, machineStamp, markdownTable, median, percentile, ratio, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
+import {
+  formatLoad,
+  loadAverage,
+  machineStamp,
+  markdownTable,
+  median,
+  percentile,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const L = 4,
   D = 256,

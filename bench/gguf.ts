@@ -20,7 +20,17 @@ import { openCheckpoint } from "../src/checkpoint/checkpoint.js";
 import { resolveModelSpec } from "../src/graph/adapters/index.js";
 import { createEngine } from "../src/runtime/engine.js";
 import { formatBytes } from "../src/runtime/memory.js";
-import { formatLoad, loadAverage, machineStamp, markdownTable, median, ratio, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
+import {
+  formatLoad,
+  loadAverage,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const MODEL = path.join(ROOT, ".cache", "real-models", "SmolLM2-135M-Instruct.Q4_1.gguf");

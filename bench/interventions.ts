@@ -16,7 +16,18 @@ import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
 import { createEngine, type OnnxEngine } from "../src/runtime/engine.js";
 import type { Engine, ForwardInput } from "../src/runtime/types.js";
 import { generate } from "../src/samplers/generate.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, ROOT, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  ROOT,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 2 : 7;

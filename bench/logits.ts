@@ -20,7 +20,17 @@ import type { ForwardInput } from "../src/runtime/types.js";
 import { Rng } from "../src/samplers/rng.js";
 import { dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { makeTinyEngineCheckpoint } from "../test/support/engine-tiny.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const REPEATS = quick ? 2 : 5;

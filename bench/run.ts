@@ -100,7 +100,7 @@ class Worker {
   }
 
   static torch(dir: string, threads: number, coretype: string | undefined, label: string): Worker {
-    const env = { ...process.env, OMP_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads) };
+    const env: NodeJS.ProcessEnv = { ...process.env, OMP_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads) };
     if (coretype) env.OPENBLAS_CORETYPE = coretype;
     else delete env.OPENBLAS_CORETYPE;
     const p = spawn(PYTHON, [path.join(ROOT, "bench", "torch_worker.py"), dir, String(threads)], { stdio: ["pipe", "pipe", "pipe"], env });
@@ -191,7 +191,8 @@ function forwardFlops(s: Shape, T: number): number {
   return 2 * T * (s.layers * perLayer + s.vocab * s.width) + 4 * s.layers * T * T * s.width;
 }
 const attentionShare = (s: Shape, T: number) => (4 * s.layers * T * T * s.width) / forwardFlops(s, T);
-const weightBytes = (s: Shape) => 4 * (s.layers * (4 * s.width * s.width + 3 * s.width * s.ffn + 2 * s.width) + 2 * s.vocab * s.width + s.width);
+const weightBytes = (s: Shape) =>
+  4 * (s.layers * (4 * s.width * s.width + 3 * s.width * s.ffn + 2 * s.width) + 2 * s.vocab * s.width + s.width);
 const describeShape = (s: Shape) =>
   `${s.layers} layers, d ${s.width}, ${s.heads} heads (head dim ${s.width / s.heads}), ffn ${s.ffn}, vocab ${s.vocab}, f32 (${(weightBytes(s) / 2 ** 20).toFixed(0)} MiB of weights), LLaDA format, bidirectional, batch 1`;
 
@@ -275,10 +276,7 @@ async function forwardVsTorch(dir: string, core: CoreChoice): Promise<Result & {
       for (let i = 0; i < threads.length; i++) {
         const n = reps(T);
         const r = await loaded(() =>
-          interleave(
-            [() => eng[i].time({ T, reps: 1 }), () => tor[i].time({ mode: "plain", T, reps: 1 })],
-            [n, n],
-          ),
+          interleave([() => eng[i].time({ T, reps: 1 }), () => tor[i].time({ mode: "plain", T, reps: 1 })], [n, n]),
         );
         const [em, tm] = r.value.map(median);
         byKey.set(`${T}/${threads[i]}/engine`, em);
@@ -337,7 +335,12 @@ Thread scaling at T ${Tbig}, 1 → 2 threads: engine ${f2(scaling)}×, PyTorch $
           measured: pct(frac) + (frac < GOALS.gemmFraction ? " (bound named in its section)" : ""),
           met: frac >= GOALS.gemmFraction,
         },
-        { goal: `plain forward vs PyTorch eager (1 thread, T ${Tbig})`, target: "reported", measured: `${f2(byKey.get(`${Tbig}/1/torch`)! / byKey.get(`${Tbig}/1/engine`)!)}× PyTorch's speed`, met: null },
+        {
+          goal: `plain forward vs PyTorch eager (1 thread, T ${Tbig})`,
+          target: "reported",
+          measured: `${f2(byKey.get(`${Tbig}/1/torch`)! / byKey.get(`${Tbig}/1/engine`)!)}× PyTorch's speed`,
+          met: null,
+        },
       ],
     };
   });
@@ -418,9 +421,21 @@ async function captureOverhead(dir: string): Promise<Result> {
       ),
     );
     const meds = r.value.map(median);
-    const dims = { numLayers: FORWARD.layers, numHeads: FORWARD.heads, numKvHeads: FORWARD.heads, headDim: FORWARD.width / FORWARD.heads, seq: T };
+    const dims = {
+      numLayers: FORWARD.layers,
+      numHeads: FORWARD.heads,
+      numKvHeads: FORWARD.heads,
+      headDim: FORWARD.width / FORWARD.heads,
+      seq: T,
+    };
     const perStep = (p: ProbeRequest) => estimateTraceBytes(p, { ...dims, steps: 1 }) - estimateTraceBytes(p, { ...dims, steps: 0 });
-    const rows = sets.map(([name, p], i) => [name, f1(meds[i]), f2(meds[i] / meds[0]), `${(100 * (meds[i] / meds[0] - 1)).toFixed(1)} %`, mib(perStep(p))]);
+    const rows = sets.map(([name, p], i) => [
+      name,
+      f1(meds[i]),
+      f2(meds[i] / meds[0]),
+      `${(100 * (meds[i] / meds[0] - 1)).toFixed(1)} %`,
+      mib(perStep(p)),
+    ]);
     const headMean = meds[3] / meds[0] - 1;
     const section = `## Capture overhead per probe set
 
@@ -453,13 +468,17 @@ async function memoryScaling(dir: string): Promise<Result> {
   for (const T of MEMORY_T) {
     // A fresh process per T: its allocator and ORT's arena start empty, so the peak is this T's own.
     const w = Worker.engine(dir, { threads, probes: DEFAULT_PROBES }, `engine memory T ${T}`);
-    const r = await loaded(() =>
-      withWorkers([w], async () => ({ hello: await w.hello, m: await w.ask({ op: "memory", T }) })),
-    );
+    const r = await loaded(() => withWorkers([w], async () => ({ hello: await w.hello, m: await w.ask({ op: "memory", T }) })));
     const { hello, m } = r.value;
     const a = (m.peakBytes as number) - (m.beforeBytes as number);
     above.push(a);
-    const dims = { numLayers: FORWARD.layers, numHeads: FORWARD.heads, numKvHeads: FORWARD.heads, headDim: FORWARD.width / FORWARD.heads, seq: T };
+    const dims = {
+      numLayers: FORWARD.layers,
+      numHeads: FORWARD.heads,
+      numKvHeads: FORWARD.heads,
+      headDim: FORWARD.width / FORWARD.heads,
+      seq: T,
+    };
     const traceStep = estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 1 }) - estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 0 });
     const prev = above.length > 1 ? above[above.length - 2] : NaN;
     rows.push([
@@ -549,11 +568,16 @@ async function main(): Promise<void> {
   fs.writeFileSync(tmp, "# sections\n");
   let modules = { failed: [] as string[], minutes: {} as Record<string, number> };
   if (!ONLY_SPEED) modules = moduleSections(tmp);
-  const moduleText = fs.readFileSync(tmp, "utf8").replace(/^# sections\n/, "").trim();
+  const moduleText = fs
+    .readFileSync(tmp, "utf8")
+    .replace(/^# sections\n/, "")
+    .trim();
   fs.rmSync(tmp, { force: true });
 
   const results = [step, fwd, cap, mem];
-  const goalRows = results.flatMap((r) => r.goals).map((g) => [g.goal, g.target, g.measured, g.met === null ? "—" : g.met ? "met" : "**not met**"]);
+  const goalRows = results
+    .flatMap((r) => r.goals)
+    .map((g) => [g.goal, g.target, g.measured, g.met === null ? "—" : g.met ? "met" : "**not met**"]);
   const load1 = loadAverage();
   const total = (Date.now() - started) / 60_000;
   const header = `# Benchmarks
@@ -561,7 +585,13 @@ async function main(): Promise<void> {
 Written by \`npm run bench${quick ? " -- --quick" : ""}\` in one run — ${machineStamp()}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}.
 ${quick ? "**Quick mode: tiny shapes and one or two repetitions, a smoke test of the harness; these numbers mean nothing.**\n" : ""}Every ratio is against a baseline measured in this same run. The machine is shared (2 cores, other developers and training jobs):
 load average ${formatLoad(load0)} before and ${formatLoad(load1)} after (1/5/15 min); each row also records its own load. ${f1(total)} min in total
-(speed and memory sections ${f1(speedMinutes)} min${Object.keys(modules.minutes).length ? `; ${Object.entries(modules.minutes).map(([k, v]) => `${k} ${f1(v)}`).join(", ")}` : ""}).
+(speed and memory sections ${f1(speedMinutes)} min${
+    Object.keys(modules.minutes).length
+      ? `; ${Object.entries(modules.minutes)
+          .map(([k, v]) => `${k} ${f1(v)}`)
+          .join(", ")}`
+      : ""
+  }).
 ${modules.failed.length ? `\n**Sections that failed to run this time: ${modules.failed.join(", ")}** (their old numbers are not kept).\n` : ""}
 ## Goals
 

@@ -23,7 +23,17 @@ import { streamTensorBytes } from "../src/checkpoint/safetensors.js";
 import { resolveModelSpec, specTensorNames } from "../src/graph/adapters/index.js";
 import { scanWeights } from "../src/graph/scan-weights.js";
 import { createEngine } from "../src/runtime/engine.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 2 : 3;

@@ -36,7 +36,7 @@ function gpuUsedMiB(): number | null {
 
 const results: Record<string, unknown>[] = [];
 for (const dir of dirs) {
-  const layers = (JSON.parse(fs.readFileSync(path.join(dir, "config.json"), "utf8")) as { n_layers?: number; num_hidden_layers?: number });
+  const layers = JSON.parse(fs.readFileSync(path.join(dir, "config.json"), "utf8")) as { n_layers?: number; num_hidden_layers?: number };
   const L = layers.n_layers ?? layers.num_hidden_layers ?? 0;
   const sets: [string, ProbeRequest][] = [
     ["none", {}],
@@ -55,6 +55,10 @@ for (const dir of dirs) {
       memoryBudgetBytes: 2 ** 40,
     });
     const createMs = performance.now() - t0;
+    if (m.engine.device !== device) {
+      await m.dispose();
+      throw new Error(`asked for ${device}, the engine runs on ${m.engine.device} (see the warning above): not timing an 8B model there`);
+    }
     try {
       for (const T of Ts) {
         const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % (m.spec.vocabSize - 1));
