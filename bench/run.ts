@@ -6,6 +6,7 @@
  *   npm run bench -- --quick            # tiny shapes, one or two repeats: a smoke test of the harness
  *   npm run bench -- --out FILE         # write FILE instead of BENCHMARKS.md
  *   npm run bench -- --only speed       # only the speed-and-memory sections (no per-module sections)
+ *   npm run bench -- --skip gguf,engine # keep those per-module sections from the previous file, marked as not re-run
  *
  * The speed-and-memory sections compare the ONNX engine (opened with `openModel`, whatever its
  * defaults are) with an eager PyTorch model of the same weights (bench/torch_model.py under Debian's
@@ -46,6 +47,8 @@ const flag = (name: string): string | undefined => {
 };
 const OUT = path.resolve(flag("--out") ?? path.join(ROOT, "BENCHMARKS.md"));
 const ONLY_SPEED = flag("--only") === "speed";
+/** Per-module scripts not re-run this time (`--skip gguf,engine`): their previous section is kept, marked as such. */
+const SKIP = new Set((flag("--skip") ?? "").split(",").filter(Boolean));
 const PYTHON = process.env.FLOATSCOPE_BENCH_PYTHON ?? "/usr/bin/python3";
 
 /** The plain-forward model (vs PyTorch, FLOP/s, capture overhead, memory) and the 32-layer step model. */
@@ -224,13 +227,13 @@ interface CoreChoice {
  * with the detected core and with OPENBLAS_CORETYPE set to the family from /proc/cpuinfo, and keep
  * the faster one for every PyTorch worker. Both are recorded.
  */
-async function chooseCoreType(dir: string): Promise<CoreChoice> {
+async function chooseCoreType(): Promise<CoreChoice> {
   const family = cpuFamily();
   // Cooperlake's f32 kernels are SkylakeX's (it adds bf16 ones): time SkylakeX too where it applies.
   const candidates: (string | undefined)[] = [undefined, ...(family ? [family] : []), ...(family === "Cooperlake" ? ["SkylakeX"] : [])];
   const gemm: CoreChoice["gemm"] = [];
   for (const c of candidates) {
-    const w = Worker.torch(dir, 1, c, `torch gemm ${c ?? "auto"}`);
+    const w = Worker.torch("-", 1, c, `torch gemm ${c ?? "auto"}`);
     await withWorkers([w], async () => {
       const hello = await w.hello;
       const r = await w.ask({ op: "gemm", n: quick ? 256 : 1024, reps: quick ? 3 : 7 });
@@ -522,13 +525,39 @@ ${rows.map((r) => `| ${r.join(" | ")} |`).join("\n")}
 
 // ----------------------------------------------------------------------------- per-module sections
 
-const MODULE_SCRIPTS = ["checkpoint", "engine", "samplers", "logits", "interventions", "weight-scan", "gguf", "scrubber"];
+/** Each older script and the heading of the section it writes. */
+const MODULE_SCRIPTS: Record<string, string> = {
+  checkpoint: "## Checkpoint and tokenizer",
+  engine: "## Engine",
+  samplers: "## Samplers and traces",
+  logits: "## Logits row selection",
+  interventions: "## Interventions",
+  "weight-scan": "## Weight scan",
+  gguf: "## GGUF",
+  scrubber: "## Widgets",
+};
+
+/** The section under `heading` in markdown `text` (up to the next "## "), or undefined. */
+function sectionOf(text: string, heading: string): string | undefined {
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start < 0) return undefined;
+  const rest = text.slice(start + 1);
+  const next = rest.indexOf("\n## ", heading.length);
+  return (next < 0 ? rest : rest.slice(0, next)).trimEnd();
+}
 
 /** Run each older bench script with its sections going into `file`; returns the names that failed. */
 function moduleSections(file: string): { failed: string[]; minutes: Record<string, number> } {
   const failed: string[] = [];
   const minutes: Record<string, number> = {};
-  for (const name of MODULE_SCRIPTS) {
+  const previous = fs.existsSync(OUT) ? fs.readFileSync(OUT, "utf8") : "";
+  for (const [name, heading] of Object.entries(MODULE_SCRIPTS)) {
+    if (SKIP.has(name)) {
+      const old = sectionOf(previous, heading);
+      const note = `\n\n*Not re-run by this \`npm run bench\` (\`--skip ${name}\`): the section below is from an earlier run, with that run's own date and load.*`;
+      fs.appendFileSync(file, `\n${old ? old.replace(heading, heading + note) : `${heading}${note.replace("the section below is from an earlier run, with that run's own date and load", "no earlier section was found")}`}\n`);
+      continue;
+    }
     const t0 = Date.now();
     console.log(`bench: ${name}…`);
     const p = spawnSync(process.execPath, [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : [])], {
@@ -553,7 +582,7 @@ async function main(): Promise<void> {
   const forwardDir = modelDir(FORWARD);
   const stepDir = modelDir(STEP);
   console.log("bench: OpenBLAS core type…");
-  const core = await chooseCoreType(forwardDir);
+  const core = await chooseCoreType();
   console.log("bench: plain forward vs PyTorch…");
   const fwd = await forwardVsTorch(forwardDir, core);
   console.log("bench: per denoising step…");

@@ -2,7 +2,7 @@
 answering one JSON request per stdin line with one JSON line, so the driver can interleave its
 timings with the ONNX engine's.
 
-    /usr/bin/python3 bench/torch_worker.py MODEL_DIR THREADS
+    /usr/bin/python3 bench/torch_worker.py MODEL_DIR THREADS      (MODEL_DIR "-": GEMM requests only)
 
 Requests: {"op": "time", "mode": "plain" | "output_attentions" | "paper", "T": 256, "reps": 3}
             → {"ms": [...]}  (each rep one full call, after one untimed warm-up the first time a (mode, T) is seen)
@@ -58,8 +58,9 @@ def gemm_gflops(n: int, reps: int) -> float:
 def main() -> None:
     folder, threads = sys.argv[1], int(sys.argv[2])
     torch.set_num_threads(threads)
-    shape, weights = load_llada(folder)
-    model = EagerMDM(shape, weights)
+    # "-": no model (the driver's GEMM-only probe of the OpenBLAS core type).
+    shape, weights = load_llada(folder) if folder != "-" else (None, None)
+    model = EagerMDM(shape, weights) if shape else None
     print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(),
                       "openblas_corename": openblas_corename(),
                       "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}), flush=True)
