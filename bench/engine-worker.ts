@@ -13,6 +13,8 @@
  *             before it (Linux: the peak is reset through /proc/self/clear_refs first), and the probe bytes
  *           {"op": "gemm", "n": 1024, "reps": 7}        → GFLOP/s of one onnxruntime MatMul [n, n]·[n, 4n] f32
  *             (median), with the same thread count: the GEMM peak the forward is compared with
+ *           {"op": "matmuls", "shapes": [[m, k, n, count], …], "reps": 3} → Σ count × median ms of each
+ *             MatMul: the time the forward's linear layers alone would take at their own shapes
  *           {"op": "quit"}
  * Options other than `probes` go to `openModel` as they are (threads, queryChunks, lowMemory, …), so
  * the harness measures whatever the engine's defaults are.
@@ -23,6 +25,7 @@ import * as ort from "onnxruntime-node";
 import { openModel, type OpenModelOptions } from "../src/eval/open.js";
 import { DataType, GraphBuilder } from "../src/graph/onnx/builder.js";
 import type { ForwardInput } from "../src/runtime/types.js";
+import { median } from "./lib.js";
 
 /** The same ids as the PyTorch side (bench/torch_worker.py ids_for): (i · 7919) mod (V − 1). */
 export function idsFor(T: number, vocab: number): Int32Array {
@@ -49,24 +52,14 @@ function resetPeakRss(): boolean {
   }
 }
 
-/** Median GFLOP/s of a one-node MatMul session ([n, n] input times an [n, 4n] initializer). */
-async function gemmGflops(n: number, reps: number, threads: number | undefined): Promise<number> {
+/** Median ms of a one-node MatMul session: an [m, k] input times a [k, n] initializer. */
+async function matmulMs(m: number, k: number, n: number, reps: number, threads: number | undefined): Promise<number> {
   const g = new GraphBuilder();
-  const a = g.input("a", DataType.FLOAT, [n, n]);
-  const b = g.constF32(
-    Float32Array.from({ length: n * 4 * n }, (_, i) => ((i * 7) % 13) / 13 - 0.5),
-    [n, 4 * n],
-    "b",
-  );
-  g.output(g.node("MatMul", [a, b]), "c", DataType.FLOAT, [n, 4 * n]);
+  const a = g.input("a", DataType.FLOAT, [m, k]);
+  const b = g.constF32(Float32Array.from({ length: k * n }, (_, i) => ((i * 7) % 13) / 13 - 0.5), [k, n], "b");
+  g.output(g.node("MatMul", [a, b]), "c", DataType.FLOAT, [m, n]);
   const session = await ort.InferenceSession.create(g.encode("gemm"), threads ? { intraOpNumThreads: threads } : {});
-  const feeds = {
-    a: new ort.Tensor(
-      "float32",
-      Float32Array.from({ length: n * n }, (_, i) => ((i * 5) % 11) / 11 - 0.5),
-      [n, n],
-    ),
-  };
+  const feeds = { a: new ort.Tensor("float32", Float32Array.from({ length: m * k }, (_, i) => ((i * 5) % 11) / 11 - 0.5), [m, k]) };
   await session.run(feeds);
   const ts: number[] = [];
   for (let r = 0; r < reps; r++) {
@@ -75,8 +68,7 @@ async function gemmGflops(n: number, reps: number, threads: number | undefined):
     ts.push(performance.now() - t);
   }
   await session.release();
-  ts.sort((x, y) => x - y);
-  return (2 * n * n * 4 * n) / (ts[(ts.length - 1) >> 1] / 1000) / 1e9;
+  return median(ts);
 }
 
 async function main(): Promise<void> {
@@ -124,7 +116,14 @@ async function main(): Promise<void> {
       send({ beforeBytes: before, peakBytes: peak, peakReset: reset, probeBytes, logitBytes: out.logits.byteLength, ms });
     } else if (req.op === "gemm") {
       const r = req as unknown as { n: number; reps: number };
-      send({ gflops: await gemmGflops(r.n, r.reps, options.threads) });
+      const ms = await matmulMs(r.n, r.n, 4 * r.n, r.reps, options.threads);
+      send({ gflops: (2 * r.n * r.n * 4 * r.n) / (ms / 1000) / 1e9 });
+    } else if (req.op === "matmuls") {
+      // The forward's linear layers at their own shapes: Σ count × median ms of [m, k]·[k, n].
+      const r = req as unknown as { shapes: [number, number, number, number][]; reps: number };
+      let total = 0;
+      for (const [m, k, n, count] of r.shapes) total += count * (await matmulMs(m, k, n, r.reps, options.threads));
+      send({ ms: total });
     } else {
       send({ error: `unknown op ${req.op}` });
     }

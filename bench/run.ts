@@ -85,6 +85,7 @@ class Worker {
     private proc: ChildProcessWithoutNullStreams,
   ) {
     let stderr = "";
+    proc.stdin.on("error", () => undefined); // a worker that died is reported by its exit code and stderr
     proc.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
     proc.on("exit", (code) => {
       if (code) console.error(`${label} exited with ${code}: ${stderr}`);
@@ -129,7 +130,7 @@ class Worker {
   }
 
   async close(): Promise<void> {
-    if (this.proc.exitCode === null) {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
       const exited = new Promise((r) => this.proc.once("exit", r));
       this.proc.stdin.end(JSON.stringify({ op: "quit" }) + "\n");
       await exited;
@@ -300,15 +301,31 @@ async function forwardVsTorch(dir: string, core: CoreChoice): Promise<Result & {
       }
     }
     const Tbig = FORWARD_T[FORWARD_T.length - 1];
+    // What bounds the forward: its linear layers alone, as separate onnxruntime MatMuls at their own shapes.
+    const s = FORWARD;
+    const linearMs = (
+      await eng[0].ask({
+        op: "matmuls",
+        reps: quick ? 2 : 3,
+        shapes: [
+          [Tbig, s.width, s.width, 4 * s.layers],
+          [Tbig, s.width, s.ffn, 2 * s.layers],
+          [Tbig, s.ffn, s.width, s.layers],
+          [Tbig, s.width, s.vocab, 1],
+        ],
+      })
+    ).ms as number;
+    const e1 = byKey.get(`${Tbig}/1/engine`)!;
     const frac = forwardFlops(FORWARD, Tbig) / byKey.get(`${Tbig}/1/engine`)! / 1e6 / gemmPeak;
     const scaling = threads.length > 1 ? byKey.get(`${Tbig}/1/engine`)! / byKey.get(`${Tbig}/2/engine`)! : NaN;
     const tScaling = byKey.get(`${Tbig}/1/torch`)! / byKey.get(`${Tbig}/2/torch`)!;
     const bound =
       frac >= GOALS.gemmFraction
         ? ""
-        : ` Not reached here: at T ${Tbig}, ${pct(attentionShare(FORWARD, Tbig))} of the FLOPs are in QKᵀ and P·V, whose ` +
-          `[H, T, T] softmax between them is memory-bound (not GEMM-bound), and the remaining GEMMs have T × d × ffn shapes ` +
-          `rather than the peak's square-ish one; PyTorch on the same weights reaches ${pct(forwardFlops(FORWARD, Tbig) / byKey.get(`${Tbig}/1/torch`)! / 1e6 / gemmPeak)}.`;
+        : ` What bounds it at T ${Tbig}, 1 thread: the forward's linear layers alone, timed as separate onnxruntime MatMuls at their ` +
+          `own shapes in this run, take ${f1(linearMs)} ms of the forward's ${f1(e1)} ms (${pct(linearMs / e1)}); the other ${f1(Math.max(0, e1 - linearMs))} ms ` +
+          `go to attention (QKᵀ, the [H, T, T] softmax, P·V: ${pct(attentionShare(FORWARD, Tbig))} of the FLOPs), norms, RoPE and copies. ` +
+          `PyTorch on the same weights reaches ${pct(forwardFlops(FORWARD, Tbig) / byKey.get(`${Tbig}/1/torch`)! / 1e6 / gemmPeak)} of the peak.`;
     const section = `## Plain forward vs PyTorch, FLOP/s and threads
 
 Model: ${describeShape(FORWARD)}. Same safetensors file on both sides; ids (i · 7919) mod (V − 1).

@@ -64,7 +64,7 @@ def main() -> None:
     print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(),
                       "openblas_corename": openblas_corename(),
                       "openblas_coretype_env": os.environ.get("OPENBLAS_CORETYPE")}), flush=True)
-    run = {"plain": model.forward, "output_attentions": model.step_output_attentions, "paper": model.step_paper}
+    run = {"plain": model.forward, "output_attentions": model.step_output_attentions, "paper": model.step_paper} if model else {}
     warm: set = set()
     for line in sys.stdin:
         req = json.loads(line)
