@@ -56,10 +56,20 @@ function resetPeakRss(): boolean {
 async function matmulMs(m: number, k: number, n: number, reps: number, threads: number | undefined): Promise<number> {
   const g = new GraphBuilder();
   const a = g.input("a", DataType.FLOAT, [m, k]);
-  const b = g.constF32(Float32Array.from({ length: k * n }, (_, i) => ((i * 7) % 13) / 13 - 0.5), [k, n], "b");
+  const b = g.constF32(
+    Float32Array.from({ length: k * n }, (_, i) => ((i * 7) % 13) / 13 - 0.5),
+    [k, n],
+    "b",
+  );
   g.output(g.node("MatMul", [a, b]), "c", DataType.FLOAT, [m, n]);
   const session = await ort.InferenceSession.create(g.encode("gemm"), threads ? { intraOpNumThreads: threads } : {});
-  const feeds = { a: new ort.Tensor("float32", Float32Array.from({ length: m * k }, (_, i) => ((i * 5) % 11) / 11 - 0.5), [m, k]) };
+  const feeds = {
+    a: new ort.Tensor(
+      "float32",
+      Float32Array.from({ length: m * k }, (_, i) => ((i * 5) % 11) / 11 - 0.5),
+      [m, k],
+    ),
+  };
   await session.run(feeds);
   const ts: number[] = [];
   for (let r = 0; r < reps; r++) {

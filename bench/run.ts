@@ -572,7 +572,10 @@ function moduleSections(file: string): { failed: string[]; minutes: Record<strin
     if (SKIP.has(name)) {
       const old = sectionOf(previous, heading);
       const note = `\n\n*Not re-run by this \`npm run bench\` (\`--skip ${name}\`): the section below is from an earlier run, with that run's own date and load.*`;
-      fs.appendFileSync(file, `\n${old ? old.replace(heading, heading + note) : `${heading}${note.replace("the section below is from an earlier run, with that run's own date and load", "no earlier section was found")}`}\n`);
+      fs.appendFileSync(
+        file,
+        `\n${old ? old.replace(heading, heading + note) : `${heading}${note.replace("the section below is from an earlier run, with that run's own date and load", "no earlier section was found")}`}\n`,
+      );
       continue;
     }
     const t0 = Date.now();
