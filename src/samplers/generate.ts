@@ -141,7 +141,8 @@ export async function generate(
   const onSigint = () => interrupt.abort();
   // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
   if (options.stopOnInterrupt ?? true) process.once("SIGINT", onSigint);
-  const signal = options.signal ? anySignal(options.signal, interrupt.signal) : interrupt.signal;
+  const linked = options.signal ? anySignal(options.signal, interrupt.signal) : { signal: interrupt.signal, dispose: () => {} };
+  const signal = linked.signal;
   const results: GenerateResult[] = [];
   try {
     for (let start = 0; start < encoded.length && !signal.aborted; start += batchSize) {
@@ -151,6 +152,7 @@ export async function generate(
     return results;
   } finally {
     process.removeListener("SIGINT", onSigint);
+    linked.dispose();
   }
 }
 
@@ -248,14 +250,22 @@ function canonicalJson(v: unknown): string {
   );
 }
 
-/** A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing). */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+/**
+ * A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing), and
+ * `dispose` to unhook it: a caller's long-lived signal shared by many runs would otherwise collect one
+ * listener per run (and Node warns past 10).
+ */
+function anySignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose: () => void } {
   const c = new AbortController();
   const abort = () => c.abort();
   if (a.aborted || b.aborted) abort();
   a.addEventListener("abort", abort, { once: true });
   b.addEventListener("abort", abort, { once: true });
-  return c.signal;
+  const dispose = () => {
+    a.removeEventListener("abort", abort);
+    b.removeEventListener("abort", abort);
+  };
+  return { signal: c.signal, dispose };
 }
 
 /**
