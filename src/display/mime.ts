@@ -8,16 +8,9 @@
  * The widgets in `widgets/` render the `vnd.floatscope` types; they import only these names and
  * the figure-spec types.
  */
-import { MIME_HEATMAP } from "../protocol/heatmap.js";
 import { DisplayError } from "../util/errors.js";
 
-/**
- * Our vendor MIME types for kernel-side figures. The major version is part of the name, like
- * `vnd.plotly.v1+json`; the names themselves are declared in protocol/ (shared with the widgets).
- */
-export const FLOATSCOPE_MIME = {
-  heatmap: MIME_HEATMAP,
-} as const;
+// Our vendor MIME types (MIME_FIGURE, MIME_SCRUBBER) are declared in protocol/payloads.ts, shared with the widgets.
 
 /** Standard MIME types we emit alongside ours. */
 export const STANDARD_MIME = {
