@@ -21,7 +21,7 @@ export function retrievalFigure(p: RetrievalSpec): FigureDescription {
       cols: H,
       values: cells(m.scores.values),
       scale: { colormap: "ylorrd", domain: [0, 1], diverging: false },
-      valueLabel: `retrieval score (${p.normalisation})`,
+      valueLabel: "retrieval score",
       x: { title: "head", labels: Array.from({ length: H }, (_, h) => String(h)) },
       y: { title: "layer", labels: layers.map(String) },
     };

@@ -303,7 +303,7 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
     const ty = top + plotH / 2;
     parts.push(el("text", { x: tx, y: ty, "text-anchor": "middle", fill: "#444", transform: `rotate(-90 ${num(tx)} ${num(ty)})` }, text(p.y.title)));
   }
-  const bar = colourBar(p, px + plotW + 10, top, Math.max(60, Math.min(plotH, 220)), index);
+  const bar = colourBar(p, px + plotW + 10, top, Math.max(100, Math.min(plotH, 220)), index);
   parts.push(bar.svg);
   const height = Math.max(bottom, top + bar.height) - y0;
   return {
@@ -339,7 +339,7 @@ function colourBar(p: HeatPanel, x: number, y: number, h: number, index: number)
       "text",
       { x: tx, y: ty, "text-anchor": "middle", fill: "#444", transform: `rotate(90 ${num(tx)} ${num(ty)})` },
       el("title", {}, text(p.valueLabel)),
-      text(truncate(p.valueLabel, Math.max(8, Math.floor(h / CH)))),
+      text(truncate(p.valueLabel, Math.max(24, Math.floor(h / CH)))),
     ),
   );
   return { svg: el("g", { class: "fs-colourbar" }, ...parts), height: h + 4 };
