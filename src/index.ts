@@ -340,7 +340,7 @@ export { progress } from "./display/progress.js";
 export type { Progress, ProgressOptions } from "./display/progress.js";
 export { mimeBundleOf, registerFormatter } from "./display/format.js";
 export type { Formatter } from "./display/format.js";
-export { STANDARD_MIME, isDisplayable } from "./display/mime.js";
+export { FLOATSCOPE_MIME, STANDARD_MIME, isDisplayable } from "./display/mime.js";
 export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";

@@ -302,7 +302,12 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
         sc.score.push(out[li * a.H + h]);
       }
     });
-    models.push({ model, layers: [...a.layers], scores: { shape: [a.layers.length, a.H], values: Float64Array.from(out) }, samples: a.kept });
+    models.push({
+      model,
+      layers: [...a.layers],
+      scores: { shape: [a.layers.length, a.H], values: Float64Array.from(out) },
+      samples: a.kept,
+    });
     kept.push({ model, kept: a.kept, total: a.total });
   }
   const ints = (x: number[]) => Int32Array.from(x);

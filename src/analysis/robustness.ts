@@ -190,10 +190,7 @@ export function positionSpread(rows: readonly QaRow[], o: BootstrapOptions = {})
 }
 
 /** Curves → the distractor-sweep figure payload (src/figures), bands = the 95 % intervals. */
-export function curvesPayload(
-  curves: readonly AccuracyCurve[],
-  o: { title?: string; xTitle: string; oneBased?: boolean },
-): DistractorSpec {
+export function curvesPayload(curves: readonly AccuracyCurve[], o: { title?: string; xTitle: string; oneBased?: boolean }): DistractorSpec {
   const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
   const shift = o.oneBased ? 1 : 0;
   const at = (c: AccuracyCurve, x: number, f: (p: CurvePoint) => number) => {

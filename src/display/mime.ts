@@ -9,8 +9,17 @@
  * the figure-spec types.
  */
 import { DisplayError } from "../util/errors.js";
+import { MIME_FIGURE, MIME_SCRUBBER } from "../protocol/payloads.js";
 
-// Our vendor MIME types (MIME_FIGURE, MIME_SCRUBBER) are declared in protocol/payloads.ts, shared with the widgets.
+/**
+ * Our vendor MIME types by name (declared in protocol/payloads.ts, shared with the widgets): every
+ * figure but the scrubber is a figure description; `heatmap` is kept for notebooks that look it up.
+ */
+export const FLOATSCOPE_MIME = {
+  figure: MIME_FIGURE,
+  heatmap: MIME_FIGURE,
+  scrubber: MIME_SCRUBBER,
+} as const;
 
 /** Standard MIME types we emit alongside ours. */
 export const STANDARD_MIME = {

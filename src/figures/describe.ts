@@ -45,7 +45,12 @@ export function valueAxis(title: string, values: ArrayLike<number | null>, zero 
 export function positionAxis(title: string, xs: number[], tickLabels?: string[]): NumberAxis {
   const lo = Math.min(...xs);
   const hi = Math.max(...xs);
-  const ticks = xs.length <= 16 && !tickLabels ? [...new Set(xs)].sort((a, b) => a - b) : tickLabels ? xs : niceTicks(lo, hi, 8, true).filter(Number.isInteger);
+  const ticks =
+    xs.length <= 16 && !tickLabels
+      ? [...new Set(xs)].sort((a, b) => a - b)
+      : tickLabels
+        ? xs
+        : niceTicks(lo, hi, 8, true).filter(Number.isInteger);
   return { title, domain: [lo, hi > lo ? hi : lo + 1], ticks, ...(tickLabels ? { tickLabels } : {}) };
 }
 

@@ -30,7 +30,10 @@ export function distractorFigure(p: DistractorSpec): FigureDescription {
       {
         type: "lines",
         x: positionAxis(xTitle, p.positions),
-        y: valueAxis(p.metric, series.flatMap((s) => [...s.y, ...(s.hi ?? [])])),
+        y: valueAxis(
+          p.metric,
+          series.flatMap((s) => [...s.y, ...(s.hi ?? [])]),
+        ),
         series,
       },
     ],

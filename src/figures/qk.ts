@@ -63,14 +63,20 @@ export function qkFigure(p: QKSpec): FigureDescription {
       type: "lines",
       title: "score advantage of floating keys, by layer",
       x: positionAxis("layer", layers),
-      y: valueAxis("advantage (score units)", series.flatMap((s) => s.y)),
+      y: valueAxis(
+        "advantage (score units)",
+        series.flatMap((s) => s.y),
+      ),
       series,
     },
     {
       type: "lines",
       title: "mean cos θ, by layer",
       x: positionAxis("layer", layers),
-      y: valueAxis("cos θ", cosSeries.flatMap((s) => s.y)),
+      y: valueAxis(
+        "cos θ",
+        cosSeries.flatMap((s) => s.y),
+      ),
       series: cosSeries,
     },
   );
@@ -78,7 +84,9 @@ export function qkFigure(p: QKSpec): FigureDescription {
     { label: "floating key", colour: FLOATING, mark: "tick" },
     ...[...series, ...cosSeries].map((s) => ({ label: s.name, colour: s.colour, mark: "line" as const, dash: s.dash })),
   ];
-  const split = p.summary.map((s) => `L${s.layer} ${Math.abs(s.advantage) > 1e-12 ? Math.round((100 * s.angleTerm) / s.advantage) : "–"}%`).join(", ");
+  const split = p.summary
+    .map((s) => `L${s.layer} ${Math.abs(s.advantage) > 1e-12 ? Math.round((100 * s.angleTerm) / s.advantage) : "–"}%`)
+    .join(", ");
   return describe("qk", {
     title: `QK decomposition · ${p.model}`,
     subtitle: [

@@ -35,7 +35,9 @@ export function retrievalFigure(p: RetrievalSpec): FigureDescription {
   });
   return describe("retrieval", {
     title: "Retrieval heads",
-    subtitle: [`score per (layer, head), ${p.normalisation}; samples kept: ${p.kept.map((k) => `${k.model} ${k.kept}/${k.total}`).join(", ")}`],
+    subtitle: [
+      `score per (layer, head), ${p.normalisation}; samples kept: ${p.kept.map((k) => `${k.model} ${k.kept}/${k.total}`).join(", ")}`,
+    ],
     panels,
     columns: 2,
     warnings: p.warnings,

@@ -77,7 +77,7 @@ function withDpi(png: Buffer, dpi: number): Buffer {
   chunk.writeUInt32BE((crc32(chunk.subarray(4, 17)) ^ 0xffffffff) >>> 0, 17);
   // Drop an existing pHYs, put ours right after IHDR (8-byte signature + 25-byte IHDR chunk).
   const parts: Buffer[] = [png.subarray(0, 33), chunk];
-  for (let o = 33; o < png.length; ) {
+  for (let o = 33; o < png.length;) {
     const len = png.readUInt32BE(o);
     const end = o + 12 + len;
     if (png.toString("ascii", o + 4, o + 8) !== "pHYs") parts.push(png.subarray(o, end));
@@ -90,9 +90,17 @@ function withDpi(png: Buffer, dpi: number): Buffer {
 export function save(figure: unknown, file: string, opts: SaveOptions = {}): SavedFigure {
   const ext = path.extname(file).toLowerCase();
   if (ext !== ".svg" && ext !== ".png") {
-    throw new SettingsError("save() writes .svg or .png", { field: "file", expected: 'a name ending in ".svg" or ".png"', found: JSON.stringify(file) });
+    throw new SettingsError("save() writes .svg or .png", {
+      field: "file",
+      expected: 'a name ending in ".svg" or ".png"',
+      found: JSON.stringify(file),
+    });
   }
-  for (const [k, v] of [["scale", opts.scale], ["dpi", opts.dpi], ["width", opts.width]] as const) {
+  for (const [k, v] of [
+    ["scale", opts.scale],
+    ["dpi", opts.dpi],
+    ["width", opts.width],
+  ] as const) {
     if (v !== undefined && !(typeof v === "number" && Number.isFinite(v) && v > 0)) {
       throw new SettingsError(`save() ${k} must be a positive number`, { field: k, expected: "a number > 0", found: String(v) });
     }

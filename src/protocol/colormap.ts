@@ -57,7 +57,12 @@ export function rgbAt(name: Colormap, t: number): [number, number, number] {
 
 /** Colour of t ∈ [0, 1] (clamped) as "#rrggbb". */
 export function colorAt(name: Colormap, t: number): string {
-  return "#" + rgbAt(name, t).map((v) => v.toString(16).padStart(2, "0")).join("");
+  return (
+    "#" +
+    rgbAt(name, t)
+      .map((v) => v.toString(16).padStart(2, "0"))
+      .join("")
+  );
 }
 
 const LUTS = new Map<Colormap, Uint8Array>();

@@ -78,7 +78,9 @@ export function drawFigureWithGeometry(fig: FigureDescription, opts: DrawOptions
   const body: string[] = [];
   let y = PAD;
 
-  body.push(el("text", { x: PAD, y: y + 13, "font-size": 15, "font-weight": 600, fill: "#111" }, text(truncate(fig.title, chars(inner, 15)))));
+  body.push(
+    el("text", { x: PAD, y: y + 13, "font-size": 15, "font-weight": 600, fill: "#111" }, text(truncate(fig.title, chars(inner, 15)))),
+  );
   y += 22;
   for (const line of fig.subtitle.flatMap((s) => wrapText(s, chars(inner)))) {
     body.push(el("text", { x: PAD, y: y + 10, fill: "#555" }, text(line)));
@@ -104,7 +106,11 @@ export function drawFigureWithGeometry(fig: FigureDescription, opts: DrawOptions
       const p = fig.panels[i];
       const x0 = PAD + k * (pw + GAP);
       const drawn =
-        p.type === "heat" ? heatPanel(p, i, x0, y, pw, opts.raster) : p.type === "lines" ? linePanel(p, i, x0, y, pw) : barPanel(p, i, x0, y, pw);
+        p.type === "heat"
+          ? heatPanel(p, i, x0, y, pw, opts.raster)
+          : p.type === "lines"
+            ? linePanel(p, i, x0, y, pw)
+            : barPanel(p, i, x0, y, pw);
       body.push(drawn.svg);
       if (drawn.geometry) heat.push(drawn.geometry);
       rowH = Math.max(rowH, drawn.height);
@@ -117,7 +123,13 @@ export function drawFigureWithGeometry(fig: FigureDescription, opts: DrawOptions
     y += LINE;
   }
   if (fig.warnings.length) {
-    body.push(el("text", { x: PAD, y: y + 10, fill: "#8a4b00", "font-weight": 600 }, text(`⚠ ${fig.warnings.length} warning${fig.warnings.length > 1 ? "s" : ""}`)));
+    body.push(
+      el(
+        "text",
+        { x: PAD, y: y + 10, fill: "#8a4b00", "font-weight": 600 },
+        text(`⚠ ${fig.warnings.length} warning${fig.warnings.length > 1 ? "s" : ""}`),
+      ),
+    );
     y += LINE;
     for (const line of fig.warnings.flatMap((w) => wrapText(`• ${w}`, chars(inner - 10)))) {
       body.push(el("text", { x: PAD + 10, y: y + 10, fill: "#8a4b00", class: "fs-warning" }, text(line)));
@@ -163,7 +175,9 @@ interface Drawn {
 }
 
 function panelTitle(t: string | undefined, x: number, y: number, w: number): string {
-  return t ? el("text", { x, y: y + 11, "font-weight": 600, fill: "#222" }, el("title", {}, text(t)), text(truncate(t, Math.floor(w / CH)))) : "";
+  return t
+    ? el("text", { x, y: y + 11, "font-weight": 600, fill: "#222" }, el("title", {}, text(t)), text(truncate(t, Math.floor(w / CH))))
+    : "";
 }
 
 function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: number, raster: Raster | undefined): Drawn {
@@ -200,7 +214,13 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
         cells.push(el("rect", { x: px + c * cw, y: top + r * ch, width: cw, height: ch, fill }, el("title", {}, text(tip))));
         if (p.cellText && v !== null && cw >= 26 && ch >= 12) {
           const tc = lightness(fill) > 0.55 ? "#111" : "#fff";
-          cells.push(el("text", { x: px + (c + 0.5) * cw, y: top + (r + 0.5) * ch + 3.5, "text-anchor": "middle", "font-size": 9, fill: tc }, text(formatValue(v))));
+          cells.push(
+            el(
+              "text",
+              { x: px + (c + 0.5) * cw, y: top + (r + 0.5) * ch + 3.5, "text-anchor": "middle", "font-size": 9, fill: tc },
+              text(formatValue(v)),
+            ),
+          );
         }
       }
     }
@@ -266,7 +286,8 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
   let below = top + plotH + 2;
   if (p.columnMarks) {
     for (const c of p.columnMarks.columns) {
-      if (c >= 0 && c < p.cols) parts.push(el("rect", { x: px + c * cw, y: below, width: Math.max(1.5, cw), height: 5, fill: p.columnMarks.colour }));
+      if (c >= 0 && c < p.cols)
+        parts.push(el("rect", { x: px + c * cw, y: below, width: Math.max(1.5, cw), height: 5, fill: p.columnMarks.colour }));
     }
     below += 7;
   }
@@ -301,7 +322,9 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
   if (p.y.title) {
     const tx = x0 + 8;
     const ty = top + plotH / 2;
-    parts.push(el("text", { x: tx, y: ty, "text-anchor": "middle", fill: "#444", transform: `rotate(-90 ${num(tx)} ${num(ty)})` }, text(p.y.title)));
+    parts.push(
+      el("text", { x: tx, y: ty, "text-anchor": "middle", fill: "#444", transform: `rotate(-90 ${num(tx)} ${num(ty)})` }, text(p.y.title)),
+    );
   }
   const bar = colourBar(p, px + plotW + 10, top, Math.max(100, Math.min(plotH, 220)), index);
   parts.push(bar.svg);
@@ -320,7 +343,9 @@ function hexBytes(hex: string): number[] {
 /** A vertical colour bar: high at the top, round ticks inside the domain, the quantity beside it. */
 function colourBar(p: HeatPanel, x: number, y: number, h: number, index: number): { svg: string; height: number } {
   const id = `fs-bar-${index}-${p.scale.colormap}`;
-  const stops = Array.from({ length: 9 }, (_, i) => el("stop", { offset: `${(i / 8) * 100}%`, "stop-color": colorAt(p.scale.colormap, 1 - i / 8) }));
+  const stops = Array.from({ length: 9 }, (_, i) =>
+    el("stop", { offset: `${(i / 8) * 100}%`, "stop-color": colorAt(p.scale.colormap, 1 - i / 8) }),
+  );
   const [lo, hi] = p.scale.domain;
   const ticks = niceTicks(lo, hi, 4, true);
   const at = (v: number) => y + ((hi - v) / (hi - lo || 1)) * h;
@@ -348,8 +373,18 @@ function colourBar(p: HeatPanel, x: number, y: number, h: number, index: number)
 function marker(kind: LineSeriesMarker, x: number, y: number, colour: string, tip: string): string {
   const t = el("title", {}, text(tip));
   if (kind === "square") return el("rect", { x: x - 3, y: y - 3, width: 6, height: 6, fill: colour }, t);
-  if (kind === "triangle") return el("polygon", { points: `${num(x)},${num(y - 4)} ${num(x - 3.5)},${num(y + 3)} ${num(x + 3.5)},${num(y + 3)}`, fill: colour }, t);
-  if (kind === "diamond") return el("polygon", { points: `${num(x)},${num(y - 4)} ${num(x - 4)},${num(y)} ${num(x)},${num(y + 4)} ${num(x + 4)},${num(y)}`, fill: colour }, t);
+  if (kind === "triangle")
+    return el(
+      "polygon",
+      { points: `${num(x)},${num(y - 4)} ${num(x - 3.5)},${num(y + 3)} ${num(x + 3.5)},${num(y + 3)}`, fill: colour },
+      t,
+    );
+  if (kind === "diamond")
+    return el(
+      "polygon",
+      { points: `${num(x)},${num(y - 4)} ${num(x - 4)},${num(y)} ${num(x)},${num(y + 4)} ${num(x + 4)},${num(y)}`, fill: colour },
+      t,
+    );
   return el("circle", { cx: x, cy: y, r: 3, fill: colour }, t);
 }
 type LineSeriesMarker = LinePanel["series"][number]["marker"];
@@ -380,7 +415,9 @@ function axes(
   parts.push(el("text", { x: (l + r) / 2, y: b + 30, "text-anchor": "middle", fill: "#444" }, text(xTitle)));
   const ty = (t + b) / 2;
   const tx = x0 + 8;
-  parts.push(el("text", { x: tx, y: ty, "text-anchor": "middle", fill: "#444", transform: `rotate(-90 ${num(tx)} ${num(ty)})` }, text(p.y.title)));
+  parts.push(
+    el("text", { x: tx, y: ty, "text-anchor": "middle", fill: "#444", transform: `rotate(-90 ${num(tx)} ${num(ty)})` }, text(p.y.title)),
+  );
   return { parts, l, r, t, b, py, height: b + 36 - y0 };
 }
 
@@ -400,12 +437,16 @@ function linePanel(p: LinePanel, index: number, x0: number, y0: number, pw: numb
       const idx = s.x.map((_, k) => k).filter((k) => s.lo![k] !== null && s.hi![k] !== null);
       const up = idx.map((k) => `${num(px(s.x[k]))},${num(a.py(s.hi![k]!))}`);
       const down = idx.map((k) => `${num(px(s.x[k]))},${num(a.py(s.lo![k]!))}`).reverse();
-      if (idx.length > 1) parts.push(el("polygon", { points: [...up, ...down].join(" "), fill: s.colour, "fill-opacity": 0.18, stroke: "none" }));
+      if (idx.length > 1)
+        parts.push(el("polygon", { points: [...up, ...down].join(" "), fill: s.colour, "fill-opacity": 0.18, stroke: "none" }));
     }
     // Gaps (null) break the line.
     let run: string[] = [];
     const flush = () => {
-      if (run.length > 1) parts.push(el("polyline", { points: run.join(" "), fill: "none", stroke: s.colour, "stroke-width": 2, "stroke-dasharray": s.dash }));
+      if (run.length > 1)
+        parts.push(
+          el("polyline", { points: run.join(" "), fill: "none", stroke: s.colour, "stroke-width": 2, "stroke-dasharray": s.dash }),
+        );
       run = [];
     };
     s.x.forEach((x, k) => {
@@ -416,7 +457,8 @@ function linePanel(p: LinePanel, index: number, x0: number, y0: number, pw: numb
     flush();
     s.x.forEach((x, k) => {
       const v = s.y[k];
-      if (v !== null) parts.push(marker(s.marker, px(x), a.py(v), s.colour, `${s.name} · ${p.x.title} ${formatValue(x)}: ${formatValue(v)}`));
+      if (v !== null)
+        parts.push(marker(s.marker, px(x), a.py(v), s.colour, `${s.name} · ${p.x.title} ${formatValue(x)}: ${formatValue(v)}`));
     });
   }
   return { svg: el("g", { class: "fs-panel fs-lines", "data-panel": index }, ...parts), height: a.height };
@@ -435,7 +477,13 @@ function barPanel(p: BarPanel, index: number, x0: number, y0: number, pw: number
       const v = s.values[i] ?? 0;
       const y1 = a.py(base + v);
       const y2 = a.py(base);
-      parts.push(el("rect", { x: cx - bw / 2, y: y1, width: bw, height: Math.max(0, y2 - y1), fill: s.colour }, el("title", {}, text(`${p.x.labels[i]} · ${s.name}: ${formatValue(v)}`))));
+      parts.push(
+        el(
+          "rect",
+          { x: cx - bw / 2, y: y1, width: bw, height: Math.max(0, y2 - y1), fill: s.colour },
+          el("title", {}, text(`${p.x.labels[i]} · ${s.name}: ${formatValue(v)}`)),
+        ),
+      );
       base += v;
     }
     parts.push(label(p.x.labels[i], Math.max(4, Math.floor(slot / CH)), { x: cx, y: a.b + 14, "text-anchor": "middle", fill: "#333" }));

@@ -28,8 +28,24 @@ export const absorption: AbsorptionSpec = {
   rule: "upstream: first-token; upstream: rulli-eps (ε=3, mean scale), fallback top-1",
   warnings: ["tiny-llada: run stopped at step 6 of 8; statistics cover the finished steps"],
   series: [
-    { model: "tiny-llama", paradigm: "ARM", layers: [0, 1, 2, 3, 4, 5], mean: [5, 40, 72, 80, 83, 85], std: [2, 6, 5, 4, 4, 3], samples: 8, anchors: [1, 1, 1, 1, 1, 1] },
-    { model: "tiny-llada", paradigm: "MDM", layers: [0, 1, 2, 3, 4, 5], mean: [3, 12, 25, 31, 28, 22], std: [1, 4, 6, 7, 6, 5], samples: 8, anchors: [1, 2, 2, 3, 2, 2] },
+    {
+      model: "tiny-llama",
+      paradigm: "ARM",
+      layers: [0, 1, 2, 3, 4, 5],
+      mean: [5, 40, 72, 80, 83, 85],
+      std: [2, 6, 5, 4, 4, 3],
+      samples: 8,
+      anchors: [1, 1, 1, 1, 1, 1],
+    },
+    {
+      model: "tiny-llada",
+      paradigm: "MDM",
+      layers: [0, 1, 2, 3, 4, 5],
+      mean: [3, 12, 25, 31, 28, 22],
+      std: [1, 4, 6, 7, 6, 5],
+      samples: 8,
+      anchors: [1, 2, 2, 3, 2, 2],
+    },
   ],
 };
 

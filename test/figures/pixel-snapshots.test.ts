@@ -66,7 +66,8 @@ describe("pixel snapshots of every figure kind", () => {
 
   it("control: a one-word label change is caught too", () => {
     const d = describeFigure(FIGURE_INPUTS.absorption);
-    d.panels[0].type === "lines" && (d.panels[0].y.title = "Absorption share (frac)");
+    const p = d.panels[0];
+    if (p.type === "lines") p.y.title = "Absorption share (frac)";
     const changed = decodePng(render(drawFigure(d, { raster: pngRaster })));
     const committed = decodePng(fs.readFileSync(path.join(DIR, "absorption.png")));
     expect(differing(changed, committed)).toBeGreaterThan(0);

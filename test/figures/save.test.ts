@@ -16,7 +16,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-save-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function phys(png: Buffer): number | null {
-  for (let o = 8; o < png.length; ) {
+  for (let o = 8; o < png.length;) {
     const len = png.readUInt32BE(o);
     if (png.toString("ascii", o + 4, o + 8) === "pHYs") return png.readUInt32BE(o + 8);
     o += 12 + len;

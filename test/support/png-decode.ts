@@ -34,7 +34,8 @@ export function decodePng(buf: Buffer): DecodedPng {
     o += 12 + len;
   }
   const channels = { 0: 1, 2: 3, 4: 2, 6: 4 }[colourType as 0 | 2 | 4 | 6];
-  if (depth !== 8 || !channels || interlace) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
+  if (depth !== 8 || !channels || interlace)
+    throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
   const raw = inflateSync(Buffer.concat(idat));
   const stride = width * channels;
   const px = new Uint8Array(height * stride);

@@ -67,7 +67,8 @@ describe("widget and static image draw one description", () => {
   }
 
   it("the colormaps the paper uses, on both sides: retrieval YlOrRd, drift Purples, QK norm GnBu, signed QK maps diverging around 0", () => {
-    const maps = (k: keyof typeof FIGURE_INPUTS) => staticOf(FIGURE_INPUTS[k]).d.panels.flatMap((p) => (p.type === "heat" ? [p.scale] : []));
+    const maps = (k: keyof typeof FIGURE_INPUTS) =>
+      staticOf(FIGURE_INPUTS[k]).d.panels.flatMap((p) => (p.type === "heat" ? [p.scale] : []));
     expect(new Set(maps("retrieval").map((s) => s.colormap))).toEqual(new Set(["ylorrd"]));
     expect(maps("retrieval")[0].domain).toEqual([0, 1]);
     expect(maps("drift")[0].colormap).toBe("purples");
@@ -116,7 +117,8 @@ describe("widget interaction", () => {
     expect(Number(a.canvas.querySelector("svg")!.getAttribute("width"))).toBe(496);
     expect(Number(b.canvas.querySelector("svg")!.getAttribute("width"))).toBe(1096);
     // narrow: one heat panel per row; wide: the three maps of a layer side by side
-    const tops = (v: FigureView) => new Set([...v.canvas.querySelectorAll("g.fs-heat rect[fill='none']")].map((r) => r.getAttribute("y"))).size;
+    const tops = (v: FigureView) =>
+      new Set([...v.canvas.querySelectorAll("g.fs-heat rect[fill='none']")].map((r) => r.getAttribute("y"))).size;
     expect(tops(a)).toBe(6);
     expect(tops(b)).toBe(2);
   });
@@ -138,7 +140,11 @@ describe("widget exports", () => {
     const drift = FigureView.mount(document.createElement("div"), staticOf(FIGURE_INPUTS.drift).d);
     const abs = FigureView.mount(document.createElement("div"), staticOf(FIGURE_INPUTS.absorption).d);
     for (const v of [qk, drift, abs]) v.root.querySelector<HTMLButtonElement>("button.fs-export")!.click();
-    expect(names).toEqual(["floatscope_qk_tiny-llada_layer1-4.svg", "floatscope_drift_tiny-llada_layer5.svg", "floatscope_absorption_tiny-llama+tiny-llada.svg"]);
+    expect(names).toEqual([
+      "floatscope_qk_tiny-llada_layer1-4.svg",
+      "floatscope_drift_tiny-llada_layer5.svg",
+      "floatscope_absorption_tiny-llama+tiny-llada.svg",
+    ]);
     expect([...qk.root.querySelectorAll("button.fs-export")].map((b) => b.textContent)).toEqual(["SVG", "PNG 2×", "PNG 300 dpi"]);
     vi.restoreAllMocks();
   });

@@ -22,4 +22,3 @@ describe("colour scale rule", () => {
     expect(niceTicks(3, 97, 5, true)).toEqual([20, 40, 60, 80]);
   });
 });
-

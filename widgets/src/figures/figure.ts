@@ -7,11 +7,19 @@
  * under file names that say figure, model(s), layer(s), head and step.
  */
 import { download, el } from "../dom.js";
-import { drawFigureWithGeometry, exportStem, formatValue, PayloadError, type FigureDescription, type HeatGeometry, type Raster } from "../protocol.js";
+import {
+  drawFigureWithGeometry,
+  exportStem,
+  formatValue,
+  PayloadError,
+  type FigureDescription,
+  type HeatGeometry,
+  type Raster,
+} from "../protocol.js";
 
 /** A canvas-backed raster (the browser's own PNG encoder); undefined where there is no canvas (jsdom). */
 function canvasRaster(): Raster | undefined {
-  let ctx: CanvasRenderingContext2D | null = null;
+  let ctx: CanvasRenderingContext2D | null;
   try {
     ctx = document.createElement("canvas").getContext("2d");
   } catch {
