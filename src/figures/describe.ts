@@ -51,7 +51,8 @@ export function positionAxis(title: string, xs: number[], tickLabels?: string[])
       : tickLabels
         ? xs
         : niceTicks(lo, hi, 8, true).filter(Number.isInteger);
-  return { title, domain: [lo, hi > lo ? hi : lo + 1], ticks, ...(tickLabels ? { tickLabels } : {}) };
+  // one position (a single layer): centred, not on the left edge
+  return { title, domain: hi > lo ? [lo, hi] : [lo - 1, hi + 1], ticks, ...(tickLabels ? { tickLabels } : {}) };
 }
 
 /** The fields every description has; `text` is its one-line text/plain. */
