@@ -136,7 +136,9 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
 
   it("the QK view shows three labelled heatmaps per layer, each with its colour bar", async () => {
     // the QK figure is drawn by the kernel's renderer: three maps per chosen layer, each with its colour bar
-    await page.waitForFunction(() => document.querySelectorAll(".fs-figure-canvas.fs-qk g.fs-heat").length >= 3, null, { timeout: 120_000 });
+    await page.waitForFunction(() => document.querySelectorAll(".fs-figure-canvas.fs-qk g.fs-heat").length >= 3, null, {
+      timeout: 120_000,
+    });
     const titles = await page.locator(".fs-figure-canvas.fs-qk g.fs-heat > text:first-child > title").allTextContents();
     expect(titles.slice(0, 3).map((t) => t.split(" · ")[1])).toEqual(["score q·k", "cos θ", "‖q‖·‖k‖"]);
     expect(await page.locator(".fs-figure-canvas.fs-qk g.fs-colourbar").count()).toBe(titles.length);
