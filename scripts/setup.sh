@@ -246,7 +246,7 @@ else
   for name in "${REAL_ADAPTED[@]}"; do
     delta="models/$name/delta.safetensors"
     [[ -f "$delta" ]] || { note "real-base: $delta not in this checkout, skipped"; continue; }
-    merge_hash="$(cat "$delta" training/real/merge.py training/real/smol.py training/hf_formats.py | sha256sum | cut -c1-16)-$(stat -c %s "$REAL_GGUF")"
+    merge_hash="$(cat "$delta" "models/$name/floatscope-preset.json" training/real/merge.py training/real/smol.py training/hf_formats.py | sha256sum | cut -c1-16)-$(stat -c %s "$REAL_GGUF")"
     out="$REAL_DIR/$name"
     if [[ -f "$out/config.json" && -f "$out/model.safetensors" && -f "$STAMP_DIR/merge-$name" && "$(cat "$STAMP_DIR/merge-$name")" == "$merge_hash" ]]; then
       note "real-base $name up to date"
@@ -256,6 +256,8 @@ else
     rm -rf "$out.part" "$STAMP_DIR/merge-$name"
     if OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-$(blas_core)}" PYTHONPATH="$ORACLE_DIR" \
         "$ORACLE_PY" training/real/merge.py --delta "$delta" --out "$out.part" >"$STAMP_DIR/merge-$name.log" 2>&1; then
+      # the decoder it was trained with (prompt format, sampler, answer extraction): src/eval/presets.ts
+      cp "models/$name/floatscope-preset.json" "$out.part/"
       rm -rf "$out" && mv "$out.part" "$out"
       echo "$merge_hash" >"$STAMP_DIR/merge-$name"
     else
