@@ -224,7 +224,7 @@ function card(name: string): string {
     const mean = (xs: number[] | undefined) => (xs ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
     L.push("## Attention on the first token", "");
     L.push(
-      `Share of attention received by position 0 (\`<|im_start|>\`), mean over heads and queries, ${att.n_prompts} held-out oracle prompts (\`training/real/attention.json\`, torch; delta step ${mdm ? att.mdm_delta_step : att.arm_delta_step}): the base puts ${mean(base).toFixed(2)} of its attention there on average over the 30 layers (0.35–0.84 from layer 3 on, under 0.1 in layers 0–2); this model ${own ? mean(own).toFixed(2) : "(not in the file)"}.`,
+      `Share of attention received by position 0 (\`<|im_start|>\`), mean over heads and queries, ${att.n_prompts} held-out oracle prompts (\`training/real/attention.json\`, torch; delta step ${mdm ? att.mdm_delta_step : att.arm_delta_step}): the base puts ${mean(base).toFixed(2)} of its attention there on average over the 30 layers (under 0.1 in layers ${base ? base.flatMap((v, l) => (v < 0.1 ? [l] : [])).join(", ") : "?"}, up to ${base ? Math.max(...base).toFixed(2) : "?"} elsewhere); this model ${own ? mean(own).toFixed(2) : "(not in the file)"}.`,
       "",
     );
     if (base && own) {
