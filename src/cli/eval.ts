@@ -172,7 +172,7 @@ export const command: CliCommand = {
       ...(intervention && intervention.kind !== "none" ? { interventions: true, probes: policyProbes(intervention) } : {}),
     });
     try {
-      const preset = defaultPreset(m.spec, m.tokenizer);
+      const preset = defaultPreset(m.spec, m.tokenizer, m.checkpoint.dir);
       const sampler: Partial<RunConfig> = { ...preset.sampler, seed };
       if (gen !== undefined) {
         sampler.genLength = gen;

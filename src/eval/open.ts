@@ -81,7 +81,7 @@ export function openModelFiles(modelPath: string, options: ModelFilesOptions = {
     spec,
     family: spec.family,
     tokenizer,
-    preset: tokenizer ? defaultPreset(spec, tokenizer) : paperPreset(spec),
+    preset: tokenizer ? defaultPreset(spec, tokenizer, checkpoint.dir) : paperPreset(spec),
   };
 }
 

@@ -12,12 +12,20 @@
  * 4 steps, one block, τ 0; Dream entropy order over 4 masks in 4 steps, τ 0 (deterministic), the
  * transfer count floor(m·(1 − t_{s+1}/t_s)) and the rest at the last step. Answers are cut at the
  * first EOS ("up-to-eos"), as the torch evaluation does.
+ *
+ * A checkpoint folder may carry its own preset in `floatscope-preset.json` ({promptFormat, sampler,
+ * extraction}): the decoder it was trained and evaluated with. The set-up writes one into the merged
+ * SmolLM2 adaptations (models/smollm2-135m-*-world/floatscope-preset.json): the tiny-world user text
+ * inside the base's chat template, 8 masks in 8 steps for the MDM, greedy up to `<|im_end|>` for the twin.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import type { ModelSpec } from "../graph/spec.js";
 import type { TextTokenizer } from "../runtime/types.js";
 import { DEFAULT_SAMPLER, type RunConfig } from "../samplers/config.js";
-import type { AnswerExtraction } from "./metrics.js";
-import { PAPER_FORMAT_OF_FAMILY, type PromptFormat } from "./prompts.js";
+import { CheckpointError } from "../util/errors.js";
+import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "./metrics.js";
+import { PAPER_FORMAT_OF_FAMILY, PROMPT_FORMATS, type PromptFormat } from "./prompts.js";
 
 /** A tiny-world tokenizer has the chat role tokens and the prompt words of training/tokenizer.py. */
 export function isTinyWorldTokenizer(tokenizer: TextTokenizer): boolean {
@@ -51,6 +59,38 @@ export function paperPreset(spec: ModelSpec): EvalPreset {
   return { promptFormat: PAPER_FORMAT_OF_FAMILY[spec.family], sampler: { sampler: DEFAULT_SAMPLER[spec.family] }, extraction: "none" };
 }
 
-export function defaultPreset(spec: ModelSpec, tokenizer: TextTokenizer): EvalPreset {
+/** The file name of a checkpoint folder's own preset. */
+export const PRESET_FILE = "floatscope-preset.json";
+
+/**
+ * The preset a checkpoint folder names in `floatscope-preset.json`, or null without one (a GGUF file, or a
+ * folder without it). A malformed file is a CheckpointError naming the field.
+ */
+export function checkpointPreset(checkpointPath: string): EvalPreset | null {
+  const file = path.join(checkpointPath, PRESET_FILE);
+  if (!fs.existsSync(file) || !fs.statSync(checkpointPath).isDirectory()) return null;
+  let v: Partial<EvalPreset>;
+  try {
+    v = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<EvalPreset>;
+  } catch (e) {
+    throw new CheckpointError("The checkpoint's preset is not JSON", {
+      file,
+      expected: "{promptFormat, sampler, extraction}",
+      found: String(e),
+    });
+  }
+  const bad = (field: string, expected: string, found: unknown) =>
+    new CheckpointError("Bad checkpoint preset", { file, field, expected, found: JSON.stringify(found) });
+  if (!PROMPT_FORMATS.includes(v.promptFormat as PromptFormat)) throw bad("promptFormat", PROMPT_FORMATS.join(", "), v.promptFormat);
+  if (!ANSWER_EXTRACTIONS.includes(v.extraction as AnswerExtraction)) throw bad("extraction", ANSWER_EXTRACTIONS.join(", "), v.extraction);
+  if (typeof v.sampler !== "object" || v.sampler === null || Array.isArray(v.sampler))
+    throw bad("sampler", "an object of sampler settings", v.sampler);
+  return { promptFormat: v.promptFormat!, sampler: v.sampler, extraction: v.extraction! };
+}
+
+/** The checkpoint's own preset when it names one (`checkpointPath`), else the tiny or the paper preset. */
+export function defaultPreset(spec: ModelSpec, tokenizer: TextTokenizer, checkpointPath?: string): EvalPreset {
+  const own = checkpointPath === undefined ? null : checkpointPreset(checkpointPath);
+  if (own) return own;
   return isTinyWorldTokenizer(tokenizer) ? tinyPreset(spec) : paperPreset(spec);
 }

@@ -510,6 +510,6 @@ function presetOf(p: string): Pick<ModelEntry, "promptFormat" | "extraction" | "
   const spec = resolveModelSpec(ckpt);
   if (!ckpt.tokenizer) throw new GridError("Evaluation needs the checkpoint's tokenizer", { file: p, expected: "tokenizer.json" });
   const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
-  const preset = defaultPreset(spec, tok);
+  const preset = defaultPreset(spec, tok, ckpt.dir);
   return { promptFormat: preset.promptFormat, extraction: preset.extraction, sampler: preset.sampler };
 }

@@ -25,6 +25,10 @@ describe("notebooks/", () => {
     for (const [i, src] of code(f).entries()) expect(src.split("\n").length, `${f} code cell ${i}`).toBeLessThanOrEqual(25);
   });
 
+  it.each(files.filter((f) => /^0[1-7]-/.test(f)).map((f) => [f]))("%s runs a real tier beside the tiny one (notebookSettings with tier)", (f) => {
+    expect(code(f).join("\n")).toMatch(/notebookSettings\(\{ families: \[[^\]]*\], tier: "real(-base)?"/);
+  });
+
   it.each(files.filter((f) => /^0[1-7]-/.test(f)).map((f) => [f]))("%s ends by showing its findings under its own name", (f) => {
     const cells = code(f);
     const last = cells[cells.length - 1].trim().split("\n");
