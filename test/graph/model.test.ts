@@ -4,6 +4,8 @@
  * accumulation over d ≤ 64), probabilities and probe statistics 1e-5, q/k 1e-4.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { autoChunkRows } from "../../src/graph/chunks.js";
+import { buildModelGraph } from "../../src/graph/model.js";
 import { probesFromAttention, referenceForward } from "../../src/reference/forward.js";
 import { createEngine } from "../../src/runtime/engine.js";
 import type { ProbeRequest } from "../../src/util/probes.js";
@@ -90,4 +92,56 @@ describe("ONNX graph vs TS reference forward", () => {
       1,
       12,
     ));
+});
+
+describe('queryChunks "auto" and the unmasked path', () => {
+  const REDUCTIONS: ProbeRequest = { received: true, receivedHeads: true, self: true, argmax: true };
+  it("auto chunks (64 rows here) give the probes and logits of one chunk, padded or not", async () => {
+    const ck = makeTinyEngineCheckpoint({ causal: false, family: "llada", seed: 14 });
+    made.push(ck);
+    const spec = { ...ck.spec, maxPositionEmbeddings: 512 };
+    expect(autoChunkRows(spec)).toBe(64); // tiny widths: the floor
+    const T = 150; // chunks of 64, 64, 22
+    const auto = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1 });
+    const one = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1, queryChunks: 1 });
+    try {
+      expect(auto.queryChunks).toBe("auto");
+      expect(auto.nodeCount).toBeGreaterThan(one.nodeCount);
+      const ids = randomIds(2 * T, spec.vocabSize, 3);
+      const padded = new Uint8Array(2 * T).fill(1);
+      padded.fill(0, T, T + 5); // row 1 left-padded by 5
+      for (const attentionMask of [undefined, padded]) {
+        const a = await auto.forward({ ids, batch: 2, seq: T, attentionMask });
+        const b = await one.forward({ ids, batch: 2, seq: T, attentionMask });
+        expectClose(a.logits, b.logits, 1e-5, "logits");
+        for (const [name, p] of b.probes) {
+          if (name.endsWith("argmax_key")) expect(Array.from(a.probes.get(name)!.data), name).toEqual(Array.from(p.data));
+          else expectClose(a.probes.get(name)!.data, p.data, 1e-6, name);
+        }
+      }
+    } finally {
+      await auto.dispose();
+      await one.dispose();
+    }
+  });
+
+  it("a bidirectional graph masks only behind If(any padding); a causal one always masks", () => {
+    const where = (g: { node: { opType: string; attribute: { g?: unknown }[] }[] }) => g.node.filter((n) => n.opType === "Where").length;
+    const bi = makeTinyEngineCheckpoint({ causal: false, family: "llada", seed: 15, layers: 2 });
+    const causal = makeTinyEngineCheckpoint({ causal: true, seed: 15, layers: 2 });
+    made.push(bi, causal);
+    const gb = buildModelGraph(bi.spec, bi.tensors, { probes: { received: true } }).graph;
+    const ifs = gb.node.filter((n) => n.opType === "If");
+    expect(ifs.length).toBe(2); // one per layer (one chunk)
+    expect(where(gb)).toBe(0);
+    for (const n of ifs) {
+      const [then, otherwise] = n.attribute.map((a) => a.g!);
+      expect(where(then)).toBe(1);
+      expect(where(otherwise)).toBe(0);
+      expect(otherwise.node.map((x) => x.opType)).toEqual(["Softmax"]);
+    }
+    const gc = buildModelGraph(causal.spec, causal.tensors, { probes: { received: true } }).graph;
+    expect(gc.node.filter((n) => n.opType === "If").length).toBe(0);
+    expect(where(gc)).toBe(2);
+  });
 });
