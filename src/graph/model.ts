@@ -24,7 +24,7 @@ import { readTensorBytes } from "../checkpoint/safetensors.js";
 import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError, SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
-import { GraphBuilder } from "./onnx/builder.js";
+import { float, GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
 import { emitLogitHead, SUMMARY_OUTPUTS } from "./logits.js";
 import {
@@ -32,6 +32,7 @@ import {
   emitQkProbes,
   finishProbes,
   probeOutputs,
+  needsProbabilities,
   validateProbeRequest,
   PROBE_INPUTS,
   type ChunkPartials,
@@ -74,6 +75,12 @@ export interface BuildOptions {
    * (a Gather) and a head tied to it stay float32. See checkpoint/gguf/nbits.ts.
    */
   quantizedWeights?: "dequantize" | "matmulnbits";
+  /**
+   * Fused attention (default true): layers whose probes need no attention probabilities (none, or
+   * only q/k) run com.microsoft MultiHeadAttention instead of the decomposed ops. f32 graphs
+   * without interventions only. false: every layer decomposed (for comparisons).
+   */
+  fusedAttention?: boolean;
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations, faster, less exact). */
   nbitsAccuracyLevel?: 0 | 1 | 2 | 3 | 4;
 }
@@ -369,6 +376,52 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     ctx.regionT = g.transpose(m, [0, 2, 1]);
   }
 
+  // ---- fused attention, for layers whose probes need no probabilities ----
+  // com.microsoft MultiHeadAttention takes q/k/v as [B, T, heads·d] (no transposes) and runs
+  // scores, softmax and P·V in one kernel; masks enter as an additive bias (0 or finfo.min, so
+  // masked scores become exactly finfo.min, as with Where). Same query chunks as the decomposed path.
+  const fuse = (options.fusedAttention ?? true) && !f16 && !options.interventions;
+  let causalBias: string | undefined; // [B, 1, T, T], built once per run, for causal graphs
+  const biasOf = (allowedRows: string) => g.where(g.node("Squeeze", [allowedRows, g.constI64([1])]), g.constF32([0], []), maskFill);
+  const fusedAttention = (qRot: string, kRot: string, v: string): string => {
+    const flat = (x: string) => g.reshape(x, dims([-1, T, H * hd]));
+    // kv head j serves query heads j·G … j·G + G − 1 (HF's repeat_interleave)
+    const perQueryHead = (x: string) =>
+      G === 1 ? flat(x) : flat(g.node("Expand", [g.unsqueeze(x, [3]), g.constI64([1, 1, 1, G, 1])]));
+    const qF = flat(qRot),
+      kF = perQueryHead(kRot),
+      vF = perQueryHead(v);
+    if (spec.causal && !causalBias) causalBias = g.node("Expand", [biasOf(allowed), dims([1, 1, T, 1])]);
+    const mha = (b: GraphBuilder, qc: string, bias?: string) =>
+      b.node("MultiHeadAttention", bias ? [qc, kF, vF, "", "", bias] : [qc, kF, vF], { num_heads: H, scale: float(1 / Math.sqrt(hd)) }, 1, "com.microsoft");
+    const contexts: string[] = [];
+    for (let c = 0; c < slots; c++) {
+      let qc = qF,
+        rows: (x: string) => string = (x) => x;
+      if (slots > 1) {
+        const wait = c > 0 ? [g.slice(g.shape(contexts[c - 1]), 0, 0, 0)] : [];
+        const start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
+        const end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
+        qc = g.node("Slice", [qF, start, end, g.constI64([1])]);
+        rows = (x) => g.node("Slice", [x, start, end, g.constI64([2])]);
+      }
+      if (causalBias) contexts.push(mha(g, qc, rows(causalBias)));
+      else {
+        // bidirectional: a bias only when some key of this run is padding
+        const keys = biasOf(allowed); // [B, 1, 1, T]
+        contexts.push(
+          g.ifElse(
+            anyPadding!,
+            (b) => [[mha(b, qc, b.node("Expand", [keys, b.concat([b.constI64([1, 1]), b.slice(b.shape(qc), 1, 2, 0), T], 0)])), DataType.FLOAT]],
+            (b) => [[mha(b, qc), DataType.FLOAT]],
+          )[0],
+        );
+      }
+    }
+    const out = contexts.length === 1 ? contexts[0] : g.concat(contexts, 1); // [B, T, H·d]
+    return g.reshape(out, g.constI64([-1, H * hd]));
+  };
+
   // ---- embedding: [B,T] → [B·T, D] ----
   let x = g.reshape(g.gather(weight(spec.weights.embed, [spec.vocabSize, D]), ids, 0), g.constI64([-1, D]));
   const qScale = toCT(g.constF32([1 / Math.sqrt(hd)], []));
@@ -390,6 +443,10 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const kRot = rope(k);
     emitQkProbes(g, req, l, { q, k, qRot, kRot }, toF32);
 
+    let o: string;
+    if (fuse && !needsProbabilities(req, l)) {
+      o = fusedAttention(qRot, kRot, v);
+    } else {
     // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
     const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
     const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
@@ -440,7 +497,8 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
     const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
     const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
-    const o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
+    o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
+    }
     x = g.add(x, linear(o, w.o, D, H * hd));
 
     const h2 = rmsNorm(x, w.mlpNorm);

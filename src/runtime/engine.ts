@@ -46,6 +46,11 @@ export interface EngineOptions extends SessionOptions {
    * samplers then read full rows, which tests use to check that both give the same traces.
    */
   logitRows?: boolean;
+  /**
+   * Fused attention (com.microsoft MultiHeadAttention) for layers whose probes need no attention
+   * probabilities (default true; graph/model.ts). false: every layer decomposed.
+   */
+  fusedAttention?: boolean;
   /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */
   quantizedWeights?: "dequantize" | "matmulnbits";
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
@@ -106,7 +111,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const queryChunks = options.queryChunks ?? "auto";
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
-  const { quantizedWeights, nbitsAccuracyLevel } = options;
+  const { quantizedWeights, nbitsAccuracyLevel, fusedAttention } = options;
   let built = buildModelGraph(spec, tensors, {
     probes,
     computeDType,
@@ -115,6 +120,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     quantizedWeights,
     nbitsAccuracyLevel,
     interventions,
+    fusedAttention,
   });
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
@@ -131,6 +137,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       quantizedWeights,
       nbitsAccuracyLevel,
       interventions,
+      fusedAttention,
     });
     created = await createSession(built.bytes, built.externalFiles, {
       ...options,

@@ -145,3 +145,43 @@ describe('queryChunks "auto" and the unmasked path', () => {
     expect(where(gc)).toBe(2);
   });
 });
+
+describe("fused attention (MultiHeadAttention) for layers whose probes need no probabilities", () => {
+  it.each([
+    ["causal, GQA 4:2, left-padded batch", { causal: true, heads: 4, kvHeads: 2, seed: 21 }, true, 1 as const],
+    ["bidirectional, padded batch", { causal: false, family: "llada" as const, seed: 22 }, true, 1 as const],
+    ["bidirectional, unpadded, 3 query chunks", { causal: false, family: "llada" as const, seed: 23 }, false, 3],
+  ])("%s: logits and the decomposed layer's map match the f64 reference", async (_, opts, pad, queryChunks) => {
+    const ck = makeTinyEngineCheckpoint({ layers: 2, ...opts });
+    made.push(ck);
+    const { spec } = ck;
+    const probes: ProbeRequest = { qk: { layers: [0] }, pattern: { layers: [1] } }; // layer 0 fused, layer 1 decomposed
+    const built = buildModelGraph(spec, ck.tensors, { probes, queryChunks });
+    expect(built.graph.node.filter((n) => n.opType === "MultiHeadAttention" || n.opType === "If").length).toBeGreaterThan(0);
+    const mhaIn = (g: typeof built.graph): number =>
+      g.node.reduce((n, x) => n + (x.opType === "MultiHeadAttention" ? 1 : 0) + x.attribute.reduce((m, a) => m + (a.g ? mhaIn(a.g) : 0), 0), 0);
+    expect(mhaIn(built.graph)).toBe(spec.causal ? queryChunks : 2 * queryChunks); // bidirectional: both If branches
+    const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1, queryChunks });
+    try {
+      const B = 2,
+        T = 9;
+      const ids = randomIds(B * T, spec.vocabSize, 5);
+      const attentionMask = new Uint8Array(B * T).fill(1);
+      if (pad) attentionMask.fill(0, T, T + 3);
+      const out = await engine.forward({ ids, batch: B, seq: T, attentionMask });
+      const ref = referenceForward(spec, ck.weights, { ids, batch: B, seq: T, attentionMask });
+      // padded query rows of a causal model see no key (uniform in both); compare real rows only
+      const V = spec.vocabSize;
+      const rowsOf = (a: ArrayLike<number>, width: number) =>
+        Float32Array.from({ length: B * T * width }, (_, i) => (attentionMask[Math.floor(i / width)] ? a[i] : 0));
+      expectClose(rowsOf(out.logits, V), rowsOf(ref.logits, V), 2e-4, "logits");
+      expectClose(out.probes.get(probeName.qRot(0))!.data, ref.qRot[0], 1e-4, "q_rot 0");
+      const H = spec.numHeads;
+      const maskMap = (a: ArrayLike<number>) =>
+        Float32Array.from(a, (v, i) => (attentionMask[Math.floor(i / (H * T * T)) * T + (Math.floor(i / T) % T)] ? v : 0));
+      expectClose(maskMap(out.probes.get(probeName.pattern(1))!.data), maskMap(ref.attention[1]), 1e-5, "pattern 1");
+    } finally {
+      await engine.dispose();
+    }
+  });
+});
