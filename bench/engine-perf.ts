@@ -4,7 +4,8 @@
  * ffn 1376, vocab 4096, f32. Every comparison is interleaved in one process (A B A B …, medians),
  * with the load average printed, so ratios are from the same run:
  *
- *   npx tsx bench/engine-perf.ts time   # summaries on/off, padding (mask) on/off, 1 vs 2 threads, session options
+ *   npx tsx bench/engine-perf.ts time   # summaries on/off, padding (mask) on/off, fused vs decomposed attention
+ *   ENGINE_PERF_OPTIONS=1 npx tsx bench/engine-perf.ts time   # … and 1 vs 2 threads, session options
  *   npx tsx bench/engine-perf.ts rss    # peak RSS above the weights, T 256…4096, queryChunks "auto" vs 1 (child processes)
  */
 import { spawnSync } from "node:child_process";
@@ -129,6 +130,22 @@ async function time(dir: string, tensors: Map<string, TensorInfo>): Promise<void
       ),
     );
     await e.dispose();
+    const fused = await mk({ probes: {}, threads: 1 });
+    const decomposed = await mk({ probes: {}, threads: 1, fusedAttention: false });
+    const g = (en: OnnxEngine) => () => en.forward({ ids, batch: 1, seq: T, logitRows: rows, summaries: true, returnLogits: false });
+    report(
+      `T ${T}, 1 thread, no probes (scoring runs), 32 logit rows + summaries`,
+      await interleave(
+        [
+          ["decomposed attention", g(decomposed)],
+          ["fused attention (MultiHeadAttention)", g(fused)],
+        ],
+        T === 256 ? 15 : 7,
+      ),
+    );
+    await fused.dispose();
+    await decomposed.dispose();
+    if (process.env.ENGINE_PERF_OPTIONS !== "1") continue;
     const engines: [string, OnnxEngine][] = [
       ["1 thread (default options)", await mk({ probes: { received: true }, threads: 1 })],
       ["2 threads", await mk({ probes: { received: true }, threads: 2 })],

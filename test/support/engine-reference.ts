@@ -15,7 +15,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { loadQaJsonl } from "../../src/eval/datasets.js";
 import { buildContext, type EvalSetting } from "../../src/eval/contexts.js";
-import { decodeQa, evaluateQa, loadQaSet, notebookSettings, type QaContext } from "../../src/eval/notebook.js";
+import { decodeQa, loadQaSet, notebookSettings, type QaContext } from "../../src/eval/notebook.js";
 import { openEvalModel } from "../../src/eval/open.js";
 import { defaultPreset } from "../../src/eval/presets.js";
 import { buildQaPrompt, promptRegionsToTokens } from "../../src/eval/prompts.js";
@@ -264,7 +264,7 @@ export const REFERENCE_CASES: { name: string; run: () => Promise<TraceSummary[]>
   { name: "09 interventions: drift, one oracle question, none / anchors / sink", run: interventionDriftCase },
 ];
 
-/** Largest violation of the tolerance (≤ 0 means within it), with where. */
+/** Every way `got` differs from `ref` beyond the tolerance (tokens exact; values eps, sums eps × count), as messages; empty when it matches. */
 export function compareTraces(ref: TraceSummary, got: TraceSummary, eps = 1e-5): string[] {
   const errs: string[] = [];
   const same = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => v === b[i]);
@@ -275,7 +275,7 @@ export function compareTraces(ref: TraceSummary, got: TraceSummary, eps = 1e-5):
   if (!(Math.abs(ref.confidence - got.confidence) <= eps * Math.max(1, nConf)))
     errs.push(`${ref.model}: confidence sum ${ref.confidence} vs ${got.confidence}`);
   const names = Object.keys(ref.probes);
-  if (!same(names.map((_, i) => i), Object.keys(got.probes).map((_, i) => i)) || names.some((n) => !(n in got.probes)))
+  if (names.length !== Object.keys(got.probes).length || names.some((n) => !(n in got.probes)))
     errs.push(`${ref.model}: probe names differ: ${names} vs ${Object.keys(got.probes)}`);
   for (const n of names) {
     const a = ref.probes[n],
