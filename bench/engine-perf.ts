@@ -86,7 +86,11 @@ function writeModel(dir: string, s: ModelSpec): Map<string, TensorInfo> {
   return new Map(readSafetensorsHeader(file).tensors.map((x) => [x.name, x]));
 }
 
-const load = () => os.loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 /** Interleaved medians: each round runs every variant once, in order. */
 async function interleave(variants: [string, () => Promise<unknown>][], rounds: number): Promise<Map<string, number>> {
@@ -149,7 +153,10 @@ async function time(dir: string, tensors: Map<string, TensorInfo>): Promise<void
     const engines: [string, OnnxEngine][] = [
       ["1 thread (default options)", await mk({ probes: { received: true }, threads: 1 })],
       ["2 threads", await mk({ probes: { received: true }, threads: 2 })],
-      ["2 threads, parallel execution, 2 inter-op", await mk({ probes: { received: true }, threads: 2, executionMode: "parallel", interOpThreads: 2 })],
+      [
+        "2 threads, parallel execution, 2 inter-op",
+        await mk({ probes: { received: true }, threads: 2, executionMode: "parallel", interOpThreads: 2 }),
+      ],
       ["1 thread, optimisation level basic", await mk({ probes: { received: true }, threads: 1, graphOptimizationLevel: "basic" })],
       ["1 thread, optimisation level extended", await mk({ probes: { received: true }, threads: 1, graphOptimizationLevel: "extended" })],
       ["1 thread, no memory arena", await mk({ probes: { received: true }, threads: 1, cpuMemArena: false })],
@@ -171,7 +178,13 @@ async function rssChild(dir: string, T: number, chunks: string): Promise<void> {
   const tensors = new Map(readSafetensorsHeader(path.join(dir, "model.safetensors")).tensors.map((x) => [x.name, x]));
   const e = await createEngine(
     { spec: s, tensors },
-    { scanWeights: false, probes: { received: true }, threads: 1, memoryBudgetBytes: 16 * 2 ** 30, queryChunks: chunks === "auto" ? "auto" : Number(chunks) },
+    {
+      scanWeights: false,
+      probes: { received: true },
+      threads: 1,
+      memoryBudgetBytes: 16 * 2 ** 30,
+      queryChunks: chunks === "auto" ? "auto" : Number(chunks),
+    },
   );
   const ids = Int32Array.from({ length: T }, (_, i) => (i * 7919) % V);
   const before = process.resourceUsage().maxRSS / 1024;

@@ -83,13 +83,15 @@ export function emitLogitHead(g: GraphBuilder, o: LogitHeadOptions): string[] {
   const outs = g.ifElse(
     want,
     (b) => summaries(b, logits).map((v, i) => [v, types[i]]),
-    (b) =>
-      types.map((t) => [
-        b.initializer({ name: b.fresh("empty"), dataType: t, dims: [0, 0], rawData: new Uint8Array(0) }),
-        t,
-      ]),
+    (b) => types.map((t) => [b.initializer({ name: b.fresh("empty"), dataType: t, dims: [0, 0], rawData: new Uint8Array(0) }), t]),
   );
-  const names = [SUMMARY_OUTPUTS.argmax, SUMMARY_OUTPUTS.maxProb, SUMMARY_OUTPUTS.logSumExp, SUMMARY_OUTPUTS.negEntropy, SUMMARY_OUTPUTS.margin];
+  const names = [
+    SUMMARY_OUTPUTS.argmax,
+    SUMMARY_OUTPUTS.maxProb,
+    SUMMARY_OUTPUTS.logSumExp,
+    SUMMARY_OUTPUTS.negEntropy,
+    SUMMARY_OUTPUTS.margin,
+  ];
   outs.forEach((v, i) => g.output(v, names[i], types[i], ["batch", "rows"]));
   return [rows, want];
 }

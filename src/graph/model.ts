@@ -386,14 +386,19 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   const fusedAttention = (qRot: string, kRot: string, v: string): string => {
     const flat = (x: string) => g.reshape(x, dims([-1, T, H * hd]));
     // kv head j serves query heads j·G … j·G + G − 1 (HF's repeat_interleave)
-    const perQueryHead = (x: string) =>
-      G === 1 ? flat(x) : flat(g.node("Expand", [g.unsqueeze(x, [3]), g.constI64([1, 1, 1, G, 1])]));
+    const perQueryHead = (x: string) => (G === 1 ? flat(x) : flat(g.node("Expand", [g.unsqueeze(x, [3]), g.constI64([1, 1, 1, G, 1])])));
     const qF = flat(qRot),
       kF = perQueryHead(kRot),
       vF = perQueryHead(v);
     if (spec.causal && !causalBias) causalBias = g.node("Expand", [biasOf(allowed), dims([1, 1, T, 1])]);
     const mha = (b: GraphBuilder, qc: string, bias?: string) =>
-      b.node("MultiHeadAttention", bias ? [qc, kF, vF, "", "", bias] : [qc, kF, vF], { num_heads: H, scale: float(1 / Math.sqrt(hd)) }, 1, "com.microsoft");
+      b.node(
+        "MultiHeadAttention",
+        bias ? [qc, kF, vF, "", "", bias] : [qc, kF, vF],
+        { num_heads: H, scale: float(1 / Math.sqrt(hd)) },
+        1,
+        "com.microsoft",
+      );
     const contexts: string[] = [];
     for (let c = 0; c < slots; c++) {
       let qc = qF,
@@ -412,7 +417,9 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
         contexts.push(
           g.ifElse(
             anyPadding!,
-            (b) => [[mha(b, qc, b.node("Expand", [keys, b.concat([b.constI64([1, 1]), b.slice(b.shape(qc), 1, 2, 0), T], 0)])), DataType.FLOAT]],
+            (b) => [
+              [mha(b, qc, b.node("Expand", [keys, b.concat([b.constI64([1, 1]), b.slice(b.shape(qc), 1, 2, 0), T], 0)])), DataType.FLOAT],
+            ],
             (b) => [[mha(b, qc), DataType.FLOAT]],
           )[0],
         );
@@ -447,57 +454,57 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     if (fuse && !needsProbabilities(req, l)) {
       o = fusedAttention(qRot, kRot, v);
     } else {
-    // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
-    const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
-    const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
-    const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
-    const partials: ChunkPartials[] = [];
-    const contexts: string[] = [];
-    let after: string[] = []; // values of the previous chunk that the next one must wait for
-    // a layer exposing its full map runs as one chunk under "auto" (chunks.ts)
-    const fullMap = req.pattern?.layers.includes(l) || req.patternMean?.layers.includes(l);
-    const K = chunking === "auto" && fullMap ? 1 : slots;
-    for (let c = 0; c < K; c++) {
-      let qc = q5,
-        allowedC = allowed,
-        start: string | undefined,
-        end: string | undefined;
-      if (K > 1) {
-        // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
-        const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
-        start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
-        end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
-        qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
-        if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
+      // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
+      const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
+      const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
+      const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
+      const partials: ChunkPartials[] = [];
+      const contexts: string[] = [];
+      let after: string[] = []; // values of the previous chunk that the next one must wait for
+      // a layer exposing its full map runs as one chunk under "auto" (chunks.ts)
+      const fullMap = req.pattern?.layers.includes(l) || req.patternMean?.layers.includes(l);
+      const K = chunking === "auto" && fullMap ? 1 : slots;
+      for (let c = 0; c < K; c++) {
+        let qc = q5,
+          allowedC = allowed,
+          start: string | undefined,
+          end: string | undefined;
+        if (K > 1) {
+          // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
+          const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
+          start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
+          end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
+          qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
+          if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
+        }
+        if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
+        let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+        if (iv) scores = g.add(scores, iv.layerBias(l));
+        // Nothing to mask (bidirectional, no padding in this run, no interventions): skip the Where,
+        // a full pass over every [B, H, Qc, K] score tensor (8 % of a forward at T 1024).
+        const masked = (b: GraphBuilder, s: string) => b.softmax(b.where(allowedC, s, maskFill), -1);
+        const p5 = anyPadding
+          ? g.ifElse(
+              anyPadding,
+              (b) => [[masked(b, scores), DataType.FLOAT]],
+              (b) => [[b.softmax(scores, -1), DataType.FLOAT]],
+            )[0]
+          : masked(g, scores);
+        const partial = chunkProbes(g, ctx, l, { p5, start, end });
+        partials.push(partial);
+        contexts.push(g.matmul(toCT(p5), v5)); // [B,KV,G,Qc,hd]
+        after = [contexts[c], ...partial.values];
       }
-      if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
-      let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
-      if (iv) scores = g.add(scores, iv.layerBias(l));
-      // Nothing to mask (bidirectional, no padding in this run, no interventions): skip the Where,
-      // a full pass over every [B, H, Qc, K] score tensor (8 % of a forward at T 1024).
-      const masked = (b: GraphBuilder, s: string) => b.softmax(b.where(allowedC, s, maskFill), -1);
-      const p5 = anyPadding
-        ? g.ifElse(
-            anyPadding,
-            (b) => [[masked(b, scores), DataType.FLOAT]],
-            (b) => [[b.softmax(scores, -1), DataType.FLOAT]],
-          )[0]
-        : masked(g, scores);
-      const partial = chunkProbes(g, ctx, l, { p5, start, end });
-      partials.push(partial);
-      contexts.push(g.matmul(toCT(p5), v5)); // [B,KV,G,Qc,hd]
-      after = [contexts[c], ...partial.values];
-    }
-    const firstOutput = g.outputs.length;
-    finishProbes(g, ctx, l, partials);
-    // Make this layer's output projection wait for its probes. Otherwise ORT may schedule the
-    // probe nodes (whose results only feed graph outputs) after later layers, keeping every
-    // layer's [B, H, T, T] probabilities alive at once (measured: +800 MB at T 2048, 4 layers).
-    // The dependency is an empty slice of each probe's Shape, concatenated into a Reshape target.
-    const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
-    const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
-    const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
-    o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
+      const firstOutput = g.outputs.length;
+      finishProbes(g, ctx, l, partials);
+      // Make this layer's output projection wait for its probes. Otherwise ORT may schedule the
+      // probe nodes (whose results only feed graph outputs) after later layers, keeping every
+      // layer's [B, H, T, T] probabilities alive at once (measured: +800 MB at T 2048, 4 layers).
+      // The dependency is an empty slice of each probe's Shape, concatenated into a Reshape target.
+      const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
+      const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
+      const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
+      o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
     }
     x = g.add(x, linear(o, w.o, D, H * hd));
 

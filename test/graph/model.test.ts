@@ -159,7 +159,10 @@ describe("fused attention (MultiHeadAttention) for layers whose probes need no p
     const built = buildModelGraph(spec, ck.tensors, { probes, queryChunks });
     expect(built.graph.node.filter((n) => n.opType === "MultiHeadAttention" || n.opType === "If").length).toBeGreaterThan(0);
     const mhaIn = (g: typeof built.graph): number =>
-      g.node.reduce((n, x) => n + (x.opType === "MultiHeadAttention" ? 1 : 0) + x.attribute.reduce((m, a) => m + (a.g ? mhaIn(a.g) : 0), 0), 0);
+      g.node.reduce(
+        (n, x) => n + (x.opType === "MultiHeadAttention" ? 1 : 0) + x.attribute.reduce((m, a) => m + (a.g ? mhaIn(a.g) : 0), 0),
+        0,
+      );
     expect(mhaIn(built.graph)).toBe(spec.causal ? queryChunks : 2 * queryChunks); // bidirectional: both If branches
     const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1, queryChunks });
     try {

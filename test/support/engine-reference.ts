@@ -120,7 +120,13 @@ const settings = (families: string[], samples: number) =>
 async function decodeCase(
   families: string[],
   samples: number,
-  o: { probes: Parameters<typeof decodeQa>[2]["probes"]; context?: QaContext | QaContext[]; tokens?: number; regions?: "paper"; distractors?: number },
+  o: {
+    probes: Parameters<typeof decodeQa>[2]["probes"];
+    context?: QaContext | QaContext[];
+    tokens?: number;
+    regions?: "paper";
+    distractors?: number;
+  },
 ): Promise<TraceSummary[]> {
   const S = settings(families, samples);
   const qa = await loadQaSet(S, { distractors: o.distractors });
@@ -188,7 +194,11 @@ async function interventionDriftCase(): Promise<TraceSummary[]> {
       const GEN = 16;
       const preset = defaultPreset(m.spec, m.tokenizer);
       const ctx = buildContext(record, { kind: "oracle" });
-      const prompt = buildQaPrompt(preset.promptFormat, { question: record.question, passages: ctx.passages, goldIndex: ctx.goldIndex }, m.tokenizer);
+      const prompt = buildQaPrompt(
+        preset.promptFormat,
+        { question: record.question, passages: ctx.passages, goldIndex: ctx.goldIndex },
+        m.tokenizer,
+      );
       const enc = m.tokenizer.encode(prompt.text, { addSpecialTokens: prompt.addSpecialTokens });
       const regions = promptRegionsToTokens(prompt, enc.offsets, GEN);
       const run =
@@ -196,11 +206,16 @@ async function interventionDriftCase(): Promise<TraceSummary[]> {
           ? { sampler: "llada" as const, genLength: GEN, steps: GEN, blockLength: GEN, temperature: 0 }
           : { sampler: "dream" as const, genLength: GEN, steps: GEN, temperature: 0, topP: null, seed: 0 };
       for (const v of ["none", "anchors", "sink"]) {
-        const [r] = await generate(m.engine, [{ text: prompt.text, regions }], { ...run, addSpecialTokens: prompt.addSpecialTokens }, {
-          tokenizer: m.tokenizer,
-          modelName: `${m.name} @ ${v}`,
-          intervention: v,
-        });
+        const [r] = await generate(
+          m.engine,
+          [{ text: prompt.text, regions }],
+          { ...run, addSpecialTokens: prompt.addSpecialTokens },
+          {
+            tokenizer: m.tokenizer,
+            modelName: `${m.name} @ ${v}`,
+            intervention: v,
+          },
+        );
         out.push(summarizeTrace(r.trace));
       }
     } finally {
@@ -219,7 +234,10 @@ const layersOf = (L: number) => [...new Set([1 / 31, 11 / 31, 28 / 31].map((f) =
  * one padded batch, rather than 60 / 80; 08's grid goes through the same batched runner as 06).
  */
 export const REFERENCE_CASES: { name: string; run: () => Promise<TraceSummary[]> }[] = [
-  { name: "01 temporal drift: oracle, 16 tokens, received", run: () => decodeCase(MDMS, 1, { probes: { received: true }, context: "oracle", tokens: 16 }) },
+  {
+    name: "01 temporal drift: oracle, 16 tokens, received",
+    run: () => decodeCase(MDMS, 1, { probes: { received: true }, context: "oracle", tokens: 16 }),
+  },
   {
     name: "02/07 absorption, token types: 4 distractors, received",
     run: () => decodeCase(ALL, 8, { probes: { received: true }, context: { distractors: 4, goldPosition: "cycle" }, distractors: 4 }),
@@ -227,11 +245,20 @@ export const REFERENCE_CASES: { name: string; run: () => Promise<TraceSummary[]>
   {
     name: "03 qk decomposition: oracle, 16 tokens, received + qk",
     run: () =>
-      decodeCase(MDMS, 4, { probes: (spec) => ({ received: true, qk: { layers: layersOf(spec.numLayers) } }), context: "oracle", tokens: 16 }),
+      decodeCase(MDMS, 4, {
+        probes: (spec) => ({ received: true, qk: { layers: layersOf(spec.numLayers) } }),
+        context: "oracle",
+        tokens: 16,
+      }),
   },
   {
     name: "04 retrieval heads: 4 distractors, received + argmax",
-    run: () => decodeCase(MDMS, 24, { probes: { received: true, argmax: true }, context: { distractors: 4, goldPosition: "cycle" }, distractors: 4 }),
+    run: () =>
+      decodeCase(MDMS, 24, {
+        probes: { received: true, argmax: true },
+        context: { distractors: 4, goldPosition: "cycle" },
+        distractors: 4,
+      }),
   },
   {
     name: "05 region rollout: 9 distractors at gold 0/4/9, paper regions, received + regionSum",
@@ -287,7 +314,8 @@ export function compareTraces(ref: TraceSummary, got: TraceSummary, eps = 1e-5):
     if (!(Math.abs(a.wsum - b.wsum) <= tol)) errs.push(`${ref.model} ${n}: weighted sum ${a.wsum} vs ${b.wsum} (tolerance ${tol})`);
     a.samples.forEach(([pass, i, v], k) => {
       const s = b.samples[k];
-      if (!s || s[0] !== pass || s[1] !== i || !(Math.abs(s[2] - v) <= eps)) errs.push(`${ref.model} ${n}: value at pass ${pass} index ${i}: ${v} vs ${s?.[2]}`);
+      if (!s || s[0] !== pass || s[1] !== i || !(Math.abs(s[2] - v) <= eps))
+        errs.push(`${ref.model} ${n}: value at pass ${pass} index ${i}: ${v} vs ${s?.[2]}`);
     });
   }
   return errs;

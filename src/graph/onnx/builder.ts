@@ -26,13 +26,7 @@ export const IR_VERSION = 10;
 
 /** Attribute values: numbers are INT unless wrapped with `float()`; arrays of numbers are INTS. */
 export type AttrValue =
-  | number
-  | string
-  | number[]
-  | { float: number }
-  | { floats: number[] }
-  | { tensor: TensorProto }
-  | { graph: GraphProto };
+  number | string | number[] | { float: number } | { floats: number[] } | { tensor: TensorProto } | { graph: GraphProto };
 
 export function float(f: number): { float: number } {
   return { float: f };
@@ -257,11 +251,7 @@ export class GraphBuilder {
    * outputs with their element types; both must return as many values, of the same types. Only the
    * branch taken runs, which is how the graph skips work a run does not need.
    */
-  ifElse(
-    cond: string,
-    thenBranch: (b: GraphBuilder) => [string, number][],
-    elseBranch: (b: GraphBuilder) => [string, number][],
-  ): string[] {
+  ifElse(cond: string, thenBranch: (b: GraphBuilder) => [string, number][], elseBranch: (b: GraphBuilder) => [string, number][]): string[] {
     const branch = (build: (b: GraphBuilder) => [string, number][], label: string): GraphProto => {
       const b = new GraphBuilder(this);
       const outs = build(b);
