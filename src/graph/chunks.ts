@@ -12,6 +12,8 @@
  * `slots` = ceil(maxPositions / r) chunk slots (at most 32); a run uses max(ceil(T / slots), min(T, r))
  * rows per chunk, so short inputs run as one chunk (the other slots are empty and cost a few
  * node launches) and inputs beyond slots·r rows get longer chunks rather than failing.
+ * Fused layers (model.ts: MultiHeadAttention, one [B, H, rows, T] buffer instead of three) use
+ * 3·r rows per chunk under "auto": the same memory, and fewer calls that each re-lay K and V out.
  * Layers whose probes expose the full map (`pattern`, `patternMean`) run as one chunk: their
  * [B, H, T, T] output exists anyway, and chunking would add a concatenation copy of it.
  */

@@ -346,8 +346,12 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     inputNames.push(...iv.inputs);
   }
   // query rows per chunk: ceil(T / slots), and under "auto" at least min(T, rows) (chunks.ts)
-  let chunkSize = g.div(g.add(T, g.constI64([slots - 1])), g.constI64([slots]));
-  if (chunking === "auto") chunkSize = g.node("Max", [chunkSize, g.node("Min", [T, g.constI64([autoChunkRows(spec)])])]);
+  const evenRows = g.div(g.add(T, g.constI64([slots - 1])), g.constI64([slots]));
+  const atLeast = (rows: number) => g.node("Max", [evenRows, g.node("Min", [T, g.constI64([rows])])]);
+  const chunkSize = chunking === "auto" ? atLeast(autoChunkRows(spec)) : evenRows;
+  // A fused layer holds one [B, H, rows, T] buffer, not three, so under "auto" its chunks are 3×
+  // longer for the same memory (fewer chunks: MultiHeadAttention re-lays K and V out per call).
+  const fusedChunkSize = chunking === "auto" ? atLeast(3 * autoChunkRows(spec)) : evenRows;
 
   // RoPE tables for this run: angle[b,t,j] = position · invFreq[j], duplicated to dHead.
   const invFreq = g.constF32(ropeInvFreq(spec.rope, hd), [hd / 2], "inv_freq");
@@ -405,8 +409,8 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
         rows: (x: string) => string = (x) => x;
       if (slots > 1) {
         const wait = c > 0 ? [g.slice(g.shape(contexts[c - 1]), 0, 0, 0)] : [];
-        const start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
-        const end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
+        const start = g.node("Min", [g.concat([...wait, g.mul(fusedChunkSize, g.constI64([c]))], 0), T]);
+        const end = g.node("Min", [g.mul(fusedChunkSize, g.constI64([c + 1])), T]);
         qc = g.node("Slice", [qF, start, end, g.constI64([1])]);
         rows = (x) => g.node("Slice", [x, start, end, g.constI64([2])]);
       }
