@@ -136,8 +136,8 @@ async function time(dir: string, tensors: Map<string, TensorInfo>): Promise<void
         ),
       );
     await e.dispose();
-    const fused = await mk({ probes: {}, threads: 1 });
-    const decomposed = await mk({ probes: {}, threads: 1, fusedAttention: false });
+    const fused = await mk({ probes: {}, threads: 1, fusedAttention: true });
+    const decomposed = await mk({ probes: {}, threads: 1 });
     const g = (en: OnnxEngine) => () => en.forward({ ids, batch: 1, seq: T, logitRows: rows, summaries: true, returnLogits: false });
     report(
       `T ${T}, 1 thread, no probes (scoring runs), 32 logit rows + summaries`,

@@ -76,9 +76,9 @@ export interface BuildOptions {
    */
   quantizedWeights?: "dequantize" | "matmulnbits";
   /**
-   * Fused attention (default true): layers whose probes need no attention probabilities (none, or
-   * only q/k) run com.microsoft MultiHeadAttention instead of the decomposed ops. f32 graphs
-   * without interventions only. false: every layer decomposed (for comparisons).
+   * Fused attention (default false, see below): layers whose probes need no attention probabilities
+   * (none, or only q/k) run com.microsoft MultiHeadAttention instead of the decomposed ops. f32
+   * graphs without interventions only.
    */
   fusedAttention?: boolean;
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations, faster, less exact). */
@@ -384,7 +384,9 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   // com.microsoft MultiHeadAttention takes q/k/v as [B, T, heads·d] (no transposes) and runs
   // scores, softmax and P·V in one kernel; masks enter as an additive bias (0 or finfo.min, so
   // masked scores become exactly finfo.min, as with Where). Same query chunks as the decomposed path.
-  const fuse = (options.fusedAttention ?? true) && !f16 && !options.interventions;
+  // Off by default: on CPU (onnxruntime 1.30, one thread) the fused kernel measured 2–12 % slower
+  // than the decomposed ops (bench/engine-perf.ts; docs/engine.md "Performance choices").
+  const fuse = (options.fusedAttention ?? false) && !f16 && !options.interventions;
   let causalBias: string | undefined; // [B, 1, T, T], built once per run, for causal graphs
   const biasOf = (allowedRows: string) => g.where(g.node("Squeeze", [allowedRows, g.constI64([1])]), g.constF32([0], []), maskFill);
   const fusedAttention = (qRot: string, kRot: string, v: string): string => {

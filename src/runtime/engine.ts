@@ -48,7 +48,7 @@ export interface EngineOptions extends SessionOptions {
   logitRows?: boolean;
   /**
    * Fused attention (com.microsoft MultiHeadAttention) for layers whose probes need no attention
-   * probabilities (default true; graph/model.ts). false: every layer decomposed.
+   * probabilities (default false: on CPU it measured slower than the decomposed ops; docs/engine.md).
    */
   fusedAttention?: boolean;
   /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */

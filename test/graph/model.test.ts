@@ -156,7 +156,7 @@ describe("fused attention (MultiHeadAttention) for layers whose probes need no p
     made.push(ck);
     const { spec } = ck;
     const probes: ProbeRequest = { qk: { layers: [0] }, pattern: { layers: [1] } }; // layer 0 fused, layer 1 decomposed
-    const built = buildModelGraph(spec, ck.tensors, { probes, queryChunks });
+    const built = buildModelGraph(spec, ck.tensors, { probes, queryChunks, fusedAttention: true });
     expect(built.graph.node.filter((n) => n.opType === "MultiHeadAttention" || n.opType === "If").length).toBeGreaterThan(0);
     const mhaIn = (g: typeof built.graph): number =>
       g.node.reduce(
@@ -164,7 +164,7 @@ describe("fused attention (MultiHeadAttention) for layers whose probes need no p
         0,
       );
     expect(mhaIn(built.graph)).toBe(spec.causal ? queryChunks : 2 * queryChunks); // bidirectional: both If branches
-    const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1, queryChunks });
+    const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1, queryChunks, fusedAttention: true });
     try {
       const B = 2,
         T = 9;
