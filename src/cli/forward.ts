@@ -39,7 +39,7 @@ Runtime:
   --device <d>          cpu | cuda | auto (default cpu)
   --threads <n>         intra-op threads
   --low-memory          keep weights memory-mapped (session.disable_prepacking)
-  --query-chunks <n>    compute attention in n query chunks (less memory for long inputs)
+  --query-chunks <n>    compute attention in n query chunks (default: sized from the memory estimate)
   --memory-budget <n>   refuse a forward estimated above n bytes (default 75 % of physical memory)
   --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
   --debug               print stack traces of errors
@@ -87,7 +87,7 @@ export const command: CliCommand = {
     if (v.logits && !v.out) throw new UsageError("--logits needs --out", { field: "--logits", expected: "--out <file.safetensors>" });
     const top = optionalInt("forward", "top", v.top, { min: 1 }) ?? 3;
     const threads = optionalInt("forward", "threads", v.threads, { min: 1 });
-    const queryChunks = optionalInt("forward", "query-chunks", v["query-chunks"], { min: 1 }) ?? 1;
+    const queryChunks = optionalInt("forward", "query-chunks", v["query-chunks"], { min: 1 }) ?? "auto";
     const memoryBudgetBytes = optionalInt("forward", "memory-budget", v["memory-budget"], { min: 1 });
     // Checked before anything is computed, so a bad --out never costs a forward pass.
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;

@@ -24,7 +24,7 @@ import { readTensorBytes } from "../checkpoint/safetensors.js";
 import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError, SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
-import { GraphBuilder } from "./onnx/builder.js";
+import { float, GraphBuilder } from "./onnx/builder.js";
 import { DataType, type GraphProto } from "./onnx/proto.js";
 import { emitLogitHead, SUMMARY_OUTPUTS } from "./logits.js";
 import {
@@ -32,6 +32,7 @@ import {
   emitQkProbes,
   finishProbes,
   probeOutputs,
+  needsProbabilities,
   validateProbeRequest,
   PROBE_INPUTS,
   type ChunkPartials,
@@ -39,6 +40,7 @@ import {
   type ProbeOutput,
 } from "./probes.js";
 import { emitInterventions, type InterventionGraph } from "./interventions.js";
+import { autoChunkRows, chunkSlots, type QueryChunks } from "./chunks.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
 
@@ -53,8 +55,9 @@ export interface BuildOptions {
    * Split each layer's attention into this many query chunks (default 1), computed one after
    * the other, so only [batch, head, seq/chunks, seq] score tensors are alive at a time. Results
    * are identical; full `pattern` maps still need the whole [B, H, T, T] per requested layer.
+   * "auto": chunks of a size chosen from the memory estimate (chunks.ts).
    */
-  queryChunks?: number;
+  queryChunks?: QueryChunks;
   /**
    * Row-selectable LM head (default false): adds input `logit_rows` [batch, rows] (hidden-state
    * positions) and the `logit_summary.*` outputs; `logits` becomes [batch, rows, vocab]. See logits.ts.
@@ -72,6 +75,12 @@ export interface BuildOptions {
    * (a Gather) and a head tied to it stay float32. See checkpoint/gguf/nbits.ts.
    */
   quantizedWeights?: "dequantize" | "matmulnbits";
+  /**
+   * Fused attention (default false, see below): layers whose probes need no attention probabilities
+   * (none, or only q/k) run com.microsoft MultiHeadAttention instead of the decomposed ops. f32
+   * graphs without interventions only.
+   */
+  fusedAttention?: boolean;
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations, faster, less exact). */
   nbitsAccuracyLevel?: 0 | 1 | 2 | 3 | 4;
 }
@@ -142,10 +151,15 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     });
   }
   const G = H / KV;
-  const K = options.queryChunks ?? 1;
-  if (!Number.isInteger(K) || K < 1 || K > 4096) {
-    throw new SettingsError("Bad query chunk count", { field: "queryChunks", expected: "an integer in [1, 4096]", found: String(K) });
+  const chunking = options.queryChunks ?? 1;
+  if (chunking !== "auto" && (!Number.isInteger(chunking) || chunking < 1 || chunking > 4096)) {
+    throw new SettingsError("Bad query chunk count", {
+      field: "queryChunks",
+      expected: 'an integer in [1, 4096] or "auto"',
+      found: String(chunking),
+    });
   }
+  const slots = chunkSlots(spec, chunking);
   const g = new GraphBuilder();
   const files = new Map<string, string>(); // real path → location
   const weightCache = new Map<string, string>();
@@ -320,13 +334,24 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     allowed = g.and(allowed, g.not(future));
   }
   const maskFill = g.constF32([F32_MIN], []);
+  // bool []: some key of this run is padding. Only a bidirectional graph without interventions
+  // can skip the mask (a causal one always hides future keys).
+  const anyPadding =
+    !spec.causal && !options.interventions
+      ? g.not(g.cast(g.node("ReduceMin", [g.cast(mask, DataType.INT32)], { keepdims: 0 }), DataType.BOOL))
+      : undefined;
   let iv: InterventionGraph | undefined;
   if (options.interventions) {
     iv = emitInterventions(g, { allowed, T, KV, G, numLayers: spec.numLayers, numHeads: H });
     inputNames.push(...iv.inputs);
   }
-  // query rows per chunk: ceil(T / K)
-  const chunkSize = g.div(g.add(T, g.constI64([K - 1])), g.constI64([K]));
+  // query rows per chunk: ceil(T / slots), and under "auto" at least min(T, rows) (chunks.ts)
+  const evenRows = g.div(g.add(T, g.constI64([slots - 1])), g.constI64([slots]));
+  const atLeast = (rows: number) => g.node("Max", [evenRows, g.node("Min", [T, g.constI64([rows])])]);
+  const chunkSize = chunking === "auto" ? atLeast(autoChunkRows(spec)) : evenRows;
+  // A fused layer holds one [B, H, rows, T] buffer, not three, so under "auto" its chunks are 3×
+  // longer for the same memory (fewer chunks: MultiHeadAttention re-lays K and V out per call).
+  const fusedChunkSize = chunking === "auto" ? atLeast(3 * autoChunkRows(spec)) : evenRows;
 
   // RoPE tables for this run: angle[b,t,j] = position · invFreq[j], duplicated to dHead.
   const invFreq = g.constF32(ropeInvFreq(spec.rope, hd), [hd / 2], "inv_freq");
@@ -355,6 +380,61 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     ctx.regionT = g.transpose(m, [0, 2, 1]);
   }
 
+  // ---- fused attention, for layers whose probes need no probabilities ----
+  // com.microsoft MultiHeadAttention takes q/k/v as [B, T, heads·d] (no transposes) and runs
+  // scores, softmax and P·V in one kernel; masks enter as an additive bias (0 or finfo.min, so
+  // masked scores become exactly finfo.min, as with Where). Same query chunks as the decomposed path.
+  // Off by default: on CPU (onnxruntime 1.30, one thread) the fused kernel measured 2–12 % slower
+  // than the decomposed ops (bench/engine-perf.ts; docs/engine.md "Performance choices").
+  const fuse = (options.fusedAttention ?? false) && !f16 && !options.interventions;
+  let causalBias: string | undefined; // [B, 1, T, T], built once per run, for causal graphs
+  const biasOf = (allowedRows: string) => g.where(g.node("Squeeze", [allowedRows, g.constI64([1])]), g.constF32([0], []), maskFill);
+  const fusedAttention = (qRot: string, kRot: string, v: string): string => {
+    const flat = (x: string) => g.reshape(x, dims([-1, T, H * hd]));
+    // kv head j serves query heads j·G … j·G + G − 1 (HF's repeat_interleave)
+    const perQueryHead = (x: string) => (G === 1 ? flat(x) : flat(g.node("Expand", [g.unsqueeze(x, [3]), g.constI64([1, 1, 1, G, 1])])));
+    const qF = flat(qRot),
+      kF = perQueryHead(kRot),
+      vF = perQueryHead(v);
+    if (spec.causal && !causalBias) causalBias = g.node("Expand", [biasOf(allowed), dims([1, 1, T, 1])]);
+    const mha = (b: GraphBuilder, qc: string, bias?: string) =>
+      b.node(
+        "MultiHeadAttention",
+        bias ? [qc, kF, vF, "", "", bias] : [qc, kF, vF],
+        { num_heads: H, scale: float(1 / Math.sqrt(hd)) },
+        1,
+        "com.microsoft",
+      );
+    const contexts: string[] = [];
+    for (let c = 0; c < slots; c++) {
+      let qc = qF,
+        rows: (x: string) => string = (x) => x;
+      if (slots > 1) {
+        const wait = c > 0 ? [g.slice(g.shape(contexts[c - 1]), 0, 0, 0)] : [];
+        const start = g.node("Min", [g.concat([...wait, g.mul(fusedChunkSize, g.constI64([c]))], 0), T]);
+        const end = g.node("Min", [g.mul(fusedChunkSize, g.constI64([c + 1])), T]);
+        qc = g.node("Slice", [qF, start, end, g.constI64([1])]);
+        rows = (x) => g.node("Slice", [x, start, end, g.constI64([2])]);
+      }
+      if (causalBias) contexts.push(mha(g, qc, rows(causalBias)));
+      else {
+        // bidirectional: a bias only when some key of this run is padding
+        const keys = biasOf(allowed); // [B, 1, 1, T]
+        contexts.push(
+          g.ifElse(
+            anyPadding!,
+            (b) => [
+              [mha(b, qc, b.node("Expand", [keys, b.concat([b.constI64([1, 1]), b.slice(b.shape(qc), 1, 2, 0), T], 0)])), DataType.FLOAT],
+            ],
+            (b) => [[mha(b, qc), DataType.FLOAT]],
+          )[0],
+        );
+      }
+    }
+    const out = contexts.length === 1 ? contexts[0] : g.concat(contexts, 1); // [B, T, H·d]
+    return g.reshape(out, g.constI64([-1, H * hd]));
+  };
+
   // ---- embedding: [B,T] → [B·T, D] ----
   let x = g.reshape(g.gather(weight(spec.weights.embed, [spec.vocabSize, D]), ids, 0), g.constI64([-1, D]));
   const qScale = toCT(g.constF32([1 / Math.sqrt(hd)], []));
@@ -376,45 +456,62 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const kRot = rope(k);
     emitQkProbes(g, req, l, { q, k, qRot, kRot }, toF32);
 
-    // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
-    const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
-    const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
-    const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
-    const partials: ChunkPartials[] = [];
-    const contexts: string[] = [];
-    let after: string[] = []; // values of the previous chunk that the next one must wait for
-    for (let c = 0; c < K; c++) {
-      let qc = q5,
-        allowedC = allowed,
-        start: string | undefined,
-        end: string | undefined;
-      if (K > 1) {
-        // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
-        const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
-        start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
-        end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
-        qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
-        if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
+    let o: string;
+    if (fuse && !needsProbabilities(req, l)) {
+      o = fusedAttention(qRot, kRot, v);
+    } else {
+      // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
+      const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
+      const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
+      const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
+      const partials: ChunkPartials[] = [];
+      const contexts: string[] = [];
+      let after: string[] = []; // values of the previous chunk that the next one must wait for
+      // a layer exposing its full map runs as one chunk under "auto" (chunks.ts)
+      const fullMap = req.pattern?.layers.includes(l) || req.patternMean?.layers.includes(l);
+      const K = chunking === "auto" && fullMap ? 1 : slots;
+      for (let c = 0; c < K; c++) {
+        let qc = q5,
+          allowedC = allowed,
+          start: string | undefined,
+          end: string | undefined;
+        if (K > 1) {
+          // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
+          const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
+          start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
+          end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
+          qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
+          if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
+        }
+        if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
+        let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
+        if (iv) scores = g.add(scores, iv.layerBias(l));
+        // Nothing to mask (bidirectional, no padding in this run, no interventions): skip the Where,
+        // a full pass over every [B, H, Qc, K] score tensor (8 % of a forward at T 1024).
+        const masked = (b: GraphBuilder, s: string) => b.softmax(b.where(allowedC, s, maskFill), -1);
+        const p5 = anyPadding
+          ? g.ifElse(
+              anyPadding,
+              (b) => [[masked(b, scores), DataType.FLOAT]],
+              (b) => [[b.softmax(scores, -1), DataType.FLOAT]],
+            )[0]
+          : masked(g, scores);
+        const partial = chunkProbes(g, ctx, l, { p5, start, end });
+        partials.push(partial);
+        contexts.push(g.matmul(toCT(p5), v5)); // [B,KV,G,Qc,hd]
+        after = [contexts[c], ...partial.values];
       }
-      if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
-      let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
-      if (iv) scores = g.add(scores, iv.layerBias(l));
-      const p5 = g.softmax(g.where(allowedC, scores, maskFill), -1);
-      const partial = chunkProbes(g, ctx, l, { p5, start, end });
-      partials.push(partial);
-      contexts.push(g.matmul(toCT(p5), v5)); // [B,KV,G,Qc,hd]
-      after = [contexts[c], ...partial.values];
+      const firstOutput = g.outputs.length;
+      finishProbes(g, ctx, l, partials);
+      // Make this layer's output projection wait for its probes. Otherwise ORT may schedule the
+      // probe nodes (whose results only feed graph outputs) after later layers, keeping every
+      // layer's [B, H, T, T] probabilities alive at once (measured: +800 MB at T 2048, 4 layers).
+      // The dependency is an empty slice of each probe's Shape, concatenated into a Reshape target.
+      const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
+      const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
+      const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
+      o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
     }
-    const firstOutput = g.outputs.length;
-    finishProbes(g, ctx, l, partials);
-    // Make this layer's output projection wait for its probes. Otherwise ORT may schedule the
-    // probe nodes (whose results only feed graph outputs) after later layers, keeping every
-    // layer's [B, H, T, T] probabilities alive at once (measured: +800 MB at T 2048, 4 layers).
-    // The dependency is an empty slice of each probe's Shape, concatenated into a Reshape target.
-    const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
-    const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
-    const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
-    const o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
     x = g.add(x, linear(o, w.o, D, H * hd));
 
     const h2 = rmsNorm(x, w.mlpNorm);

@@ -73,6 +73,11 @@ export function probeOutputs(spec: ModelSpec, req: ProbeRequest): ProbeOutput[] 
   return out;
 }
 
+/** Whether layer `layer`'s probes read its attention probabilities: any probe but the q/k states. */
+export function needsProbabilities(req: ProbeRequest, layer: number): boolean {
+  return PROBES.some((p) => p.cost !== "states" && records(req, p, layer));
+}
+
 /** Values shared by every layer's probes. */
 export interface ProbeContext {
   spec: ModelSpec;

@@ -13,9 +13,10 @@ import * as ort from "onnxruntime-node";
 import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import type { Checkpoint, TensorInfo } from "../checkpoint/types.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
+import type { QueryChunks } from "../graph/chunks.js";
 import { buildModelGraph, type BuiltGraph } from "../graph/model.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
-import { LOGIT_ROWS_INPUT, SUMMARY_OUTPUTS } from "../graph/logits.js";
+import { LOGIT_ROWS_INPUT, SUMMARIES_INPUT, SUMMARY_OUTPUTS } from "../graph/logits.js";
 import { INTERVENTION_INPUTS } from "../graph/interventions.js";
 import { PROBE_INPUTS, type ProbeOutput } from "../graph/probes.js";
 import { positionIdsFromMask } from "../graph/rope.js";
@@ -33,14 +34,23 @@ export interface EngineOptions extends SessionOptions {
   computeDType?: "f32" | "f16";
   /** Refuse a forward whose estimate exceeds this (default 75 % of physical memory). */
   memoryBudgetBytes?: number;
-  /** Attention in this many query chunks (default 1): less memory at long sequences, same results. */
-  queryChunks?: number;
+  /**
+   * Attention in this many query chunks, or "auto" (default): chunks sized from the memory estimate
+   * so the attention never costs more than the activations (graph/chunks.ts, docs/engine.md). Less
+   * memory at long sequences, the same results up to summation order.
+   */
+  queryChunks?: QueryChunks;
   /**
    * Row-selectable LM head (default true): `forward` honours `logitRows` / `summaries`, running
    * the head only on the requested rows. false builds the plain head (every row, always); the
    * samplers then read full rows, which tests use to check that both give the same traces.
    */
   logitRows?: boolean;
+  /**
+   * Fused attention (com.microsoft MultiHeadAttention) for layers whose probes need no attention
+   * probabilities (default false: on CPU it measured slower than the decomposed ops; docs/engine.md).
+   */
+  fusedAttention?: boolean;
   /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */
   quantizedWeights?: "dequantize" | "matmulnbits";
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
@@ -64,7 +74,7 @@ export type EngineSource = string | Checkpoint | { spec: ModelSpec; tensors: Map
 export interface OnnxEngine extends Engine {
   readonly computeDType: "f32" | "f16";
   readonly memoryBudgetBytes: number;
-  readonly queryChunks: number;
+  readonly queryChunks: QueryChunks;
   /** Whether the head is row-selectable (EngineOptions.logitRows). */
   readonly logitRows: boolean;
   /** Whether the graph has the intervention inputs (EngineOptions.interventions). */
@@ -98,10 +108,10 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   }
   const probes = options.probes ?? DEFAULT_PROBES;
   const warn = options.warn ?? ((m: string) => console.warn(m));
-  const queryChunks = options.queryChunks ?? 1;
+  const queryChunks = options.queryChunks ?? "auto";
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
-  const { quantizedWeights, nbitsAccuracyLevel } = options;
+  const { quantizedWeights, nbitsAccuracyLevel, fusedAttention } = options;
   let built = buildModelGraph(spec, tensors, {
     probes,
     computeDType,
@@ -110,6 +120,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     quantizedWeights,
     nbitsAccuracyLevel,
     interventions,
+    fusedAttention,
   });
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
   let dtype = computeDType;
@@ -126,6 +137,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       quantizedWeights,
       nbitsAccuracyLevel,
       interventions,
+      fusedAttention,
     });
     created = await createSession(built.bytes, built.externalFiles, {
       ...options,
@@ -166,7 +178,7 @@ class OrtEngine implements OnnxEngine {
     readonly device: "cpu" | "cuda",
     readonly computeDType: "f32" | "f16",
     readonly memoryBudgetBytes: number,
-    readonly queryChunks: number,
+    readonly queryChunks: QueryChunks,
     readonly logitRows: boolean,
     readonly interventions: boolean,
     private tempDir?: string,
@@ -272,6 +284,7 @@ class OrtEngine implements OnnxEngine {
     const fetches = this.outputs.map((p) => p.name);
     if (sel) {
       feeds[LOGIT_ROWS_INPUT] = new ort.Tensor("int64", sel.hidden, [B, sel.rows]);
+      feeds[SUMMARIES_INPUT] = new ort.Tensor("bool", Uint8Array.of(sel.summaries ? 1 : 0), [1]);
       if (sel.logits) fetches.push("logits");
       if (sel.summaries) fetches.push(...Object.values(SUMMARY_OUTPUTS));
     } else {
@@ -279,7 +292,8 @@ class OrtEngine implements OnnxEngine {
     }
     let res: ort.InferenceSession.OnnxValueMapType;
     try {
-      // Only what the fetched outputs need runs (e.g. no summaries when they are not asked for).
+      // onnxruntime runs the whole graph whatever is fetched (it does not prune per run): work a run
+      // does not need is skipped by the graph's own If nodes (summaries: the logit_summaries input).
       res = await this.session.run(feeds, fetches);
     } catch (e) {
       throw new RuntimeError("onnxruntime failed during the forward pass", {

@@ -19,6 +19,7 @@
  * It is an estimate (±25 %), not a guarantee; the benchmark prints it next to the measured peak.
  */
 import * as os from "node:os";
+import { activationsPerToken, rowsPerChunk as rowsPerChunk_, type QueryChunks } from "../graph/chunks.js";
 import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { BudgetError } from "../util/errors.js";
@@ -29,8 +30,8 @@ export interface MemoryEstimateOptions {
   seq: number;
   probes?: ProbeRequest;
   computeDType?: "f32" | "f16";
-  /** Attention computed in this many query chunks: the attention term shrinks accordingly. */
-  queryChunks?: number;
+  /** Attention computed in this many query chunks (or "auto", graph/chunks.ts): the attention term shrinks accordingly. */
+  queryChunks?: QueryChunks;
   /** Logits rows returned per batch row (row selection; default seq): the head runs on only these. */
   logitRows?: number;
   /**
@@ -85,11 +86,14 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const bytes = o.computeDType === "f16" ? 2 : 4;
   const weights = specParameterCount(spec) * bytes;
   // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
-  const rowsPerChunk = Math.ceil(T / Math.max(1, o.queryChunks ?? 1));
+  // a layer with a full-map probe runs as one chunk under "auto"
+  const fullMap = (req.pattern?.layers.length ?? 0) + (req.patternMean?.layers.length ?? 0) > 0;
+  const chunks = o.queryChunks === "auto" && fullMap ? 1 : (o.queryChunks ?? 1);
+  const rowsPerChunk = rowsPerChunk_(spec, T, chunks);
   const attention =
     B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0) + (o.interventions ? 2 : 0)) + (o.interventions ? B * T * T : 0);
   // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
-  const perToken = 4 * spec.hiddenSize + spec.headDim * (2 * spec.numHeads + 2 * spec.numKvHeads) + 3 * spec.intermediateSize;
+  const perToken = activationsPerToken(spec);
   const activations = 2 * B * T * perToken * bytes;
   // Row selection (logitRows < seq) gathers rows before the head: [B, R, V] plus its f64 summary
   // temporaries (cast, exp, p: 3 × 8 bytes per logit, alive for the selected rows only).

@@ -36,6 +36,12 @@ export interface SessionOptions {
    * keeps them), at some cost in speed. See BENCHMARKS.md "Engine".
    */
   cpuMemArena?: boolean;
+  /** onnxruntime's graph optimisation level (default "all"; docs/engine.md, "Session options", says why). */
+  graphOptimizationLevel?: "disabled" | "basic" | "extended" | "all";
+  /** "sequential" (default) or "parallel" (independent nodes on `interOpThreads` threads). */
+  executionMode?: "sequential" | "parallel";
+  /** Inter-op threads, used by the parallel execution mode only (default 1). */
+  interOpThreads?: number;
   /** Called with warnings (default: console.warn). */
   warn?: (message: string) => void;
   /** Weights decoded in memory (BuiltGraph.externalBuffers), by their virtual locations. */
@@ -93,8 +99,9 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   const warn = o.warn ?? ((m: string) => console.warn(m));
   const plan = planExternalData(externalFiles, warn);
   const base: ort.InferenceSession.SessionOptions = {
-    graphOptimizationLevel: "all",
-    interOpNumThreads: 1,
+    graphOptimizationLevel: o.graphOptimizationLevel ?? "all",
+    executionMode: o.executionMode ?? "sequential",
+    interOpNumThreads: o.interOpThreads ?? 1,
     enableCpuMemArena: o.cpuMemArena ?? true,
     logSeverityLevel: 3,
     ...(o.threads ? { intraOpNumThreads: o.threads } : {}),

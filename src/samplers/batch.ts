@@ -142,7 +142,8 @@ export function logitsView(
 /**
  * Cut batch row `b` out of every probe tensor: drop the batch axis and the `pad` padding columns
  * of every query/key axis, so the result is what the row would give alone. `argmax_key` values
- * (key indices) are shifted by −pad into the row's own coordinates.
+ * (key indices) are shifted by −pad into the row's own coordinates. An unpadded row is a view into
+ * the batch tensor, not a copy.
  */
 export function sliceProbes(probes: Map<string, ProbeTensor>, b: number, pad: number): Map<string, ProbeTensor> {
   const out = new Map<string, ProbeTensor>();
@@ -152,6 +153,13 @@ export function sliceProbes(probes: Map<string, ProbeTensor>, b: number, pad: nu
     const starts = axes.map((a) => (a === "query" || a === "key" ? pad : 0));
     const dims = inner.map((d, i) => d - starts[i]);
     const count = dims.reduce((x, y) => x * y, 1);
+    if (pad === 0) {
+      // Nothing to cut: batch row b is one contiguous block, so a view (no copy; at batch 1 the
+      // whole tensor). The forward's output buffers are not reused, so the view stays valid.
+      const start = b * count;
+      out.set(name, { name, axes, dims, data: t.data.subarray(start, start + count) });
+      continue;
+    }
     const data = t.data instanceof Int32Array ? new Int32Array(count) : new Float32Array(count);
     const strides = inner.map((_, i) => inner.slice(i + 1).reduce((x, y) => x * y, 1));
     const base = b * inner.reduce((x, y) => x * y, 1);

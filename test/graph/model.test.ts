@@ -4,6 +4,8 @@
  * accumulation over d ≤ 64), probabilities and probe statistics 1e-5, q/k 1e-4.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { autoChunkRows } from "../../src/graph/chunks.js";
+import { buildModelGraph } from "../../src/graph/model.js";
 import { probesFromAttention, referenceForward } from "../../src/reference/forward.js";
 import { createEngine } from "../../src/runtime/engine.js";
 import type { ProbeRequest } from "../../src/util/probes.js";
@@ -90,4 +92,99 @@ describe("ONNX graph vs TS reference forward", () => {
       1,
       12,
     ));
+});
+
+describe('queryChunks "auto" and the unmasked path', () => {
+  const REDUCTIONS: ProbeRequest = { received: true, receivedHeads: true, self: true, argmax: true };
+  it("auto chunks (64 rows here) give the probes and logits of one chunk, padded or not", async () => {
+    const ck = makeTinyEngineCheckpoint({ causal: false, family: "llada", seed: 14 });
+    made.push(ck);
+    const spec = { ...ck.spec, maxPositionEmbeddings: 512 };
+    expect(autoChunkRows(spec)).toBe(64); // tiny widths: the floor
+    const T = 150; // chunks of 64, 64, 22
+    const auto = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1 });
+    const one = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1, queryChunks: 1 });
+    try {
+      expect(auto.queryChunks).toBe("auto");
+      expect(auto.nodeCount).toBeGreaterThan(one.nodeCount);
+      const ids = randomIds(2 * T, spec.vocabSize, 3);
+      const padded = new Uint8Array(2 * T).fill(1);
+      padded.fill(0, T, T + 5); // row 1 left-padded by 5
+      for (const attentionMask of [undefined, padded]) {
+        const a = await auto.forward({ ids, batch: 2, seq: T, attentionMask });
+        const b = await one.forward({ ids, batch: 2, seq: T, attentionMask });
+        expectClose(a.logits, b.logits, 1e-5, "logits");
+        for (const [name, p] of b.probes) {
+          if (name.endsWith("argmax_key")) expect(Array.from(a.probes.get(name)!.data), name).toEqual(Array.from(p.data));
+          else expectClose(a.probes.get(name)!.data, p.data, 1e-6, name);
+        }
+      }
+    } finally {
+      await auto.dispose();
+      await one.dispose();
+    }
+  });
+
+  it("a bidirectional graph masks only behind If(any padding); a causal one always masks", () => {
+    const where = (g: { node: { opType: string; attribute: { g?: unknown }[] }[] }) => g.node.filter((n) => n.opType === "Where").length;
+    const bi = makeTinyEngineCheckpoint({ causal: false, family: "llada", seed: 15, layers: 2 });
+    const causal = makeTinyEngineCheckpoint({ causal: true, seed: 15, layers: 2 });
+    made.push(bi, causal);
+    const gb = buildModelGraph(bi.spec, bi.tensors, { probes: { received: true } }).graph;
+    const ifs = gb.node.filter((n) => n.opType === "If");
+    expect(ifs.length).toBe(2); // one per layer (one chunk)
+    expect(where(gb)).toBe(0);
+    for (const n of ifs) {
+      const [then, otherwise] = n.attribute.map((a) => a.g!);
+      expect(where(then)).toBe(1);
+      expect(where(otherwise)).toBe(0);
+      expect(otherwise.node.map((x) => x.opType)).toEqual(["Softmax"]);
+    }
+    const gc = buildModelGraph(causal.spec, causal.tensors, { probes: { received: true } }).graph;
+    expect(gc.node.filter((n) => n.opType === "If").length).toBe(0);
+    expect(where(gc)).toBe(2);
+  });
+});
+
+describe("fused attention (MultiHeadAttention) for layers whose probes need no probabilities", () => {
+  it.each([
+    ["causal, GQA 4:2, left-padded batch", { causal: true, heads: 4, kvHeads: 2, seed: 21 }, true, 1 as const],
+    ["bidirectional, padded batch", { causal: false, family: "llada" as const, seed: 22 }, true, 1 as const],
+    ["bidirectional, unpadded, 3 query chunks", { causal: false, family: "llada" as const, seed: 23 }, false, 3],
+  ])("%s: logits and the decomposed layer's map match the f64 reference", async (_, opts, pad, queryChunks) => {
+    const ck = makeTinyEngineCheckpoint({ layers: 2, ...opts });
+    made.push(ck);
+    const { spec } = ck;
+    const probes: ProbeRequest = { qk: { layers: [0] }, pattern: { layers: [1] } }; // layer 0 fused, layer 1 decomposed
+    const built = buildModelGraph(spec, ck.tensors, { probes, queryChunks, fusedAttention: true });
+    expect(built.graph.node.filter((n) => n.opType === "MultiHeadAttention" || n.opType === "If").length).toBeGreaterThan(0);
+    const mhaIn = (g: typeof built.graph): number =>
+      g.node.reduce(
+        (n, x) => n + (x.opType === "MultiHeadAttention" ? 1 : 0) + x.attribute.reduce((m, a) => m + (a.g ? mhaIn(a.g) : 0), 0),
+        0,
+      );
+    expect(mhaIn(built.graph)).toBe(spec.causal ? queryChunks : 2 * queryChunks); // bidirectional: both If branches
+    const engine = await createEngine({ spec, tensors: ck.tensors }, { probes, threads: 1, queryChunks, fusedAttention: true });
+    try {
+      const B = 2,
+        T = 9;
+      const ids = randomIds(B * T, spec.vocabSize, 5);
+      const attentionMask = new Uint8Array(B * T).fill(1);
+      if (pad) attentionMask.fill(0, T, T + 3);
+      const out = await engine.forward({ ids, batch: B, seq: T, attentionMask });
+      const ref = referenceForward(spec, ck.weights, { ids, batch: B, seq: T, attentionMask });
+      // padded query rows of a causal model see no key (uniform in both); compare real rows only
+      const V = spec.vocabSize;
+      const rowsOf = (a: ArrayLike<number>, width: number) =>
+        Float32Array.from({ length: B * T * width }, (_, i) => (attentionMask[Math.floor(i / width)] ? a[i] : 0));
+      expectClose(rowsOf(out.logits, V), rowsOf(ref.logits, V), 2e-4, "logits");
+      expectClose(out.probes.get(probeName.qRot(0))!.data, ref.qRot[0], 1e-4, "q_rot 0");
+      const H = spec.numHeads;
+      const maskMap = (a: ArrayLike<number>) =>
+        Float32Array.from(a, (v, i) => (attentionMask[Math.floor(i / (H * T * T)) * T + (Math.floor(i / T) % T)] ? v : 0));
+      expectClose(maskMap(out.probes.get(probeName.pattern(1))!.data), maskMap(ref.attention[1]), 1e-5, "pattern 1");
+    } finally {
+      await engine.dispose();
+    }
+  });
 });

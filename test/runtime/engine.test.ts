@@ -199,7 +199,10 @@ describe("memory budget", () => {
     const T = 600;
     const spec = { ...ck.spec, maxPositionEmbeddings: 1024 }; // T is past the fixture's 512 positions; the budget is what is tested
     const budget = RUNTIME_BYTES + 40e6;
-    const engine = await createEngine({ spec, tensors: ck.tensors }, { probes: { received: true }, memoryBudgetBytes: budget, threads: 1 });
+    const engine = await createEngine(
+      { spec, tensors: ck.tensors },
+      { probes: { received: true }, memoryBudgetBytes: budget, threads: 1, queryChunks: 1 },
+    );
     const err = await engine.forward({ ids: new Int32Array(T), batch: 1, seq: T }).catch((e) => e);
     expect(err).toBeInstanceOf(BudgetError);
     expect(err.message).toMatch(/field: attention/);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSafetensorsHeader, readTensorF32 } from "../../src/checkpoint/safetensors.js";
 import * as ort from "onnxruntime-node";
 import { buildModelGraph } from "../../src/graph/model.js";
-import { LOGIT_ROWS_INPUT, SUMMARY_OUTPUTS } from "../../src/graph/logits.js";
+import { LOGIT_ROWS_INPUT, SUMMARIES_INPUT, SUMMARY_OUTPUTS } from "../../src/graph/logits.js";
 import { referenceForward } from "../../src/reference/forward.js";
 import { createEngine, type OnnxEngine } from "../../src/runtime/engine.js";
 import { createSession } from "../../src/runtime/session.js";
@@ -177,7 +177,7 @@ describe("row selection in the f16 compute graph (CUDA's; checked on CPU)", () =
         V = 97;
       const ids = Int32Array.from({ length: T }, (_, i) => (i * 13 + 5) % V);
       const rows = [0, 3, 7]; // output positions; hidden rows max(i − 1, 0)
-      const res = await session.run({
+      const feeds = (summaries: boolean) => ({
         input_ids: new ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, T]),
         position_ids: new ort.Tensor(
           "int64",
@@ -190,7 +190,13 @@ describe("row selection in the f16 compute graph (CUDA's; checked on CPU)", () =
           BigInt64Array.from(rows, (r) => BigInt(Math.max(r - 1, 0))),
           [1, 3],
         ),
+        [SUMMARIES_INPUT]: new ort.Tensor("bool", Uint8Array.of(summaries ? 1 : 0), [1]),
       });
+      const res = await session.run(feeds(true));
+      // Without the flag the If skips the summaries: they come out empty, the logits unchanged.
+      const off = await session.run(feeds(false));
+      for (const name of Object.values(SUMMARY_OUTPUTS)) expect(off[name].data.length, name).toBe(0);
+      expect(off.logits.data).toEqual(res.logits.data);
       const got = res.logits.data as Float32Array;
       const ref = referenceForward(ck.spec, ck.weights, { ids, batch: 1, seq: T }).logits; // already shifted
       rows.forEach((pos, r) => {

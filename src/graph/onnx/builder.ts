@@ -25,7 +25,8 @@ export const OPSET = 21;
 export const IR_VERSION = 10;
 
 /** Attribute values: numbers are INT unless wrapped with `float()`; arrays of numbers are INTS. */
-export type AttrValue = number | string | number[] | { float: number } | { floats: number[] } | { tensor: TensorProto };
+export type AttrValue =
+  number | string | number[] | { float: number } | { floats: number[] } | { tensor: TensorProto } | { graph: GraphProto };
 
 export function float(f: number): { float: number } {
   return { float: f };
@@ -37,6 +38,7 @@ function attribute(name: string, v: AttrValue): AttributeProto {
   if (Array.isArray(v)) return { name, type: AttributeType.INTS, ints: v };
   if ("float" in v) return { name, type: AttributeType.FLOAT, f: v.float };
   if ("floats" in v) return { name, type: AttributeType.FLOATS, floats: v.floats };
+  if ("graph" in v) return { name, type: AttributeType.GRAPH, g: v.graph };
   return { name, type: AttributeType.TENSOR, t: v.tensor };
 }
 
@@ -45,10 +47,16 @@ export class GraphBuilder {
   readonly initializers: TensorProto[] = [];
   readonly inputs: ValueInfoProto[] = [];
   readonly outputs: ValueInfoProto[] = [];
-  private counters = new Map<string, number>();
+  private counters: Map<string, number>;
   private constCache = new Map<string, string>();
   /** Values renamed by `output()`: old name → graph output name. */
   private aliases = new Map<string, string>();
+
+  /** @param parent a subgraph's enclosing graph: names stay unique across both, outer values are read by name. */
+  constructor(parent?: GraphBuilder) {
+    this.counters = parent ? parent.counters : new Map();
+    if (parent) this.aliases = new Map(parent.aliases);
+  }
 
   /** A fresh value name `${prefix}_${n}`. */
   fresh(prefix: string): string {
@@ -236,6 +244,26 @@ export class GraphBuilder {
   }
   range(start: string, limit: string, delta: string): string {
     return this.node("Range", [start, limit, delta]);
+  }
+
+  /**
+   * `If(cond)`: each branch builds its own subgraph (reading outer values by name) and returns its
+   * outputs with their element types; both must return as many values, of the same types. Only the
+   * branch taken runs, which is how the graph skips work a run does not need.
+   */
+  ifElse(cond: string, thenBranch: (b: GraphBuilder) => [string, number][], elseBranch: (b: GraphBuilder) => [string, number][]): string[] {
+    const branch = (build: (b: GraphBuilder) => [string, number][], label: string): GraphProto => {
+      const b = new GraphBuilder(this);
+      const outs = build(b);
+      outs.forEach(([v, type]) => b.output(v, this.fresh(`${label}_out`), type));
+      return b.toGraph(this.fresh(label));
+    };
+    const then = branch(thenBranch, "then");
+    const else_ = branch(elseBranch, "else");
+    if (then.output.length !== else_.output.length) throw new Error("internal: If branches return different counts");
+    const outs = then.output.map(() => this.fresh("If"));
+    this.node("If", [cond], { then_branch: { graph: then }, else_branch: { graph: else_ } }, outs);
+    return outs;
   }
 
   toGraph(name: string): GraphProto {

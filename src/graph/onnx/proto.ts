@@ -25,7 +25,7 @@ export const DataType = {
 export type DataTypeCode = (typeof DataType)[keyof typeof DataType];
 
 /** AttributeProto.AttributeType values. */
-export const AttributeType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
+export const AttributeType = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
 
 export interface StringStringEntry {
   key: string;
@@ -53,6 +53,8 @@ export interface AttributeProto {
   i?: number;
   s?: string;
   t?: TensorProto;
+  /** A subgraph (the branches of `If`). */
+  g?: GraphProto;
   floats?: number[];
   ints?: number[];
   strings?: string[];
@@ -221,6 +223,7 @@ function encAttribute(w: Writer, a: AttributeProto): void {
   w.intField(3, a.i);
   w.stringField(4, a.s);
   w.messageField(5, a.t, encTensor);
+  w.messageField(6, a.g, encGraph);
   w.repeatedFloats(7, a.floats);
   w.repeatedInts(8, a.ints);
   for (const s of a.strings ?? []) w.stringField(9, s);
