@@ -64,6 +64,11 @@ def main() -> None:
             "mask_id": run.get("mask_id"), "blas_core": run.get("blas_core"), "threads": run.get("threads"),
             "delta_bytes": size, "seconds_per_step_median": round(statistics.median(secs), 2) if secs else None,
             "train_seconds": round(sum(secs), 1),
+            "continued_from": (
+                {"model": run["init_from"], "note": "the run was continued from this published model: its delta, "
+                 "step and curves; AdamW's moments were not published, so they restarted at zero there "
+                 "(no new warm-up); seconds per step before it are that run's mean"}
+                if run.get("init_from") else None),
             "loss_curve": [[int(r["step"]), float(r["loss"]), int(r["k"])] for r in loss],
             "val_curve": [[int(r["step"]), float(r["val_oracle_accuracy"]), int(r["n"])] for r in val]}
     with open(os.path.join(out, "training.json"), "w") as f:
