@@ -9,3 +9,4 @@ export * from "../../src/protocol/heatmap.js";
 
 export * from "../../src/protocol/scales.js";
 export * from "../../src/protocol/export-names.js";
+export * from "../../src/protocol/axis-labels.js";
