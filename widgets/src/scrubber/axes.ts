@@ -109,10 +109,14 @@ export class ColourBar {
     this.label.textContent = quantity;
     this.ticks.replaceChildren();
     const span = max > min ? max - min : 1;
-    const vals = max > min ? niceTicks(min, max, Math.max(2, Math.floor(this.height / 28)), true) : [min];
+    const y = (v: number) => (1 - (v - min) / span) * this.height;
+    // The ends of the domain always (a reader needs the range), round values between them when
+    // they are at least 12 px from an end.
+    const round = max > min ? niceTicks(min, max, Math.max(2, Math.floor(this.height / 28)), true) : [];
+    const vals = [max, ...round.filter((v) => y(v) > 12 && this.height - y(v) > 12).reverse(), ...(max > min ? [min] : [])];
     for (const v of vals) {
       const s = el("span", { className: "fs-tick fs-colorbar-tick", text: formatTick(v) });
-      s.style.top = `${(1 - (v - min) / span) * this.height}px`;
+      s.style.top = `${y(v)}px`;
       this.ticks.appendChild(s);
     }
   }

@@ -83,7 +83,7 @@ export class HeadView {
     const heads = v.head === "mean" ? hm.heads.map((_, i) => i) : [hm.heads.indexOf(v.head)].filter((i) => i >= 0);
     this.renderLegend(hm, heads);
     const sel = v.selected !== null && v.selected < d.N ? v.selected : null;
-    const top = sel === null ? [] : topKeys(hm, heads, sel, 3);
+    const top = sel === null ? [] : topKeys(hm, heads, sel);
     tokenColumn(this.left, d.run.tokens, this.height, sel === null ? [] : [sel]);
     tokenColumn(this.right, d.run.tokens, this.height, [], top);
     this.note.textContent =
@@ -146,14 +146,20 @@ function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
 }
 
-/** The `k` keys with the most attention from query `q`, summed over `heads`. */
-function topKeys(hm: DecodedHeadMaps, heads: number[], q: number, k: number): number[] {
+/** Each shown head's strongest key for query `q` (distinct, in head order). */
+function topKeys(hm: DecodedHeadMaps, heads: number[], q: number): number[] {
   const n = hm.n;
-  const sum = new Float32Array(n);
-  for (const hi of heads) for (let j = 0; j < n; j++) sum[j] += hm.data[hi * n * n + q * n + j] || 0;
-  return range(n)
-    .sort((a, b) => sum[b] - sum[a])
-    .slice(0, k);
+  const out = new Set<number>();
+  for (const hi of heads) {
+    let best = -1;
+    let bw = -Infinity;
+    for (let j = 0; j < n; j++) {
+      const w = hm.data[hi * n * n + q * n + j];
+      if (w > bw) [best, bw] = [j, w];
+    }
+    if (best >= 0) out.add(best);
+  }
+  return [...out];
 }
 
 /** Thumbnail side in px. */
