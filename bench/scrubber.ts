@@ -59,7 +59,16 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<stri
   const json = JSON.stringify(payload);
   // Per-head views: 256 tokens × 8 layers × 16 steps × 16 heads, per-head maps at the last layer.
   const HN = 256;
-  const headsTrace = syntheticTrace({ promptLength: 64, genLength: HN - 64, steps: 16, layers: 8, heads: 16, perHead: true, mapLayers: [7], headMapLayers: [7] });
+  const headsTrace = syntheticTrace({
+    promptLength: 64,
+    genLength: HN - 64,
+    steps: 16,
+    layers: 8,
+    heads: 16,
+    perHead: true,
+    mapLayers: [7],
+    headMapLayers: [7],
+  });
   const headsPayload = scrubberPayload(headsTrace, { title: "benchmark: per-head views" });
   const headsJson = JSON.stringify(headsPayload);
   const headMaps = headsPayload.runs[0].headMaps?.length ?? 0;

@@ -221,7 +221,12 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
   const asked = typeof o.probes === "function" ? o.probes(spec, inputs[0][0]?.regions.length ?? 0) : o.probes;
   const batchSize = Math.max(0, ...inputs.map((b) => b.length));
   const steps = spec.causal ? genLength : Number(sampler.steps ?? genLength);
-  const view = viewProbes(asked, spec, { batch: batchSize, traces: batchSize * inputs.length, seq: longest, steps }, { setting: o.viewProbes });
+  const view = viewProbes(
+    asked,
+    spec,
+    { batch: batchSize, traces: batchSize * inputs.length, seq: longest, steps },
+    { setting: o.viewProbes },
+  );
   const probes = view.probes;
   const m = await startEngine(files, { device: s.device, probes });
   try {

@@ -79,7 +79,14 @@ export function viewProbes(
   if (setting === "all") return { probes: merged(base, true, all, all), added: describe(true, all, all, L) };
   const budget = o.budgetBytes ?? VIEW_PROBE_BUDGET_BYTES;
   const memory = o.memoryBudgetBytes ?? defaultMemoryBudget();
-  const dims = { numLayers: L, numHeads: spec.numHeads, numKvHeads: spec.numKvHeads, headDim: spec.headDim, seq: run.seq, steps: run.steps };
+  const dims = {
+    numLayers: L,
+    numHeads: spec.numHeads,
+    numKvHeads: spec.numKvHeads,
+    headDim: spec.headDim,
+    seq: run.seq,
+    steps: run.steps,
+  };
   const baseBytes = estimateTraceBytes(base, dims);
   const extra = (p: ProbeRequest) => (estimateTraceBytes(p, dims) - baseBytes) * run.traces;
   // One pass: the extra probe outputs must fit the headroom the run leaves (at least a tenth of the

@@ -219,7 +219,8 @@ function addHeadMaps(run: ScrubberRun, p: RunPlan, budget: number, notes: Subsam
     return;
   }
   const keep = evenIndices(S, Math.min(S, fit));
-  if (keep.length < S) notes.push({ axis: "head-map step", kept: keep.length, of: S, how: `per-head maps at evenly spaced steps, ${p.label}` });
+  if (keep.length < S)
+    notes.push({ axis: "head-map step", kept: keep.length, of: S, how: `per-head maps at evenly spaced steps, ${p.label}` });
   const out: ScrubberHeadMaps[] = [];
   for (const si of keep) {
     const step = trace.steps[p.stepIdx[si]];

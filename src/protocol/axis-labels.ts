@@ -40,5 +40,7 @@ export function indexTicks(values: number[], count = 6): number[] {
   // Drop round ticks that crowd the forced last one (closer than half a step).
   return [...out]
     .sort((a, b) => a - b)
-    .filter((i) => i === 0 || i === n - 1 || (Math.abs(values[n - 1] - values[i]) >= step / 2 && Math.abs(values[i] - values[0]) >= step / 2));
+    .filter(
+      (i) => i === 0 || i === n - 1 || (Math.abs(values[n - 1] - values[i]) >= step / 2 && Math.abs(values[i] - values[0]) >= step / 2),
+    );
 }

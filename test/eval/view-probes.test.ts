@@ -26,7 +26,12 @@ describe("viewProbes (default recording for the scrubber)", () => {
   });
 
   it("keeps what the caller asked for and only adds", () => {
-    const d = viewProbes({ received: true, argmax: true, pattern: { layers: [2], heads: [0] } }, tiny, { batch: 1, traces: 1, seq: 51, steps: 16 });
+    const d = viewProbes({ received: true, argmax: true, pattern: { layers: [2], heads: [0] } }, tiny, {
+      batch: 1,
+      traces: 1,
+      seq: 51,
+      steps: 16,
+    });
     expect(d.probes.argmax).toBe(true);
     expect(d.probes.pattern).toEqual({ layers: [0, 1, 2, 3, 4, 5], heads: [0] });
   });
@@ -58,7 +63,9 @@ describe("viewProbes (default recording for the scrubber)", () => {
     expect(viewProbes({ received: true }, big, { batch: 1, traces: 1, seq: 600, steps: 32 }, { setting: "none" }).probes).toEqual({
       received: true,
     });
-    expect(viewProbes({ received: true }, big, { batch: 1, traces: 1, seq: 600, steps: 32 }, { setting: "all" }).probes.pattern!.layers).toHaveLength(32);
+    expect(
+      viewProbes({ received: true }, big, { batch: 1, traces: 1, seq: 600, steps: 32 }, { setting: "all" }).probes.pattern!.layers,
+    ).toHaveLength(32);
   });
 });
 

@@ -62,7 +62,10 @@ describe("axes, colour bar and legend", () => {
   it("puts every token on the temporal view's x axis when they fit, full text in the title", () => {
     const v = mount();
     const ticks = [...v.panels[0].xAxis.querySelectorAll(".fs-token-tick")];
-    expect(ticks.map((t) => t.textContent)).toEqual([...Array.from({ length: 6 }, (_, j) => `p${j}`), ...Array.from({ length: 10 }, (_, j) => `g${j}`)]);
+    expect(ticks.map((t) => t.textContent)).toEqual([
+      ...Array.from({ length: 6 }, (_, j) => `p${j}`),
+      ...Array.from({ length: 10 }, (_, j) => `g${j}`),
+    ]);
     expect(ticks[7].getAttribute("title")).toBe("7: g1");
   });
 

@@ -80,7 +80,10 @@ export class RunData {
     for (const m of run.headMaps ?? []) {
       const sh = m.data.shape;
       if (sh.length !== 3 || sh[0] !== (run.headMapHeads ?? []).length || sh[1] !== this.N || sh[2] !== this.N)
-        throw new PayloadError(`shape [${sh.join(", ")}] does not match [heads ${(run.headMapHeads ?? []).length}, ${this.N}, ${this.N}]`, `${where}.headMaps`);
+        throw new PayloadError(
+          `shape [${sh.join(", ")}] does not match [heads ${(run.headMapHeads ?? []).length}, ${this.N}, ${this.N}]`,
+          `${where}.headMaps`,
+        );
       this.headMaps.set(mapKey(m.stepIndex, m.layerIndex, undefined), { encoded: m });
     }
   }
@@ -99,7 +102,8 @@ export class RunData {
   headMapsAt(step: number, layer: number): DecodedHeadMaps | null {
     const entry = this.headMaps.get(mapKey(this.clampStep(step), this.clampLayer(layer), undefined));
     if (!entry) return null;
-    if (!entry.decoded) entry.decoded = { n: this.N, heads: this.run.headMapHeads ?? [], data: decodeArray(entry.encoded.data, "headMaps") };
+    if (!entry.decoded)
+      entry.decoded = { n: this.N, heads: this.run.headMapHeads ?? [], data: decodeArray(entry.encoded.data, "headMaps") };
     return entry.decoded;
   }
 

@@ -55,7 +55,10 @@ export class HeadView {
     this.note = el("div", { className: "fs-map-note" });
     this.legend = el("div", { className: "fs-head-legend" });
     this.root = el("div", { className: "fs-headview" }, [
-      el("div", { className: "fs-axis", text: "head view: query token (left) → key tokens it attends to (right); line opacity = attention weight" }),
+      el("div", {
+        className: "fs-axis",
+        text: "head view: query token (left) → key tokens it attends to (right); line opacity = attention weight",
+      }),
       this.legend,
       el("div", { className: "fs-headview-body" }, [this.left, this.canvas, this.right]),
       this.note,
@@ -135,7 +138,10 @@ export class HeadView {
       ...hm.heads.map((h, i) => {
         const sw = el("span", { className: "fs-swatch" });
         sw.style.background = HEAD_COLOURS[h % HEAD_COLOURS.length];
-        const item = el("span", { className: shown.includes(i) ? "fs-legend-item" : "fs-legend-item fs-legend-off" }, [sw, el("span", { text: `head ${h}` })]);
+        const item = el("span", { className: shown.includes(i) ? "fs-legend-item" : "fs-legend-item fs-legend-off" }, [
+          sw,
+          el("span", { text: `head ${h}` }),
+        ]);
         return item;
       }),
     );
@@ -213,7 +219,10 @@ export class HeadGrid {
         return c;
       });
       this.body.appendChild(
-        el("div", { className: "fs-headgrid-row" }, [el("span", { className: "fs-headgrid-label", text: String(d.run.layers[li]) }), ...cells]),
+        el("div", { className: "fs-headgrid-row" }, [
+          el("span", { className: "fs-headgrid-label", text: String(d.run.layers[li]) }),
+          ...cells,
+        ]),
       );
     }
     if (this.count === 0) {

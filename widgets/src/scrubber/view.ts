@@ -152,9 +152,10 @@ export class ScrubberView {
     this.tooltip.style.display = "none";
     const runsBox = el("div", { className: "fs-runs" });
     // Panels follow the output area's width (two runs side by side when they fit), within bounds.
+    // Each panel is its heat image plus ~130 px of step axis and colour bar.
     const avail = host.clientWidth > 0 ? host.clientWidth : 1000;
-    const side = this.runs.length > 1 && avail >= 2 * 420 + 180;
-    const width = options.width ?? Math.round(Math.max(320, Math.min(side ? 620 : 900, (side ? avail / 2 : avail) - 110)));
+    const side = this.runs.length > 1 && avail >= 2 * (420 + 130) + 16;
+    const width = options.width ?? Math.round(Math.max(320, Math.min(side ? 620 : 900, (side ? (avail - 16) / 2 : avail) - 130)));
     this.runs.forEach((r) => {
       const p = this.buildPanel(r, width);
       this.panels.push(p);
@@ -165,7 +166,13 @@ export class ScrubberView {
       payload.title ? el("div", { className: "fs-title", text: payload.title }) : null,
       bar,
       note ? el("div", { className: "fs-note", text: note }) : null,
-      missing.length ? el("div", { className: "fs-note fs-missing" }, missing.map((m) => el("div", { text: m }))) : null,
+      missing.length
+        ? el(
+            "div",
+            { className: "fs-note fs-missing" },
+            missing.map((m) => el("div", { text: m })),
+          )
+        : null,
       warnBox,
       runsBox,
       help,
@@ -353,7 +360,7 @@ export class ScrubberView {
     };
     p.yAxis.style.height = `${temporalHeight}px`;
     stepAxis(p.yAxis, data.run.steps, temporalHeight);
-    p.root.style.maxWidth = `${width + 110}px`;
+    p.root.style.maxWidth = `${width + 130}px`;
     const heads = p.headView
       ? el("details", { className: "fs-heads" }, [
           el("summary", { text: "heads: head view and layers × heads grid" }),
