@@ -207,7 +207,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<stri
     ["layer move (paints the layer's steps × positions image)", `${ms(med(r.layerMove))} ms`, fps(med(r.layerMove))],
     ["first render (parse + decode + DOM + draw)", `${ms(med(r.firstRender))} ms`, "—"],
     [
-      `per-head views, ${HN} tokens × 16 heads: step move, no token selected (head view: each query's top key per head; ${h.thumbs} grid thumbnails)`,
+      `per-head views, ${HN} tokens × 16 heads: step move, no token selected (grid of ${h.thumbs} thumbnails; the head view's all-queries overview is drawn only up to 64 tokens, OVERVIEW_MAX_TOKENS in widgets/src/scrubber/heads.ts)`,
       `${ms(med(h.all))} ms`,
       fps(med(h.all)),
     ],
@@ -215,17 +215,17 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<stri
   ];
   const note = describeSubsampling(payload.subsampled);
   const body = `Attention-step scrubber (\`bench/scrubber.ts\`), headless Chromium ${version} (Debian, playwright-core), 2 shared cores.
-  Synthetic MDM trace: ${N} tokens × ${LAYERS} layers × ${STEPS} steps, head-mean received attention, full maps recorded at layer ${LAYERS - 1};
-  median of ${REPEATS} repeats, each sweeping every step. Goal: ≥ 60 frames per second per slider move.
-  Load average when the run started: ${load.toFixed(1)} (the machine is shared; "achieved" fps is paced by the compositor of a
-  software-rendered headless browser, so compare it with the idle page, and read the per-move costs as the widget's own work).
+Synthetic MDM trace: ${N} tokens × ${LAYERS} layers × ${STEPS} steps, head-mean received attention, full maps recorded at layer ${LAYERS - 1};
+median of ${REPEATS} repeats, each sweeping every step. Goal: ≥ 60 frames per second per slider move.
+Load average when the run started: ${load.toFixed(1)} (the machine is shared; "achieved" fps is paced by the compositor of a
+software-rendered headless browser, so compare it with the idle page, and read the per-move costs as the widget's own work).
 
-  ${markdownTable(["operation", "per move (median of repeats)", "rate"], rows)}
+${markdownTable(["operation", "per move (median of repeats)", "rate"], rows)}
 
-  Payload (default cap ${(8).toFixed(0)} MiB): **${(bytes / 1e6).toFixed(2)} MB** of JSON, ${maps} full ${N}×${N} map(s)${note ? `; ${note}` : ""}.
-  Per-head views payload: ${(payloadSize(headsPayload) / 1e6).toFixed(2)} MB, per-head maps at ${headMaps} (step, layer) pair(s) of 16 (${describeSubsampling(headsPayload.subsampled) || "nothing subsampled"}).
-  Built in ${(tBuild / 1000).toFixed(2)} s in the kernel (synthetic trace made in ${(tTrace / 1000).toFixed(1)} s, not counted).
-  `;
+Payload (default cap ${(8).toFixed(0)} MiB): **${(bytes / 1e6).toFixed(2)} MB** of JSON, ${maps} full ${N}×${N} map(s)${note ? `; ${note}` : ""}.
+Per-head views payload: ${(payloadSize(headsPayload) / 1e6).toFixed(2)} MB, per-head maps at ${headMaps} (step, layer) pair(s) of 16 (${describeSubsampling(headsPayload.subsampled) || "nothing subsampled"}).
+Built in ${(tBuild / 1000).toFixed(2)} s in the kernel (synthetic trace made in ${(tTrace / 1000).toFixed(1)} s, not counted).
+`;
   console.log(body);
   if (!quick) {
     writeBenchmarkSection("## Widgets", `## Widgets\n\n${body.trim()}\n`);

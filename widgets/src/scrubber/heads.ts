@@ -14,6 +14,21 @@ import { tokenColumn } from "./axes.js";
 /** Head colours (Tableau 10, then repeated): head h gets HEAD_COLOURS[h % 10]. */
 export const HEAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
+/** Opacity levels of the head view's lines (the weight, rounded up to a multiple of 1/ALPHA_LEVELS). */
+const ALPHA_LEVELS = 10;
+/**
+ * The overview (every query's strongest key per head, no token selected) is drawn up to this many
+ * tokens; beyond, only a selected token's lines are: hundreds of long crossing anti-aliased lines
+ * cost 100–300 ms to rasterise in a software canvas (bench/scrubber.ts at 256 tokens × 16 heads).
+ */
+export const OVERVIEW_MAX_TOKENS = 64;
+
+/**
+ * With no token selected, at most this many lines (the strongest) are drawn, so the overview stays
+ * readable at 1024 tokens.
+ */
+const MAX_LINES = 512;
+
 /** Lines with weight below this are not drawn when every query is shown (no token selected). */
 const MIN_WEIGHT = 0.05;
 
@@ -91,15 +106,28 @@ export class HeadView {
     tokenColumn(this.right, d.run.tokens, this.height, [], top);
     this.note.textContent =
       sel === null
-        ? `step ${d.run.steps[d.clampStep(v.step)]}, layer ${d.run.layers[d.clampLayer(v.layer)]}: each query's strongest key per head (weight ≥ ${MIN_WEIGHT}); click a token to see all its lines`
+        ? `step ${d.run.steps[d.clampStep(v.step)]}, layer ${d.run.layers[d.clampLayer(v.layer)]}: each query's strongest key per head (weight ≥ ${MIN_WEIGHT}, at most the ${MAX_LINES} strongest lines); click a token to see all its lines`
         : `step ${d.run.steps[d.clampStep(v.step)]}, layer ${d.run.layers[d.clampLayer(v.layer)]}: what position ${sel} attends to, per head`;
     if (!ctx) return;
     const n = hm.n;
     const row = this.height / n;
     ctx.lineWidth = 1.5;
+    const fade = heads.length > 1 ? 0.9 : 1;
+    if (sel === null && n > OVERVIEW_MAX_TOKENS) {
+      this.note.textContent = `${n} tokens: click a token to draw the lines from it to the keys it attends to, per head`;
+      return;
+    }
+    const floor = sel === null ? strongestFloor(hm, heads, MAX_LINES) : 0;
     for (const hi of heads) {
       ctx.strokeStyle = HEAD_COLOURS[hm.heads[hi] % HEAD_COLOURS.length];
       const base = hi * n * n;
+      // Lines are grouped into ALPHA_LEVELS opacity buckets and stroked as one path per bucket:
+      // one stroke per line costs ~60 µs in a software canvas, thousands of them a whole frame.
+      const buckets: number[][] = Array.from({ length: ALPHA_LEVELS }, () => []);
+      const add = (q: number, k: number, w: number) => {
+        const b = Math.min(ALPHA_LEVELS - 1, Math.floor(Math.min(1, w * fade) * ALPHA_LEVELS));
+        buckets[b].push(q, k);
+      };
       const queries = sel === null ? range(n) : [sel];
       for (const q of queries) {
         const o = base + q * n;
@@ -110,26 +138,27 @@ export class HeadView {
             const w = hm.data[o + k];
             if (w >= bw) [best, bw] = [k, w];
           }
-          if (best >= 0) this.line(ctx, q, best, bw, row, heads.length);
+          if (best >= 0 && bw >= floor) add(q, best, bw);
         } else {
           for (let k = 0; k < n; k++) {
             const w = hm.data[o + k];
-            if (w === w && w > 0.01) this.line(ctx, q, k, w, row, heads.length);
+            if (w === w && w > 0.01) add(q, k, w);
           }
         }
       }
+      buckets.forEach((seg, b) => {
+        if (seg.length === 0) return;
+        ctx.globalAlpha = (b + 1) / ALPHA_LEVELS;
+        ctx.beginPath();
+        for (let t = 0; t < seg.length; t += 2) {
+          ctx.moveTo(0, (seg[t] + 0.5) * row);
+          ctx.lineTo(this.width, (seg[t + 1] + 0.5) * row);
+        }
+        ctx.stroke();
+        this.lines += seg.length / 2;
+      });
     }
     ctx.globalAlpha = 1;
-  }
-
-  private line(ctx: CanvasRenderingContext2D, q: number, k: number, w: number, row: number, nHeads: number): void {
-    // Opacity follows the weight; with many heads drawn at once each is a little fainter.
-    ctx.globalAlpha = Math.min(1, w * (nHeads > 1 ? 0.9 : 1));
-    ctx.beginPath();
-    ctx.moveTo(0, (q + 0.5) * row);
-    ctx.lineTo(this.width, (k + 0.5) * row);
-    ctx.stroke();
-    this.lines++;
   }
 
   private renderLegend(hm: DecodedHeadMaps, shown: number[]): void {
@@ -146,6 +175,22 @@ export class HeadView {
       }),
     );
   }
+}
+
+/** The weight of the `max`-th strongest per-(head, query) top key (MIN_WEIGHT when fewer qualify). */
+function strongestFloor(hm: DecodedHeadMaps, heads: number[], max: number): number {
+  const n = hm.n;
+  const tops: number[] = [];
+  for (const hi of heads)
+    for (let q = 0; q < n; q++) {
+      let bw = 0;
+      const o = hi * n * n + q * n;
+      for (let k = 0; k < n; k++) if (hm.data[o + k] > bw) bw = hm.data[o + k];
+      if (bw >= MIN_WEIGHT) tops.push(bw);
+    }
+  if (tops.length <= max) return MIN_WEIGHT;
+  tops.sort((a, b) => b - a);
+  return tops[max - 1];
 }
 
 function range(n: number): number[] {
