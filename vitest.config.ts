@@ -9,6 +9,7 @@ const INTEGRATION = [
   "test/training/**/*.test.ts",
   "test/trace/python-reader.test.ts",
   "test/cli/fresh-clone.test.ts",
+  "test/bench/**/*.test.ts",
 ];
 const NOTEBOOKS = ["test/notebooks/**/*.test.ts"];
 const BROWSER = ["test/widgets/browser/**/*.test.ts"];

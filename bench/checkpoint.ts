@@ -21,7 +21,17 @@ import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
 import type { Checkpoint } from "../src/checkpoint/types.js";
 import { scanWeights } from "../src/graph/scan-weights.js";
 import { byteLevelBpe, writeTokenizerDir } from "../test/support/tokenizer-files.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, ratio, timeRepeats as time, writeBenchmarkSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  ratio,
+  timeRepeats as time,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-ckpt-"));
@@ -106,10 +116,10 @@ RSS growth is the peak during the scan over the RSS before it (the data written 
 ${markdownTable(["dtype", "MiB", "ms", "MB/s", "RSS growth MB"], scan)}
 `;
 
-if (quick) {
+if (!writesSection(quick)) {
   console.log(body);
 } else {
   writeBenchmarkSection("## Checkpoint and tokenizer", body);
   console.log(body);
-  console.log("wrote BENCHMARKS.md (## Checkpoint and tokenizer)");
+  console.log("wrote " + benchmarkFile() + " (## Checkpoint and tokenizer)");
 }

@@ -22,7 +22,18 @@ import type { ModelSpec } from "../src/graph/spec.js";
 import { createEngine } from "../src/runtime/engine.js";
 import { estimateMemory, formatBytes } from "../src/runtime/memory.js";
 import type { ProbeRequest } from "../src/util/probes.js";
-import { formatLoad, loadAverage, machineStamp, markdownTable, median, percentile, ratio, writeBenchmarkSection } from "./lib.js";
+import {
+  formatLoad,
+  loadAverage,
+  machineStamp,
+  markdownTable,
+  median,
+  percentile,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const L = 4,
   D = 256,
@@ -237,11 +248,11 @@ Load: the machine is shared with other work (other helpers' tests and a training
 
 ${table}
 `;
-  if (quick) {
+  if (!writesSection(quick)) {
     console.log(body);
   } else {
     writeBenchmarkSection("## Engine", body);
-    console.log("wrote BENCHMARKS.md (## Engine)");
+    console.log("wrote " + benchmarkFile() + " (## Engine)");
   }
 }
 

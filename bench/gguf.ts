@@ -20,7 +20,17 @@ import { openCheckpoint } from "../src/checkpoint/checkpoint.js";
 import { resolveModelSpec } from "../src/graph/adapters/index.js";
 import { createEngine } from "../src/runtime/engine.js";
 import { formatBytes } from "../src/runtime/memory.js";
-import { formatLoad, loadAverage, machineStamp, markdownTable, median, ratio, writeBenchmarkSection } from "./lib.js";
+import {
+  formatLoad,
+  loadAverage,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const MODEL = path.join(ROOT, ".cache", "real-models", "SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -150,10 +160,10 @@ ${table}
 
 **LLaDA-8B Q4, one denoising step on this machine (estimate, not a measurement).** ${est}
 `;
-    if (quick) console.log(body);
+    if (!writesSection(quick)) console.log(body);
     else {
       writeBenchmarkSection("## GGUF", body);
-      console.log("wrote BENCHMARKS.md (## GGUF)");
+      console.log("wrote " + benchmarkFile() + " (## GGUF)");
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

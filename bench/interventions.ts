@@ -16,7 +16,18 @@ import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
 import { createEngine, type OnnxEngine } from "../src/runtime/engine.js";
 import type { Engine, ForwardInput } from "../src/runtime/types.js";
 import { generate } from "../src/samplers/generate.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, ROOT, writeBenchmarkSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  ROOT,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 2 : 7;
@@ -170,7 +181,7 @@ cost grows with T² like the scores it masks.
 ${markdownTable(["T", "graph", "CPU ms per forward (median)", "× without", "wall ms"], graphRows)}
 `;
 console.log(body);
-if (!quick) {
+if (writesSection(quick)) {
   writeBenchmarkSection("## Interventions", body);
-  console.log("wrote BENCHMARKS.md (## Interventions)");
+  console.log("wrote " + benchmarkFile() + " (## Interventions)");
 }

@@ -1,7 +1,8 @@
 /**
  * What every benchmark script shares: medians of repeats, ratios against a baseline, the machine
  * and load-average lines of a report, markdown tables, and the atomic rewrite of one
- * `## Section` of BENCHMARKS.md (each script owns one section and leaves the others as they are).
+ * `## Section` of BENCHMARKS.md (each script owns one section and leaves the others as they are;
+ * `npm run bench`, bench/run.ts, runs them all and writes the whole file).
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -11,9 +12,12 @@ import { fileURLToPath } from "node:url";
 /** The repository root (this file lives in `bench/`). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The upper median (element ⌊n/2⌋ of the sorted copy): an observed value, never an average of two. */
+/** The median: the middle element of the sorted copy, or the mean of the two middle ones for an even count. */
 export function median(xs: readonly number[]): number {
-  return percentile(xs, 0.5);
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** Element min(n−1, ⌊n·p⌋) of the sorted copy (p 0.5 → the upper median, 0.9 → p90). */
@@ -85,7 +89,16 @@ export function replaceSection(file: string, heading: string, body: string): voi
   fs.renameSync(tmp, file);
 }
 
-/** `replaceSection` on the repository's BENCHMARKS.md. */
+/**
+ * Where a script's section goes: `FLOATSCOPE_BENCH_OUT` when set (`npm run bench` collects every
+ * script's section in one file that way, also in --quick mode), else the repository's BENCHMARKS.md.
+ */
+export const benchmarkFile = (): string => process.env.FLOATSCOPE_BENCH_OUT ?? path.join(ROOT, "BENCHMARKS.md");
+
+/** Whether a script writes its section: always under `npm run bench`; alone, only when not --quick. */
+export const writesSection = (quick: boolean): boolean => !quick || process.env.FLOATSCOPE_BENCH_OUT !== undefined;
+
+/** `replaceSection` on `benchmarkFile()`. */
 export function writeBenchmarkSection(heading: string, body: string): void {
-  replaceSection(path.join(ROOT, "BENCHMARKS.md"), heading, body);
+  replaceSection(benchmarkFile(), heading, body);
 }

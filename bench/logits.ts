@@ -20,7 +20,17 @@ import type { ForwardInput } from "../src/runtime/types.js";
 import { Rng } from "../src/samplers/rng.js";
 import { dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { makeTinyEngineCheckpoint } from "../test/support/engine-tiny.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, writeBenchmarkSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const REPEATS = quick ? 2 : 5;
@@ -162,7 +172,7 @@ ${markdownTable(["vocab", "T", "R", "path", "forward", "JS choice", "total", "×
     : ""
 }`;
 console.log(body);
-if (!quick) {
+if (writesSection(quick)) {
   writeBenchmarkSection("## Logits row selection", body);
-  console.log("wrote BENCHMARKS.md (## Logits row selection)");
+  console.log("wrote " + benchmarkFile() + " (## Logits row selection)");
 }

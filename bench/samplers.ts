@@ -13,16 +13,25 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { openCheckpoint } from "../src/checkpoint/checkpoint.js";
-import { loadTokenizer } from "../src/checkpoint/tokenizer.js";
-import { createEngine } from "../src/runtime/engine.js";
+import { openModel } from "../src/eval/open.js";
 import type { Engine, ForwardInput } from "../src/runtime/types.js";
 import { generate } from "../src/samplers/generate.js";
 import { Rng } from "../src/samplers/rng.js";
 import { armChoose, dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { estimateTraceBytes } from "../src/trace/size.js";
+import { DEFAULT_PROBES } from "../src/util/probes.js";
 import { syntheticTraceBytes } from "../test/support/synthetic-trace.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ROOT as root, writeBenchmarkSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ROOT as root,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 
@@ -82,9 +91,8 @@ async function wholeRuns(): Promise<string> {
   ];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-samplers-"));
   for (const [family, label, settings] of runs) {
-    const ckpt = openCheckpoint(path.join(root, "test/fixtures/parity", family, "model"));
-    const inner = await createEngine(ckpt, { threads: 1 });
-    const tokenizer = loadTokenizer(ckpt.tokenizer!, { bosTokenId: inner.spec.bosTokenId, eosTokenIds: inner.spec.eosTokenIds });
+    const model = await openModel(path.join(root, "test/fixtures/parity", family, "model"), { threads: 1, probes: DEFAULT_PROBES });
+    const { engine: inner, tokenizer } = model;
     const totals: number[] = [];
     const forwards: number[] = [];
     let steps = 0;
@@ -99,7 +107,7 @@ async function wholeRuns(): Promise<string> {
       totals.push((performance.now() - t0) / steps);
       forwards.push(ms.reduce((a, b) => a + b, 0) / steps);
     }
-    await inner.dispose();
+    await model.dispose();
     const t = median(totals);
     const f = median(forwards);
     rows.push([label, steps, t.toFixed(2), f.toFixed(2), (t - f).toFixed(2)]);
@@ -156,7 +164,7 @@ Trace file size with the default probes (\`received\`), synthetic traces through
 ${sizes}
 `;
 console.log(body);
-if (!quick) {
+if (writesSection(quick)) {
   writeBenchmarkSection("## Samplers and traces", body);
-  console.log("wrote BENCHMARKS.md (## Samplers and traces)");
+  console.log("wrote " + benchmarkFile() + " (## Samplers and traces)");
 }

@@ -29,7 +29,7 @@ import { scrubberPayload } from "../src/figures/scrubber.js";
 import { describeSubsampling, payloadSize } from "../src/protocol/payloads.js";
 import { syntheticTrace } from "../test/widgets/synthetic-trace.js";
 import { CHROMIUM, CHROMIUM_ARGS } from "../test/widgets/browser/lab-server.js";
-import { loadAverage, markdownTable, median as med, ROOT, writeBenchmarkSection } from "./lib.js";
+import { loadAverage, markdownTable, median as med, ROOT, benchmarkFile, writeBenchmarkSection, writesSection } from "./lib.js";
 /** Run the benchmark; returns the markdown section body (also written to BENCHMARKS.md unless --quick). */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<string> {
   const quick = argv.includes("--quick");
@@ -227,14 +227,14 @@ Per-head views payload: ${(payloadSize(headsPayload) / 1e6).toFixed(2)} MB, per-
 Built in ${(tBuild / 1000).toFixed(2)} s in the kernel (synthetic trace made in ${(tTrace / 1000).toFixed(1)} s, not counted).
 `;
   console.log(body);
-  if (!quick) {
+  if (writesSection(quick)) {
     writeBenchmarkSection("## Widgets", `## Widgets\n\n${body.trim()}\n`);
     fs.mkdirSync(path.join(ROOT, "bench/out"), { recursive: true });
     fs.writeFileSync(
       path.join(ROOT, "bench/out/scrubber.json"),
       JSON.stringify({ N, LAYERS, STEPS, bytes, maps, chromium: version, raw: r }, null, 1),
     );
-    console.log("wrote BENCHMARKS.md (## Widgets)");
+    console.log("wrote " + benchmarkFile() + " (## Widgets)");
   }
   return body;
 }

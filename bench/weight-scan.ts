@@ -23,7 +23,17 @@ import { streamTensorBytes } from "../src/checkpoint/safetensors.js";
 import { resolveModelSpec, specTensorNames } from "../src/graph/adapters/index.js";
 import { scanWeights } from "../src/graph/scan-weights.js";
 import { createEngine } from "../src/runtime/engine.js";
-import { loadAverage, loadSentence, machineStamp, markdownTable, median, ratio, writeBenchmarkSection } from "./lib.js";
+import {
+  loadAverage,
+  loadSentence,
+  machineStamp,
+  markdownTable,
+  median,
+  ratio,
+  benchmarkFile,
+  writeBenchmarkSection,
+  writesSection,
+} from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 2 : 3;
@@ -170,7 +180,7 @@ engine+scan and engine medians, ${extra.toFixed(0)} ms, is the same cost seen th
 \`scanWeights: false\` / \`--no-weight-scan\` skips it.
 `;
 console.log(body);
-if (!quick) {
+if (writesSection(quick)) {
   writeBenchmarkSection("## Weight scan", body);
-  console.log("wrote BENCHMARKS.md (## Weight scan)");
+  console.log("wrote " + benchmarkFile() + " (## Weight scan)");
 }

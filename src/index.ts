@@ -271,34 +271,45 @@ export type {
   RobustnessAxis,
   BootstrapOptions as RobustnessBootstrapOptions,
 } from "./analysis/robustness.js";
-export { MIME_DRIFT, MIME_TOKEN_TYPES } from "./protocol/specs.js";
 export type {
   AbsorptionSpec,
   QKSpec,
   QkSummarySpec,
+  QkLayerMaps,
   RetrievalSpec,
   RolloutSpec,
   DriftSpec,
   TokenTypesSpec,
+  DistractorSpec,
   AnalysisSpec,
-} from "./protocol/specs.js";
+  Grid,
+} from "./analysis/figure-data.js";
 
 // --- figures (plain JSON specs + static SVG fallbacks) ------------------------------------------
-export { heatmap, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
+export { heatmap, heatmapFigure, renderHeatmapSvg, describeHeatmap } from "./figures/heatmap.js";
 export type { HeatmapInput } from "./figures/heatmap.js";
-export { MIME_HEATMAP } from "./protocol/heatmap.js";
 export type { HeatmapSpec } from "./protocol/heatmap.js";
+// one figure description per figure, drawn by one renderer in the kernel and in the widget
+export { FIGURE_KINDS, describeFigure } from "./figures/registry.js";
+export { drawFigure } from "./protocol/draw.js";
+export type { FigureDescription, Panel, HeatPanel, LinePanel, BarPanel, LegendEntry } from "./protocol/figure.js";
+export { save, figureSvg } from "./figures/save.js";
+export type { SaveOptions, SavedFigure } from "./figures/save.js";
+export { exportStem } from "./protocol/export-names.js";
+export { absorptionFigure } from "./figures/absorption.js";
+export { qkFigure } from "./figures/qk.js";
+export { retrievalFigure } from "./figures/retrieval.js";
+export { rolloutFigure } from "./figures/rollout.js";
+export { driftFigure } from "./figures/drift.js";
+export { tokenTypesFigure } from "./figures/token-types.js";
+export { distractorFigure } from "./figures/distractor.js";
 export { COLORMAPS, colorAt } from "./figures/colormap.js";
 export type { Colormap } from "./figures/colormap.js";
 export { escapeMarkup } from "./figures/svg.js";
 // widget payloads (kernel ↔ JupyterLab contract), the attention-step scrubber, static fallbacks
 export {
   MIME_SCRUBBER,
-  MIME_QK,
-  MIME_ABSORPTION,
-  MIME_RETRIEVAL,
-  MIME_ROLLOUT,
-  MIME_DISTRACTOR,
+  MIME_FIGURE,
   FLOATSCOPE_MIME_TYPES,
   DEFAULT_PAYLOAD_CAP_BYTES,
   encodeArray,
@@ -317,21 +328,12 @@ export type {
   ScrubberPayload,
   ScrubberRun,
   ScrubberMap,
-  QkPayload,
-  QkPanel,
-  QkLayerSummary,
-  AbsorptionPayload,
-  RetrievalPayload,
-  RolloutPayload,
-  DistractorPayload,
   FloatscopePayload,
 } from "./protocol/payloads.js";
 export { scrubber, scrubberPayload, describeScrubber, ScrubberFigure } from "./figures/scrubber.js";
 export type { ScrubberOptions } from "./figures/scrubber.js";
-export { payloadBundle, VIEW_MIME } from "./figures/bundles.js";
 export { distractorPayload } from "./figures/distractor-payload.js";
 export type { DistractorOptions } from "./figures/distractor-payload.js";
-export type { ViewPayload } from "./figures/bundles.js";
 
 // --- display (Jupyter MIME bundles, progress) ---------------------------------------------------
 export { show, newDisplay } from "./display/show.js";

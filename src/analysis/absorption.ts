@@ -12,7 +12,7 @@
  * model, and we do not renormalise: c is already a probability mass.
  */
 import type { Trace } from "../trace/types.js";
-import type { AbsorptionSpec } from "../protocol/specs.js";
+import type { AbsorptionSpec } from "./figure-data.js";
 import { type AnchorOptions, describeRule, passAnchors, resolveRule } from "./anchors.js";
 import { type PassRef, partialWarnings, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
@@ -199,10 +199,8 @@ export function absorptionRate(traces: Trace | Trace[], opts: AbsorptionOptions 
   });
   const spec: AbsorptionSpec = {
     kind: "absorption",
-    version: 1,
     rule: [...new Set(ruleOf.values())].join("; "),
     series,
-    subsampled: [],
     warnings: [...partialWarnings(list), ...warnings],
   };
   return { table, summary, spec };

@@ -13,8 +13,7 @@
  * producer for `step_attention_data`) and default to all recorded layers averaged (upstream: layer 20
  * unless `--all_layers`). Exclusions (diagonal, mask, EOS/pad, causal row 0) are opt-in.
  */
-import type { DriftSpec } from "../protocol/specs.js";
-import { encodeArray } from "../protocol/payloads.js";
+import type { DriftSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, detectAnchors, passAnchors, resolveRule } from "./anchors.js";
@@ -213,16 +212,14 @@ export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResul
   );
   const spec: DriftSpec = {
     kind: "drift",
-    version: 1,
-    subsampled: [],
     warnings: partialWarnings([trace]),
     model: label,
     layers,
     rule: ruleText,
     steps: stepOf,
-    heat: encodeArray(heat, [S, T], { dtype: "float16" }),
-    anchors: encodeArray(isAnchor, [S, T], { dtype: "uint8", range: [0, 255] }),
-    masked: encodeArray(isMasked, [S, T], { dtype: "uint8", range: [0, 255] }),
+    heat: { shape: [S, T], values: heat },
+    anchors: { shape: [S, T], values: isAnchor },
+    masked: { shape: [S, T], values: isMasked },
     tokens: trace.tokens,
     tracks: tracks.map((t) => ({
       id: t.id,

@@ -16,8 +16,7 @@
  * `upstream: true` restores all four, plus the [0, 256) token window. The floating set is the shared
  * detector with the upstream QK rule (μ + 3σ of the column means, argmax fallback) in both modes.
  */
-import type { QKSpec, QkSummarySpec } from "../protocol/specs.js";
-import { encodeArray } from "../protocol/payloads.js";
+import type { QKSpec, QkSummarySpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, anchorContext, detectAnchors, passReceived, resolveRule } from "./anchors.js";
@@ -276,9 +275,9 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
       layer,
       ...(typeof heads === "number" ? { head: heads } : {}),
       start,
-      score: encodeArray(parts.score, [n, n], { dtype: "float16" }),
-      cos: encodeArray(parts.cos, [n, n], { dtype: "float16" }),
-      normProduct: encodeArray(parts.normProd, [n, n], { dtype: "float16" }),
+      score: { shape: [n, n], values: parts.score },
+      cos: { shape: [n, n], values: parts.cos },
+      normProduct: { shape: [n, n], values: parts.normProd },
       anchors: abs,
     });
   }
@@ -308,8 +307,6 @@ export function qkDecomposition(trace: Trace, opts: QkOptions = {}): QkResult {
     warnings.push(`upstream masks by path name: ${label} treated as ${causal ? "causal" : "bidirectional"}`);
   const spec: QKSpec = {
     kind: "qk",
-    version: 1,
-    subsampled: [],
     warnings,
     model: label,
     tokens: trace.tokens.slice(window[0], window[1]),

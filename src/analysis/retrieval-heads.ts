@@ -16,8 +16,7 @@
  * `rows: "final-unshifted"` is what the paper's Dream extractor did (row p, ignoring the logit shift).
  * Scores are raw by default (`normalize: "max"` divides by the largest, one reading of the paper's figure).
  */
-import type { RetrievalSpec } from "../protocol/specs.js";
-import { encodeArray } from "../protocol/payloads.js";
+import type { RetrievalSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
 import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
@@ -303,7 +302,12 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
         sc.score.push(out[li * a.H + h]);
       }
     });
-    models.push({ model, scores: encodeArray(out, [a.layers.length, a.H], { dtype: "float32" }), samples: a.kept });
+    models.push({
+      model,
+      layers: [...a.layers],
+      scores: { shape: [a.layers.length, a.H], values: Float64Array.from(out) },
+      samples: a.kept,
+    });
     kept.push({ model, kept: a.kept, total: a.total });
   }
   const ints = (x: number[]) => Int32Array.from(x);
@@ -321,8 +325,6 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     }),
     spec: {
       kind: "retrieval",
-      version: 1,
-      subsampled: [],
       warnings,
       models,
       normalisation: normalize === "max" ? "max-normalised" : "raw",

@@ -13,7 +13,7 @@
  * A smaller drop or spread is "more robust". With tens of questions the intervals are wide: the
  * claims table calls a difference whose interval covers zero inconclusive.
  */
-import type { DistractorPayload } from "../protocol/payloads.js";
+import type { DistractorSpec } from "./figure-data.js";
 import { SettingsError } from "../util/errors.js";
 import { seededUniform } from "../util/stats.js";
 
@@ -190,10 +190,7 @@ export function positionSpread(rows: readonly QaRow[], o: BootstrapOptions = {})
 }
 
 /** Curves → the distractor-sweep figure payload (src/figures), bands = the 95 % intervals. */
-export function curvesPayload(
-  curves: readonly AccuracyCurve[],
-  o: { title?: string; xTitle: string; oneBased?: boolean },
-): DistractorPayload {
+export function curvesPayload(curves: readonly AccuracyCurve[], o: { title?: string; xTitle: string; oneBased?: boolean }): DistractorSpec {
   const xs = [...new Set(curves.flatMap((c) => c.points.map((p) => p.x)))].sort((a, b) => a - b);
   const shift = o.oneBased ? 1 : 0;
   const at = (c: AccuracyCurve, x: number, f: (p: CurvePoint) => number) => {
@@ -202,9 +199,8 @@ export function curvesPayload(
   };
   return {
     kind: "distractor",
-    version: 1,
     title: o.title,
-    subsampled: [],
+    warnings: [],
     metric: "Accuracy (%)",
     xTitle: o.xTitle,
     positions: xs.map((x) => x + shift),

@@ -17,8 +17,7 @@
  * off-by-one when position 0 really is a BOS and its dropped tokens (the last document token onwards
  * up to the answer). Upstream also hard-coded max_samples = 1; we average every trace given.
  */
-import type { RolloutSpec } from "../protocol/specs.js";
-import { encodeArray } from "../protocol/payloads.js";
+import type { RolloutSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import { getProbe, partialWarnings, probeLayers } from "./probes-access.js";
@@ -343,13 +342,11 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
   perLayerMean.forEach((m, li) => perLayer.set(m, li * R * R));
   const spec: RolloutSpec = {
     kind: "rollout",
-    version: 1,
-    subsampled: [],
     warnings: [...partialWarnings(list), ...warnings],
     model: list[0].model.name,
     regions: names!,
-    matrix: encodeArray(mean, [R, R], { dtype: "float32" }),
-    perLayer: encodeArray(perLayer, [layersUsed.length, R, R], { dtype: "float32" }),
+    matrix: { shape: [R, R], values: mean },
+    perLayer: { shape: [layersUsed.length, R, R], values: perLayer },
     samples: list.length,
     stationary: Array.from(pi),
     rowSpread: spread,

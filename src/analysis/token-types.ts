@@ -9,7 +9,7 @@
  * Upstream has no such analysis. Token strings may be raw vocabulary pieces (byte-level "Ġ"/"Ċ",
  * SentencePiece "▁", "<0x0A>") or decoded text; both are understood.
  */
-import type { TokenTypesSpec } from "../protocol/specs.js";
+import type { TokenTypesSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, passAnchors, resolveRule } from "./anchors.js";
@@ -165,8 +165,6 @@ export function tokenTypes(traces: Trace | Trace[], opts: TokenTypeOptions = {})
   const shares = longTable({ ...sh, count: Int32Array.from(sh.count), share: Float64Array.from(sh.share) });
   const spec: TokenTypesSpec = {
     kind: "token-types",
-    version: 1,
-    subsampled: [],
     warnings: partialWarnings(list),
     model: firstModel,
     types: [...used],

@@ -5,7 +5,7 @@
  * would hide a mistake such as showing a Trace instead of a figure made from it.
  */
 import { DisplayError } from "../util/errors.js";
-import { figureBundle, figureKind, FIGURE_FORMATTERS } from "./figures.js";
+import { figureBundle, figureKind, figureKinds } from "./figures.js";
 import { isDisplayable, validateBundle, type MimeBundle } from "./mime.js";
 import { isTableLike, tableBundle } from "./table.js";
 
@@ -56,7 +56,7 @@ function unsupported(x: unknown): DisplayError {
   if (x instanceof Promise || (typeof x === "object" && x !== null && typeof (x as { then?: unknown }).then === "function")) {
     hint = "this is a Promise — did you forget `await`?";
   } else if (typeof x === "object" && x !== null && typeof (x as { kind?: unknown }).kind === "string") {
-    hint = `figure kind ${JSON.stringify((x as { kind: string }).kind)} is unknown; known kinds: ${Object.keys(FIGURE_FORMATTERS).join(", ")}`;
+    hint = `figure kind ${JSON.stringify((x as { kind: string }).kind)} is unknown; known kinds: ${figureKinds().join(", ")}`;
   } else if (x === undefined) {
     hint = "the value is undefined — did the previous step return nothing?";
   }

@@ -8,15 +8,17 @@
  * The widgets in `widgets/` render the `vnd.floatscope` types; they import only these names and
  * the figure-spec types.
  */
-import { MIME_HEATMAP } from "../protocol/heatmap.js";
 import { DisplayError } from "../util/errors.js";
+import { MIME_FIGURE, MIME_SCRUBBER } from "../protocol/payloads.js";
 
 /**
- * Our vendor MIME types for kernel-side figures. The major version is part of the name, like
- * `vnd.plotly.v1+json`; the names themselves are declared in protocol/ (shared with the widgets).
+ * Our vendor MIME types by name (declared in protocol/payloads.ts, shared with the widgets): every
+ * figure but the scrubber is a figure description; `heatmap` is kept for notebooks that look it up.
  */
 export const FLOATSCOPE_MIME = {
-  heatmap: MIME_HEATMAP,
+  figure: MIME_FIGURE,
+  heatmap: MIME_FIGURE,
+  scrubber: MIME_SCRUBBER,
 } as const;
 
 /** Standard MIME types we emit alongside ours. */

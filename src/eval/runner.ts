@@ -16,7 +16,7 @@ import * as path from "node:path";
 import * as aq from "arquero";
 import type { ColumnTable } from "arquero";
 import type { Engine, TextTokenizer } from "../runtime/types.js";
-import { generate, type GenerateResult, type PromptInput } from "../samplers/generate.js";
+import { generate, unknownWordsText, type GenerateResult, type PromptInput } from "../samplers/generate.js";
 import { resolveRunConfig, type RunConfig } from "../samplers/config.js";
 import { policyLabel, type PolicyInput } from "../samplers/interventions.js";
 import { FloatscopeError, SettingsError } from "../util/errors.js";
@@ -302,7 +302,7 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
     if (o.resultsFile) fs.appendFileSync(o.resultsFile, JSON.stringify(r) + "\n");
   };
   o.onProgress?.({ ...progress });
-  const unknown: string[] = [];
+  const unknown: { id: string; pieces: string[] }[] = [];
 
   for (let start = 0; start < todo.length; start += batchSize) {
     if (o.signal?.aborted) break;
@@ -317,9 +317,9 @@ export async function runEval(o: EvalOptions): Promise<EvalRun> {
     o.onProgress?.({ ...progress });
   }
   if (unknown.length > 0) {
-    // Prompt indices inside generate() are per batch; the count and one example are what a reader needs.
+    // The count and one example (by question id) are what a reader needs; one line per question would flood a notebook.
     (o.warn ?? ((m: string) => console.warn(m)))(
-      `${model}, ${label}: ${unknown.length} of ${todo.length} prompts had text outside the model's vocabulary (it became the unknown token); first: ${unknown[0].replace(/^prompt \d+: /, "")}`,
+      `${model}, ${label}: ${unknown.length} of ${todo.length} prompts had text outside the model's vocabulary (it became the unknown token); first, question ${unknown[0].id}: ${unknownWordsText(unknown[0].pieces)}`,
     );
   }
   return { results, progress };
@@ -368,7 +368,7 @@ async function runGroup(
   o: EvalOptions,
   label: string,
   extraction: AnswerExtraction,
-  unknown: string[],
+  unknown: { id: string; pieces: string[] }[],
 ): Promise<EvalResult[]> {
   const policy = policyLabel(o.intervention);
   const folder = safe(policy === "none" ? label : `${label}@${policy}`);
@@ -396,7 +396,7 @@ async function runGroup(
       keepSteps: false,
       signal: o.signal,
       intervention: o.intervention,
-      warn: (m) => unknown.push(m),
+      warn: (_m, d) => unknown.push({ id: group[d.prompt].record.id, pieces: d.pieces }),
     });
   } catch (e) {
     // Settings errors concern every question alike; otherwise find the culprit by running one at a time.

@@ -459,31 +459,21 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
         }
         // Batches aligned to the unit's own order, appended as each finishes (a kill loses one batch).
         for (let s = 0; s < todo.length && !o.signal?.aborted; s += batchSize) {
-          // A signal per batch, linked to the caller's: the sampler adds an abort listener per call,
-          // which would otherwise pile up on one long-lived signal.
-          const batch = new AbortController();
-          const relay = () => batch.abort();
-          o.signal?.addEventListener("abort", relay, { once: true });
-          let run: Awaited<ReturnType<typeof runEval>>;
-          try {
-            run = await runEval({
-              engine: m.engine,
-              tokenizer: m.tokenizer,
-              records: todo.slice(s, s + batchSize),
-              setting: u.evalSetting,
-              promptFormat: entry.promptFormat,
-              sampler: { ...entry.sampler, seed: u.seed },
-              extraction: entry.extraction,
-              pool,
-              modelName,
-              dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
-              batchSize,
-              signal: batch.signal,
-              ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
-            });
-          } finally {
-            o.signal?.removeEventListener("abort", relay);
-          }
+          const run = await runEval({
+            engine: m.engine,
+            tokenizer: m.tokenizer,
+            records: todo.slice(s, s + batchSize),
+            setting: u.evalSetting,
+            promptFormat: entry.promptFormat,
+            sampler: { ...entry.sampler, seed: u.seed },
+            extraction: entry.extraction,
+            pool,
+            modelName,
+            dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
+            batchSize,
+            signal: o.signal,
+            ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
+          });
           const rows = run.results.filter((r) => !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
           if (rows.length)
             fs.appendFileSync(

@@ -11,7 +11,7 @@
  *   show(distractorPayload(results, { y: "correct", metric: "Accuracy (%)", scale: 100 }));
  */
 import { SettingsError, keyword } from "../util/errors.js";
-import type { DistractorPayload } from "../protocol/payloads.js";
+import type { DistractorSpec } from "../analysis/figure-data.js";
 
 export interface DistractorOptions {
   /** Column holding the per-example value. */
@@ -45,7 +45,7 @@ function rowsOf(input: Rows): Record<string, unknown>[] {
   });
 }
 
-export function distractorPayload(input: Rows, opts: DistractorOptions): DistractorPayload {
+export function distractorPayload(input: Rows, opts: DistractorOptions): DistractorSpec {
   const x = opts.x ?? "goldPosition";
   const seriesCol = opts.series ?? "model";
   const band = keyword(opts.band ?? "se", ["se", "std", "none"] as const, { field: "band" });
@@ -107,9 +107,8 @@ export function distractorPayload(input: Rows, opts: DistractorOptions): Distrac
   });
   return {
     kind: "distractor",
-    version: 1,
     title: opts.title,
-    subsampled: [],
+    warnings: [],
     metric: opts.metric ?? opts.y,
     ...(opts.xTitle !== undefined ? { xTitle: opts.xTitle } : {}),
     positions: xs,

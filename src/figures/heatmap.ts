@@ -12,8 +12,12 @@
  */
 import type { HeatmapSpec } from "../protocol/heatmap.js";
 import { SettingsError, keyword } from "../util/errors.js";
-import { COLORMAPS, colorAt, isDiverging, lightness, type Colormap } from "./colormap.js";
-import { el, formatValue, labelStride, num, svgDocument, text, truncate } from "./svg.js";
+import { COLORMAPS, isDiverging, type Colormap } from "./colormap.js";
+import { formatValue } from "./svg.js";
+import type { FigureDescription } from "../protocol/figure.js";
+import { drawFigure } from "../protocol/draw.js";
+import { describe } from "./describe.js";
+import { pngRaster } from "./raster.js";
 
 // The spec is the kernel ↔ widget contract, declared once in protocol/ (the widget bundle compiles it too).
 export type { HeatmapSpec } from "../protocol/heatmap.js";
@@ -163,132 +167,29 @@ export function describeHeatmap(spec: HeatmapSpec): string {
   return `Heatmap ${JSON.stringify(spec.title)}: ${rows} × ${cols}, ${range}${miss}, colormap ${spec.colormap}`;
 }
 
-const MISSING_FILL = "#e0e0e0";
-/** Colour quantisation: adjacent cells of the same level merge into one <rect> (smaller SVG). */
-const LEVELS = 64;
+/** The generic heatmap as a figure description (what the widget and the static image draw). */
+export function heatmapFigure(spec: HeatmapSpec): FigureDescription {
+  return describe("heatmap", {
+    title: spec.title,
+    subtitle: spec.subtitle ? [spec.subtitle] : [],
+    panels: [
+      {
+        type: "heat",
+        rows: spec.yLabels.length,
+        cols: spec.xLabels.length,
+        values: spec.values.flat(),
+        scale: { colormap: spec.colormap, domain: spec.domain, diverging: isDiverging(spec.colormap) },
+        valueLabel: spec.valueLabel ?? "value",
+        x: { title: spec.xTitle ?? "", labels: spec.xLabels },
+        y: { title: spec.yTitle ?? "", labels: spec.yLabels },
+      },
+    ],
+    columns: 1,
+    text: describeHeatmap(spec),
+  });
+}
 
-/**
- * Render the spec as a standalone SVG string. Cells are at most 28 px and shrink to fit about
- * 560 × 420 px; labels are thinned out when they would overlap. All text is escaped.
- */
+/** The spec as a standalone SVG string (the same drawing the widget shows). All text is escaped. */
 export function renderHeatmapSvg(spec: HeatmapSpec): string {
-  const nx = spec.xLabels.length;
-  const ny = spec.yLabels.length;
-  const cw = Math.min(28, Math.max(2, Math.floor(560 / nx)));
-  const ch = Math.min(28, Math.max(2, Math.floor(420 / ny)));
-  const plotW = cw * nx;
-  const plotH = ch * ny;
-
-  const yLabelChars = Math.min(16, Math.max(...spec.yLabels.map((l) => Array.from(l).length)));
-  const xLabelChars = Math.min(12, Math.max(...spec.xLabels.map((l) => Array.from(l).length)));
-  const rotateX = xLabelChars * 6.2 > cw;
-  const left = 10 + (spec.yTitle ? 16 : 0) + yLabelChars * 6.2 + 6;
-  const top = 26 + (spec.subtitle ? 16 : 0);
-  const xLabelBand = rotateX ? xLabelChars * 5.4 + 12 : 16; // rotated -60°: height ≈ chars · 6.2 px · sin 60°
-  const bottom = xLabelBand + (spec.xTitle ? 18 : 0) + 8;
-  const barX = left + plotW + 16;
-  const barH = Math.max(plotH, 80);
-  const width = barX + 12 + 8 + 56;
-  const height = top + Math.max(plotH, barH) + bottom;
-
-  const body: string[] = [];
-  body.push(el("text", { x: 10, y: 18, "font-size": 14, "font-weight": 600 }, text(spec.title)));
-  if (spec.subtitle) body.push(el("text", { x: 10, y: 34, fill: "#555" }, text(spec.subtitle)));
-
-  // Cells, merged horizontally where the quantised colour repeats.
-  const [lo, hi] = spec.domain;
-  const level = (x: number | null): number => (x === null ? -1 : Math.round(((x - lo) / (hi - lo)) * (LEVELS - 1)));
-  const cells: string[] = [];
-  const tooltips = nx * ny <= 1024;
-  for (let r = 0; r < ny; r++) {
-    const row = spec.values[r];
-    let c = 0;
-    while (c < nx) {
-      const lv = Math.min(LEVELS - 1, Math.max(-1, level(row[c])));
-      let end = c + 1;
-      if (!tooltips) while (end < nx && Math.min(LEVELS - 1, Math.max(-1, level(row[end]))) === lv) end++;
-      const fill = lv < 0 ? MISSING_FILL : colorAt(spec.colormap, lv / (LEVELS - 1));
-      const rect = { x: left + c * cw, y: top + r * ch, width: (end - c) * cw, height: ch, fill };
-      if (tooltips) {
-        const v = row[c];
-        const tip = `${spec.yLabels[r]} · ${spec.xLabels[c]}: ${v === null ? "missing" : formatValue(v)}`;
-        cells.push(el("rect", rect, el("title", {}, text(tip))));
-      } else {
-        cells.push(el("rect", rect));
-      }
-      c = end;
-    }
-  }
-  body.push(el("g", { "shape-rendering": "crispEdges" }, ...cells));
-
-  // Row labels (right-aligned against the grid), thinned when rows are short.
-  const yStride = labelStride(ny, plotH, 12);
-  const yText: string[] = [];
-  for (let r = 0; r < ny; r += yStride) {
-    const y = top + r * ch + ch / 2 + 4;
-    yText.push(el("text", { x: left - 4, y, "text-anchor": "end" }, text(truncate(spec.yLabels[r], 16))));
-  }
-  body.push(el("g", { fill: "#333" }, ...yText));
-
-  // Column labels: horizontal when they fit a cell, else rotated -60°.
-  const xStride = labelStride(nx, plotW, rotateX ? 12 : xLabelChars * 6.2 + 4);
-  const xText: string[] = [];
-  for (let c = 0; c < nx; c += xStride) {
-    const x = left + c * cw + cw / 2;
-    const y = top + plotH + 12;
-    const label = text(truncate(spec.xLabels[c], 12));
-    xText.push(
-      rotateX
-        ? el("text", { x, y: y - 4, "text-anchor": "end", transform: `rotate(-60 ${num(x)} ${num(y - 4)})` }, label)
-        : el("text", { x, y, "text-anchor": "middle" }, label),
-    );
-  }
-  body.push(el("g", { fill: "#333" }, ...xText));
-
-  if (spec.xTitle) {
-    const y = top + plotH + xLabelBand + 14;
-    body.push(el("text", { x: left + plotW / 2, y, "text-anchor": "middle", fill: "#555" }, text(spec.xTitle)));
-  }
-  if (spec.yTitle) {
-    const x = 18;
-    const y = top + plotH / 2;
-    body.push(el("text", { x, y, "text-anchor": "middle", fill: "#555", transform: `rotate(-90 ${num(x)} ${num(y)})` }, text(spec.yTitle)));
-  }
-  body.push(colorBar(spec, barX, top, barH));
-  return svgDocument(width, height, body, { title: spec.title });
-}
-
-/** Vertical colour bar: high at the top, with low / middle / high ticks. */
-function colorBar(spec: HeatmapSpec, x: number, y: number, h: number): string {
-  const id = `floatscope-cmap-${spec.colormap}`; // same map ⇒ same gradient, so duplicate ids are harmless
-  const stops: string[] = [];
-  for (let i = 0; i <= 8; i++) {
-    stops.push(el("stop", { offset: `${(i / 8) * 100}%`, "stop-color": colorAt(spec.colormap, 1 - i / 8) }));
-  }
-  const [lo, hi] = spec.domain;
-  const ticks = [hi, (lo + hi) / 2, lo].map((v, i) =>
-    el("text", { x: x + 16, y: y + (i * h) / 2 + (i === 0 ? 9 : i === 2 ? 0 : 4), fill: "#333" }, text(formatValue(v))),
-  );
-  const parts = [
-    el("defs", {}, el("linearGradient", { id, x1: 0, y1: 0, x2: 0, y2: 1 }, ...stops)),
-    el("rect", { x, y, width: 12, height: h, fill: `url(#${id})`, stroke: "#999", "stroke-width": 0.5 }),
-    ...ticks,
-  ];
-  if (spec.valueLabel) {
-    const tx = x + 66;
-    const ty = y + h / 2;
-    parts.push(
-      el(
-        "text",
-        { x: tx, y: ty, "text-anchor": "middle", fill: "#555", transform: `rotate(90 ${num(tx)} ${num(ty)})` },
-        text(spec.valueLabel),
-      ),
-    );
-  }
-  return el("g", {}, ...parts);
-}
-
-/** Pick black or white for text drawn on a cell of colour `fill` (exported for other figures). */
-export function textColorOn(fill: string): string {
-  return lightness(fill) > 0.55 ? "#111" : "#fff";
+  return drawFigure(heatmapFigure(spec), { raster: pngRaster });
 }

@@ -6,20 +6,12 @@
  */
 import { decodeArray, decodeInt32, type ScrubberPayload, type ScrubberRun } from "../protocol/payloads.js";
 import { framedRasterSvg } from "./framed.js";
+import { rgbAt } from "../protocol/colormap.js";
 import { encodePng } from "./png.js";
 
-/** ColorBrewer Purples, 9 classes (the paper's temporal-drift colour map). */
-const PURPLES = ["#fcfbfd", "#efedf5", "#dadaeb", "#bcbddc", "#9e9ac8", "#807dba", "#6a51a3", "#54278f", "#3f007d"].map((c) => [
-  parseInt(c.slice(1, 3), 16),
-  parseInt(c.slice(3, 5), 16),
-  parseInt(c.slice(5, 7), 16),
-]);
-
+/** The paper's temporal-drift colour map (stops declared once in protocol/colormap.ts). */
 function purple(t: number): [number, number, number] {
-  const x = Math.max(0, Math.min(1, t)) * (PURPLES.length - 1);
-  const i = Math.min(PURPLES.length - 2, Math.floor(x));
-  const f = x - i;
-  return [0, 1, 2].map((c) => Math.round(PURPLES[i][c] * (1 - f) + PURPLES[i + 1][c] * f)) as [number, number, number];
+  return rgbAt("purples", t);
 }
 
 const ANCHOR: [number, number, number] = [255, 127, 14];

@@ -4,6 +4,9 @@
  * shows up as a NaN attention map. Reads one chunk at a time (default 16 MiB), so a multi-GB
  * checkpoint never sits in memory.
  */
+import { quantBlockBytes, quantScalesFinite } from "../checkpoint/gguf/dequant.js";
+import type { GgmlTypeName } from "../checkpoint/gguf/format.js";
+import { decodeTensor, streamStoredBytes } from "../checkpoint/gguf/tensor.js";
 import { DTYPE_BYTES, streamTensorBytes } from "../checkpoint/safetensors.js";
 import type { Checkpoint, TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError } from "../util/errors.js";
@@ -63,12 +66,21 @@ export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: Mode
     let nan = 0,
       inf = 0,
       first = -1;
-    streamTensorBytes(t, chunk, (bytes, firstElement) => {
-      const r = countNonFinite(bytes, t.dtype);
-      if (r.first >= 0 && first < 0) first = firstElement + r.first;
-      nan += r.nan;
-      inf += r.inf;
-    });
+    if (t.encoding && storedBytesClean(t, chunk)) {
+      // GGUF: the stored bytes are clean, so the decoded tensor is too; nothing to count.
+    } else if (t.encoding) {
+      // Something to report (rare): decode and count exactly, by index in the decoded (HF) order.
+      const f = decodeTensor(t);
+      const r = countNonFinite(Buffer.from(f.buffer, f.byteOffset, f.byteLength), "F32");
+      [nan, inf, first] = [r.nan, r.inf, r.first];
+    } else {
+      streamTensorBytes(t, chunk, (bytes, firstElement) => {
+        const r = countNonFinite(bytes, t.dtype);
+        if (r.first >= 0 && first < 0) first = firstElement + r.first;
+        nan += r.nan;
+        inf += r.inf;
+      });
+    }
     bytesDone += t.byteLength;
     if (nan + inf > 0) {
       nonFinite.push({ tensor: t.name, file: t.file, dtype: t.dtype, count: nan + inf, nanCount: nan, infCount: inf, firstIndex: first });
@@ -76,6 +88,23 @@ export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: Mode
   });
   options.onProgress?.({ tensor: "", index: tensors.length, total: tensors.length, bytesDone, bytesTotal });
   return { tensorsScanned: tensors.length, bytesScanned: bytesDone, nonFinite };
+}
+
+/**
+ * A GGUF tensor checked on its stored bytes, without decoding: float types by bit pattern, quantised
+ * types by their block scales (`quantScalesFinite`). The engine decodes these tensors anyway; the
+ * scan used to decode them a first time just to look for NaN.
+ */
+function storedBytesClean(t: TensorInfo, chunk: number): boolean {
+  const type = t.encoding!.ggmlType as GgmlTypeName;
+  const block = quantBlockBytes(type);
+  const unit = block ?? DTYPE_BYTES[type as keyof typeof DTYPE_BYTES];
+  if (unit === undefined) return false; // unknown here: let the decoder decide (and name the problem)
+  let clean = true;
+  streamStoredBytes(t, unit, chunk, (bytes) => {
+    if (clean) clean = block !== undefined ? quantScalesFinite(type, bytes) : countNonFinite(bytes, type).first < 0;
+  });
+  return clean;
 }
 
 /**

@@ -1,16 +1,13 @@
 /**
  * The kernel's generic labelled heatmap as it crosses to the frontend: its MIME type, the figure
  * spec (plain JSON) and the colormap names the spec may carry. `figures/heatmap.ts` builds and
- * validates the spec, `display/` puts it under `MIME_HEATMAP`, and the widget bundle compiles this
- * file as it is (no imports), so the two sides read one declaration.
+ * validates the spec and turns it into a figure description, and the widget bundle compiles this
+ * file as it is (it imports only protocol/ siblings), so the two sides read one declaration.
  */
 
-/** Vendor MIME type of a `HeatmapSpec`; the major version is part of the name, like `vnd.plotly.v1+json`. */
-export const MIME_HEATMAP = "application/vnd.floatscope.heatmap.v1+json";
-
-/** Names accepted wherever a figure takes a colormap. */
-export const COLORMAPS = ["viridis", "magma", "blues", "greys", "rdbu"] as const;
-export type Colormap = (typeof COLORMAPS)[number];
+import type { Colormap } from "./colormap.js";
+// The colormap names (and their stops) are declared once, in colormap.ts.
+export { COLORMAPS, type Colormap } from "./colormap.js";
 
 /** The figure spec: plain JSON, safe to serialise into a notebook. */
 export interface HeatmapSpec {

@@ -1,6 +1,6 @@
 /**
- * The kernel ↔ widget contract: MIME types, payload interfaces and the compact array encoding
- * every floatscope view uses.
+ * The kernel ↔ widget contract: MIME types, the scrubber payload and the compact array encoding
+ * it uses (every other figure travels as a plain-JSON `FigureDescription`, protocol/figure.ts).
  *
  * This file is shared verbatim by two builds: the library (`src/`, Node, compiled by tsc) and the
  * JupyterLab extension (`widgets/`, browser, bundled by rspack). So it is a leaf: no imports, no
@@ -19,13 +19,11 @@
 // gets a new type, and old notebooks keep rendering with the old renderer.
 
 export const MIME_SCRUBBER = "application/vnd.floatscope.scrubber.v1+json";
-export const MIME_QK = "application/vnd.floatscope.qk.v1+json";
-export const MIME_ABSORPTION = "application/vnd.floatscope.absorption.v1+json";
-export const MIME_RETRIEVAL = "application/vnd.floatscope.retrieval.v1+json";
-export const MIME_ROLLOUT = "application/vnd.floatscope.rollout.v1+json";
-export const MIME_DISTRACTOR = "application/vnd.floatscope.distractor.v1+json";
+/** Every other figure: a `FigureDescription` (protocol/figure.ts) that the widget draws with protocol/draw.ts. */
+export const MIME_FIGURE = "application/vnd.floatscope.figure.v1+json";
 
-export const FLOATSCOPE_MIME_TYPES = [MIME_SCRUBBER, MIME_QK, MIME_ABSORPTION, MIME_RETRIEVAL, MIME_ROLLOUT, MIME_DISTRACTOR] as const;
+/** The MIME types the JupyterLab extension renders. */
+export const FLOATSCOPE_MIME_TYPES = [MIME_SCRUBBER, MIME_FIGURE] as const;
 
 /**
  * Default cap on the encoded size of one payload (characters of JSON). 8 MiB holds the head-mean
@@ -154,105 +152,7 @@ export interface ScrubberPayload extends PayloadBase {
   runs: ScrubberRun[];
 }
 
-// ------------------------------------------------------------------------------------------------
-// QK decomposition: QK_ij = ‖q_i‖·‖k_j‖·cos θ_ij (paper §3, analysis C)
-
-export interface QkPanel {
-  /** Model layer. */
-  layer: number;
-  /** Model head, or absent for head-averaged vectors. */
-  head?: number;
-  /** Absolute position of the first query/key in the window. */
-  start: number;
-  /** Raw dot products q·k, [query, key] (float16); NaN where masked (causal j > i). */
-  score: EncodedArray;
-  /** cos θ, [query, key]. */
-  cos: EncodedArray;
-  /** ‖q_i‖·‖k_j‖, [query, key]. */
-  normProduct: EncodedArray;
-  /** Anchor key positions (absolute): the floating tokens of the window. */
-  anchors: number[];
-}
-
-/** Per layer: mean cos and mean norm product at floating columns vs all other columns. */
-export interface QkLayerSummary {
-  layer: number;
-  cosFloating: number;
-  cosOther: number;
-  normFloating: number;
-  normOther: number;
-}
-
-export interface QkPayload extends PayloadBase {
-  kind: "qk";
-  model: string;
-  /** Token strings of the window (untrusted). */
-  tokens: string[];
-  panels: QkPanel[];
-  summary: QkLayerSummary[];
-}
-
-// ------------------------------------------------------------------------------------------------
-// Paper figures
-
-/** Absorption rate per layer, mean ± std over samples, one series per model. */
-export interface AbsorptionPayload extends PayloadBase {
-  kind: "absorption";
-  /** e.g. "top-1 (upstream)" or "mean + 3·std". */
-  rule: string;
-  series: {
-    model: string;
-    /** "MDM" | "ARM". */
-    paradigm: string;
-    layers: number[];
-    /** Percent, [layer]. */
-    mean: number[];
-    /** Population std over samples, [layer]. */
-    std: number[];
-    samples: number;
-  }[];
-}
-
-/** Retrieval score per (layer, head), one heatmap per model. */
-export interface RetrievalPayload extends PayloadBase {
-  kind: "retrieval";
-  models: {
-    model: string;
-    /** [layer, head] (float32). */
-    scores: EncodedArray;
-    samples: number;
-  }[];
-  /** "raw" or "max-normalised". */
-  normalisation: string;
-}
-
-/** Region rollout R̄ (rows: from region, columns: to region). */
-export interface RolloutPayload extends PayloadBase {
-  kind: "rollout";
-  model: string;
-  regions: string[];
-  /** [region, regionKey] (float32). */
-  matrix: EncodedArray;
-  /** Optional per-layer region maps before rollout, [layer, region, regionKey]. */
-  perLayer?: EncodedArray;
-  samples: number;
-  /** Free text, e.g. "gold doc at 5 of 10". */
-  condition?: string;
-}
-
-/** A metric as a function of the gold-document position (lost-in-the-middle sweep), one line per model. */
-export interface DistractorPayload extends PayloadBase {
-  kind: "distractor";
-  /** e.g. "Accuracy (%)" or "gold-doc rollout share". */
-  metric: string;
-  /** 1-based gold-document positions, [position] (or any x, e.g. the number of distractors, with `xTitle`). */
-  positions: number[];
-  series: { model: string; values: number[]; lo?: number[]; hi?: number[] }[];
-  /** x-axis title (default "Gold document position"). */
-  xTitle?: string;
-}
-
-export type FloatscopePayload = ScrubberPayload | QkPayload | AbsorptionPayload | RetrievalPayload | RolloutPayload | DistractorPayload;
+export type FloatscopePayload = ScrubberPayload;
 
 // ------------------------------------------------------------------------------------------------
 // Errors (plain class: this leaf cannot import util/errors)

@@ -4,7 +4,7 @@
  * values, and how a line shows its model's paradigm. Both sides compile this file as it is, so a
  * rule written here cannot differ between the widget and the static image.
  */
-import type { Colormap } from "./heatmap.js";
+import type { Colormap } from "./colormap.js";
 
 /** A colour scale: the colormap and the value domain [low, high] it spans (outside: clamped). */
 export interface ColourScale {
@@ -50,7 +50,8 @@ export type QkQuantity = (typeof QK_QUANTITIES)[number]["key"];
 /** Colour scale of one QK map (the same call in the widget and in the static image). */
 export function qkColourScale(key: QkQuantity, values: ArrayLike<number>): ColourScale {
   const q = QK_QUANTITIES.find((x) => x.key === key)!;
-  return colourScaleFor(values, q.signed, "blues");
+  // the paper's QK figure draws the (non-negative) norm product in GnBu
+  return colourScaleFor(values, q.signed, "gnbu");
 }
 
 /**

@@ -66,10 +66,21 @@ export interface GenerateOptions {
    */
   intervention?: PolicyInput;
   /**
-   * Where warnings about the prompts go (today: pieces of a prompt that became the unknown token).
-   * Default `console.warn`, which a notebook shows under the cell.
+   * Where warnings about the prompts go (today: pieces of a prompt that became the unknown token),
+   * as a sentence and as data for callers that report them their own way (the evaluator names the
+   * question). Default `console.warn`, which a notebook shows under the cell.
    */
-  warn?: (message: string) => void;
+  warn?: PromptWarn;
+}
+
+/** A warning about one prompt, in words and as data. */
+export type PromptWarn = (message: string, detail: PromptWarning) => void;
+
+/** `prompt` is the index in the list given to `generate`; `pieces` the text that became the unknown token. */
+export interface PromptWarning {
+  kind: "unknown-words";
+  prompt: number;
+  pieces: string[];
 }
 
 export interface GenerateResult {
@@ -141,7 +152,8 @@ export async function generate(
   const onSigint = () => interrupt.abort();
   // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
   if (options.stopOnInterrupt ?? true) process.once("SIGINT", onSigint);
-  const signal = options.signal ? anySignal(options.signal, interrupt.signal) : interrupt.signal;
+  const linked = options.signal ? anySignal(options.signal, interrupt.signal) : { signal: interrupt.signal, dispose: () => {} };
+  const signal = linked.signal;
   const results: GenerateResult[] = [];
   try {
     for (let start = 0; start < encoded.length && !signal.aborted; start += batchSize) {
@@ -151,6 +163,7 @@ export async function generate(
     return results;
   } finally {
     process.removeListener("SIGINT", onSigint);
+    linked.dispose();
   }
 }
 
@@ -248,14 +261,22 @@ function canonicalJson(v: unknown): string {
   );
 }
 
-/** A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing). */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+/**
+ * A signal that aborts when either does (AbortSignal.any needs Node 20.3; this needs nothing), and
+ * `dispose` to unhook it: a caller's long-lived signal shared by many runs would otherwise collect one
+ * listener per run (and Node warns past 10).
+ */
+function anySignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose: () => void } {
   const c = new AbortController();
   const abort = () => c.abort();
   if (a.aborted || b.aborted) abort();
   a.addEventListener("abort", abort, { once: true });
   b.addEventListener("abort", abort, { once: true });
-  return c.signal;
+  const dispose = () => {
+    a.removeEventListener("abort", abort);
+    b.removeEventListener("abort", abort);
+  };
+  return { signal: c.signal, dispose };
 }
 
 /**
@@ -267,7 +288,7 @@ export function prepareRun(
   prompts: PromptInput[],
   settings: Partial<RunConfig> & Record<string, unknown>,
   tokenizer: TextTokenizer,
-  warn: (message: string) => void = (m) => console.warn(m),
+  warn: PromptWarn = (m) => console.warn(m),
   intervention?: PolicyInput,
 ): { cfg: RunConfig; encoded: EncodedPrompt[]; traceBytes: number; intervener?: Intervener } {
   const cfg = resolveRunConfig(settings, spec);
@@ -317,13 +338,18 @@ function result(trace: Trace, file?: string): GenerateResult {
   return r;
 }
 
-/** "prompt 0: 3 of its words are not in the vocabulary and became the unknown token: "Zanzibar" ×2, "qux"". */
+/** "prompt 0: 3 piece(s) of the text are not in the model's vocabulary …: "Zanzibar" ×2, "qux"". */
 export function unknownWordsWarning(promptIndex: number, unknown: string[]): string {
+  return `prompt ${promptIndex}: ${unknownWordsText(unknown)}`;
+}
+
+/** "3 piece(s) of the text are not in the model's vocabulary and became the unknown token: "Zanzibar" ×2, "qux"". */
+export function unknownWordsText(unknown: string[]): string {
   const counts = new Map<string, number>();
   for (const w of unknown) counts.set(w, (counts.get(w) ?? 0) + 1);
   const listed = [...counts].slice(0, 12).map(([w, n]) => JSON.stringify(w) + (n > 1 ? ` ×${n}` : ""));
   const more = counts.size > 12 ? `, and ${counts.size - 12} more` : "";
-  return `prompt ${promptIndex}: ${unknown.length} piece(s) of the text are not in the model's vocabulary and became the unknown token: ${listed.join(", ")}${more}`;
+  return `${unknown.length} piece(s) of the text are not in the model's vocabulary and became the unknown token: ${listed.join(", ")}${more}`;
 }
 
 interface EncodedPrompt {
@@ -340,14 +366,15 @@ function encodePrompt(
   cfg: RunConfig,
   spec: ModelSpec,
   tokenizer: TextTokenizer,
-  warn: (message: string) => void,
+  warn: PromptWarn,
   extra = 0,
 ): EncodedPrompt {
   const text = typeof p === "string" ? p : p.text;
   if (typeof text !== "string")
     throw new SettingsError("Prompt is not text", { file: "settings", field: `prompts[${i}]`, expected: "a string or {text, regions}" });
   const enc = tokenizer.encode(text, { addSpecialTokens: cfg.addSpecialTokens });
-  if (enc.unknown && enc.unknown.length > 0) warn(unknownWordsWarning(i, enc.unknown));
+  if (enc.unknown && enc.unknown.length > 0)
+    warn(unknownWordsWarning(i, enc.unknown), { kind: "unknown-words", prompt: i, pieces: enc.unknown });
   if (enc.ids.length === 0)
     throw new SettingsError("Prompt is empty", { file: "settings", field: `prompts[${i}]`, expected: "at least one token" });
   const total = enc.ids.length + extra + cfg.genLength;

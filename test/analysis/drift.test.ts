@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { meanVectors, stackRows, temporalDrift, trackAnchors } from "../../src/analysis/drift.js";
-import { decodeArray } from "../../src/protocol/payloads.js";
 import { ProbeMissingError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap, step } from "./make-trace.js";
 
@@ -94,8 +93,8 @@ describe("temporalDrift over a trace", () => {
       [12, 13],
     ]);
     expect(spec.steps).toEqual([10, 11, 12]);
-    const h = decodeArray(spec.heat);
-    expect(h[1 * T + 7]).toBeCloseTo(0.45, 3); // float16
+    const h = spec.heat.values;
+    expect(h[1 * T + 7]).toBeCloseTo(0.45, 6); // full precision: no encoding in the analysis
   });
   it("layers averaged: (planted + flat)/2, and the averaged row still has the planted anchor", () => {
     const { heat } = temporalDrift(trace(), { layers: [0, 1] });

@@ -8,7 +8,6 @@ import {
   stationary,
   upstreamLayout,
 } from "../../src/analysis/rollout.js";
-import { decodeArray } from "../../src/protocol/payloads.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap } from "./make-trace.js";
 
@@ -105,7 +104,7 @@ describe("regionRollout over traces", () => {
           .map(() => causalMap()),
       }),
     );
-    const m = decodeArray(spec.matrix);
+    const m = spec.matrix.values;
     const R = spec.regions.length;
     for (let a = 0; a < R; a++) expect(m[a * R]).toBeGreaterThan(0.99);
     expect(st.get("region", 0)).toBe("BOS");
@@ -135,7 +134,7 @@ describe("regionRollout over traces", () => {
     t.final.probes = probeMap(probe(0, "region_sum", [R, R], ident));
     const { spec } = regionRollout(t);
     expect(spec.regions).toEqual(["query", "doc 1", "doc 2", "gold", "instruction"]);
-    expect(Array.from(decodeArray(spec.matrix))).toEqual(ident);
+    expect(Array.from(spec.matrix.values)).toEqual(ident);
     expect(spec.warnings?.join(" ")).toMatch(/doc 2 and gold overlap/);
     expect(spec.warnings?.join(" ")).toMatch(/3 tokens lie in no recorded region/); // BOS and the two answer tokens
     t.final.probes = probeMap(probe(0, "region_sum", [4, 4], new Array(16).fill(0.25)));

@@ -3,7 +3,8 @@ import * as aq from "arquero";
 import { captureDisplays, setDisplaySink, type DisplayCapture } from "../../src/display/sink.js";
 import { newDisplay, show } from "../../src/display/show.js";
 import { mimeBundleOf, registerFormatter } from "../../src/display/format.js";
-import { FLOATSCOPE_MIME } from "../../src/display/mime.js";
+import { MIME_FIGURE } from "../../src/protocol/payloads.js";
+import { heatmapFigure } from "../../src/figures/heatmap.js";
 import { heatmap } from "../../src/figures/heatmap.js";
 import { DisplayError } from "../../src/util/errors.js";
 import { NASTY, parseHtml, parseSvg, texts } from "./markup.js";
@@ -33,9 +34,10 @@ describe("show()", () => {
     expect(cap.messages).toHaveLength(1);
     const { message, update } = cap.messages[0];
     expect(update).toBe(false);
-    expect(Object.keys(message.data).sort()).toEqual([FLOATSCOPE_MIME.heatmap, "image/svg+xml", "text/plain"].sort());
-    expect(FLOATSCOPE_MIME.heatmap).toMatch(/^application\/vnd\.floatscope\..+\.v\d+\+json$/);
-    expect(message.data[FLOATSCOPE_MIME.heatmap]).toEqual(s);
+    expect(Object.keys(message.data).sort()).toEqual([MIME_FIGURE, "image/svg+xml", "text/plain"].sort());
+    expect(MIME_FIGURE).toMatch(/^application\/vnd\.floatscope\..+\.v\d+\+json$/);
+    // the widget gets the figure description the static image was drawn from
+    expect(message.data[MIME_FIGURE]).toEqual(heatmapFigure(s));
     expect(parseSvg(message.data["image/svg+xml"] as string).documentElement.nodeName).toBe("svg");
     expect(message.data["text/plain"]).toMatch(/^Heatmap "t": 1 rows × 2 columns/);
     expect(message.transient.display_id).toMatch(/^floatscope-/);
@@ -84,7 +86,7 @@ describe("show()", () => {
 
   it("hints at a missing await and at unknown figure kinds", () => {
     expect(thrown(() => mimeBundleOf(Promise.resolve(1))).message).toContain("forget `await`");
-    expect(thrown(() => mimeBundleOf({ kind: "sankey" })).message).toContain('figure kind "sankey" is unknown; known kinds: heatmap');
+    expect(thrown(() => mimeBundleOf({ kind: "sankey" })).message).toMatch(/figure kind "sankey" is unknown; known kinds: .*heatmap/);
   });
 
   it("outside a kernel without a sink fails clearly (not tslab's 'Not ready')", () => {

@@ -2,7 +2,9 @@
  * Visual regression guard for the heatmap SVG fallback (Plot-style snapshot). The snapshot was
  * checked by eye when written (rendered with headless Chromium); correctness is asserted in
  * heatmap.test.ts (colours from matplotlib's viridis, escaping through a real parser). A change
- * here is fine when intended: look at the new SVG, then `npx vitest run -u test/figures`.
+ * here is fine when intended: look at the new SVG, then
+ * `npx vitest run --project unit test/figures/heatmap-snapshot.test.ts --update=all`. The pixel
+ * comparison of every figure kind is pixel-snapshots.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { heatmap, renderHeatmapSvg } from "../../src/figures/heatmap.js";

@@ -12,7 +12,7 @@ import { INSTALLED_KERNEL_JSON, NOTEBOOKS, ROOT, setupMissing } from "./env.js";
 const missing = setupMissing();
 if (missing) console.warn(`[kernel tests skipped] ${missing}`);
 
-const HEATMAP_MIME = "application/vnd.floatscope.heatmap.v1+json";
+const HEATMAP_MIME = "application/vnd.floatscope.figure.v1+json"; // a heatmap shows as a figure description
 
 function streamText(msgs: JupyterMessage[], name: "stdout" | "stderr"): string {
   return msgs
@@ -94,11 +94,11 @@ describe.skipIf(missing !== null)("floatscope kernel (installed kernelspec)", ()
 
   it("imports floatscope by package name; its .d.ts type-checks under tslab's TypeScript 5.0", async () => {
     const out = await ok(
-      'import { show, heatmap, progress, newDisplay, captureDisplays, DisplayError, FLOATSCOPE_MIME, type HeatmapSpec, type MimeBundle, type Colormap } from "floatscope";\n' +
+      'import { show, heatmap, progress, newDisplay, captureDisplays, DisplayError, MIME_FIGURE, type HeatmapSpec, type MimeBundle, type Colormap } from "floatscope";\n' +
         'const cm: Colormap = "magma";\n' +
         'const typed: HeatmapSpec = heatmap({ title: "typed", xLabels: ["a"], yLabels: ["b"], values: [[1]], colormap: cm });\n' +
         'const b: MimeBundle = { "text/plain": typed.title };\n' +
-        "console.log(typeof show, typeof progress, typeof newDisplay, typeof captureDisplays, DisplayError.name, FLOATSCOPE_MIME.heatmap, b['text/plain']);",
+        "console.log(typeof show, typeof progress, typeof newDisplay, typeof captureDisplays, DisplayError.name, MIME_FIGURE, b['text/plain']);",
     );
     expect(streamText(out, "stdout")).toBe(`function function function function DisplayError ${HEATMAP_MIME} typed\n`);
   });
@@ -118,12 +118,10 @@ describe.skipIf(missing !== null)("floatscope kernel (installed kernelspec)", ()
     const { data, metadata, transient } = displays[0].content;
     expect(Object.keys(data).sort()).toEqual([HEATMAP_MIME, "image/svg+xml", "text/plain"].sort());
     expect(data[HEATMAP_MIME]).toMatchObject({
-      kind: "heatmap",
+      kind: "figure",
+      figure: "heatmap",
       title: "smoke <b>&</b>",
-      values: [
-        [0.1, 0.9],
-        [0.5, 0.5],
-      ],
+      panels: [{ type: "heat", values: [0.1, 0.9, 0.5, 0.5] }],
     });
     expect(data["image/svg+xml"]).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     expect(data["image/svg+xml"]).toContain("smoke &lt;b&gt;&amp;&lt;/b&gt;");

@@ -24,7 +24,7 @@ import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/mo
 import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
 import { untracedNumbers } from "../display/claims-trace.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
-import { figures, join1, markdownOf, outputsOf, type Notebook } from "./nb-outputs.js";
+import { figures, join1, markdownOf, outputsOf, type Desc, type Notebook } from "./nb-outputs.js";
 
 const run = promisify(execFile);
 
@@ -209,14 +209,16 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   });
 
   it.runIf(ALL.length > 0)("02: one absorption line per model present over every layer, percentages in [0, 100], bands from all samples", () => {
-    const specs = figures(nbs["02-absorption"], V("absorption")).map((o) => o.data![V("absorption")] as { rule: string; series: { model: string; layers: number[]; mean: number[]; std: number[] }[] });
-    expect(specs.map((s) => s.rule).join(" | ")).toMatch(/upstream/);
+    const specs = figures(nbs["02-absorption"], V("absorption")).map((o) => o.data![V("absorption")] as Desc);
+    expect(specs.map((s) => s.subtitle.join(" ")).join(" | ")).toMatch(/upstream/);
     for (const s of specs) {
-      expect(s.series.map((x) => x.model).sort()).toEqual([...ALL].sort());
-      for (const x of s.series) {
-        expect(x.layers).toEqual(Array.from({ length: layersOf(x.model) }, (_, l) => l));
-        for (const v of x.mean) expect(v >= 0 && v <= 100).toBe(true);
-        for (const v of x.std) expect(v >= 0 && v <= 50).toBe(true);
+      const series = s.panels[0].series;
+      expect(s.exportName.models!.sort()).toEqual([...ALL].sort());
+      for (const x of series) {
+        expect(x.x).toEqual(Array.from({ length: layersOf(x.name.replace(/ \((ARM|MDM)\)$/, "")) }, (_, l) => l));
+        for (const v of x.y) expect(v !== null && v >= 0 && v <= 100).toBe(true);
+        // the band is mean ± std: half its width is the std
+        x.y.forEach((_, k) => expect((x.hi![k]! - x.lo![k]!) / 2).toBeLessThanOrEqual(50 + 1e-9));
       }
     }
     // the comparison sentence only when both kinds are there
@@ -226,30 +228,39 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   });
 
   it.runIf(MDMS.length > 0)("01/03: drift views cover the shallow and the deep layer; QK panels are square over the sequence", () => {
-    const drift = figures(nbs["01-temporal-drift"], V("drift")).map((o) => o.data![V("drift")] as { model: string; layers: number[]; steps: number[]; heat: { shape: number[] } });
-    expect([...new Set(drift.map((d) => d.model))].sort()).toEqual([...MDMS].sort());
+    const drift = figures(nbs["01-temporal-drift"], V("drift")).map((o) => o.data![V("drift")] as Desc);
+    const modelOf = (d: Desc) => d.exportName.models![0];
+    const layersOfDesc = (d: Desc) => [d.exportName.layer ?? []].flat();
+    expect([...new Set(drift.map(modelOf))].sort()).toEqual([...MDMS].sort());
     for (const m of MDMS) {
-      const layers = drift.filter((d) => d.model === m).map((d) => d.layers[0]);
+      const layers = drift.filter((d) => modelOf(d) === m).map((d) => layersOfDesc(d)[0]);
       expect(layers).toEqual([0, layersOf(m) - 1]);
     }
-    for (const d of drift) expect(d.heat.shape[0]).toBe(d.steps.length);
-    const qk = figures(nbs["03-qk-decomposition"], V("qk")).map((o) => o.data![V("qk")] as { tokens: string[]; panels: { score: { shape: number[] }; anchors: number[] }[] });
+    for (const d of drift) expect(d.panels[0].rows).toBe(d.panels[0].y.labels.length);
+    const qk = figures(nbs["03-qk-decomposition"], V("qk")).map((o) => o.data![V("qk")] as Desc);
     for (const q of qk) {
-      for (const p of q.panels) {
-        expect(p.score.shape).toEqual([q.tokens.length, q.tokens.length]);
-        expect(p.anchors.length).toBeGreaterThan(0); // the QK rule falls back to the argmax
+      for (const p of q.panels.filter((x) => x.type === "heat")) {
+        expect([p.rows, p.cols]).toEqual([p.x.labels.length, p.x.labels.length]);
+        expect(p.columnMarks!.columns.length).toBeGreaterThan(0); // the QK rule falls back to the argmax
       }
     }
   });
 
   it.runIf(MDMS.length > 0)("04: retrieval heatmaps are layer × head of each MDM present on [0, 1]", () => {
-    const specs = figures(nbs["04-retrieval-heads"], V("retrieval")).map((o) => o.data![V("retrieval")] as { models: { model: string; scores: { shape: number[] } }[] });
-    expect(specs.map((s) => s.models[0].model).sort()).toEqual([...MDMS].sort());
-    for (const s of specs) expect(s.models[0].scores.shape).toEqual([layersOf(s.models[0].model), headsOf(s.models[0].model)]);
+    const specs = figures(nbs["04-retrieval-heads"], V("retrieval")).map((o) => o.data![V("retrieval")] as Desc);
+    expect(specs.map((s) => s.exportName.models![0]).sort()).toEqual([...MDMS].sort());
+    for (const s of specs) {
+      const m = s.exportName.models![0];
+      expect([s.panels[0].rows, s.panels[0].cols]).toEqual([layersOf(m), headsOf(m)]);
+    }
   });
 
   it.runIf(ALL.length > 0)("05: rollouts for gold at 1/5/10 name the gold document; the ARM rollout carries the causal warning (each section skipped with a note when its kind is missing)", () => {
-    const specs = figures(nbs["05-region-rollout"], V("rollout")).map((o) => o.data![V("rollout")] as { model: string; regions: string[]; condition?: string; warnings?: string[]; stationary: number[] });
+    const specs = figures(nbs["05-region-rollout"], V("rollout")).map((o) => {
+      const d = o.data![V("rollout")] as Desc;
+      const pi = [...(d.subtitle[1] ?? "").matchAll(/ (-?[\d.]+)(?=,|$)/g)].map((m) => Number(m[1]));
+      return { model: d.exportName.models![0], regions: d.panels[0].x.labels, condition: /^(gold doc at \d+ of \d+);/.exec(d.subtitle[0])?.[1], warnings: d.warnings, stationary: pi };
+    });
     const md = markdownOf(nbs["05-region-rollout"]).join("\n");
     if (ROLLOUT_MDM) {
       const mdm = specs.filter((s) => s.model === ROLLOUT_MDM);
@@ -258,7 +269,7 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
         expect(s.regions.filter((r) => r.startsWith("Doc") || r === "Gold Doc")).toHaveLength(10);
         const docs = s.regions.filter((r) => r.startsWith("Doc") || r === "Gold Doc");
         expect(docs.indexOf("Gold Doc")).toBe([0, 4, 9][i]);
-        expect(s.stationary.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+        expect(s.stationary.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 1); // printed to 2 decimals in the subtitle
       });
     } else {
       expect(md).toMatch(/No masked diffusion model .* the MDM rollout figure is skipped/);
@@ -274,7 +285,10 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   });
 
   it.runIf(ALL.length > 0)("06: the Table-1 heatmap has one row per model present and Acc/F1 in percent", () => {
-    const [h] = figures(nbs["06-qa-rag"], V("heatmap")).map((o) => o.data![V("heatmap")] as { yLabels: string[]; xLabels: string[]; values: (number | null)[][] });
+    const [h] = figures(nbs["06-qa-rag"], V("heatmap")).map((o) => {
+      const p = (o.data![V("heatmap")] as Desc).panels[0];
+      return { yLabels: p.y.labels, xLabels: p.x.labels, values: p.y.labels.map((_, r) => p.values.slice(r * p.cols, (r + 1) * p.cols)) };
+    });
     expect(h.yLabels).toEqual(ALL);
     expect(h.xLabels.slice(0, 4)).toEqual(["w/o RAG Acc", "w/o RAG F1", "RAG Acc", "RAG F1"]);
     for (const row of h.values) for (const v of row.slice(0, 4)) expect(v !== null && v >= 0 && v <= 100).toBe(true);
@@ -300,7 +314,14 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   });
 
   it.runIf(ALL.length > 0)("08: accuracy vs k = 0…10 and vs every gold position, one line per model, inside its bootstrap band; findings for both robustness claims", () => {
-    const [byK, byPos] = figures(nbs["08-robustness"], V("distractor")).map((o) => o.data![V("distractor")] as { positions: number[]; xTitle?: string; series: { model: string; values: number[]; lo: number[]; hi: number[] }[] });
+    const [byK, byPos] = figures(nbs["08-robustness"], V("distractor")).map((o) => {
+      const p = (o.data![V("distractor")] as Desc).panels[0];
+      return {
+        positions: p.series[0].x,
+        xTitle: p.x.title,
+        series: p.series.map((x) => ({ model: x.name, values: x.y as number[], lo: x.lo as number[], hi: x.hi as number[] })),
+      };
+    });
     expect(byK.positions).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(byK.xTitle).toBe("Number of distractors");
     expect(byPos.positions).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -341,8 +362,14 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   });
 
   it.runIf(ALL.length > 0)("07: token-type shares per band sum to 1 over the types", () => {
-    const specs = figures(nbs["07-floating-token-types"], V("token-types")).map((o) => o.data![V("token-types")] as { bands: { count: number; shares: number[] }[] });
-    for (const s of specs) for (const b of s.bands) if (b.count > 0) expect(b.shares.reduce((a, x) => a + x, 0)).toBeCloseTo(1, 9);
+    const specs = figures(nbs["07-floating-token-types"], V("token-types")).map((o) => o.data![V("token-types")] as Desc);
+    for (const s of specs) {
+      const p = s.panels[0];
+      p.x.labels.forEach((_, b) => {
+        const total = p.stacks.reduce((a, x) => a + x.values[b], 0);
+        if (total > 0) expect(total).toBeCloseTo(100, 6); // shares in percent, stacked
+      });
+    }
   });
 });
 

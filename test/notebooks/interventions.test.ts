@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFindings } from "../../src/display/findings.js";
 import { findModels } from "../../src/eval/models.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
-import { figures, join1, markdownOf, outputsOf, type Notebook } from "./nb-outputs.js";
+import { figures, join1, markdownOf, outputsOf, type Desc, type Notebook } from "./nb-outputs.js";
 
 const run = promisify(execFile);
 const NAME = "09-interventions";
@@ -71,14 +71,17 @@ describe.skipIf(missing !== null || ALL.length === 0)("npm run reproduce: notebo
   });
 
   it("shows the Δ-accuracy heatmap over the models present, drift views per MDM variant, and the scrubber", () => {
-    const [h] = figures(nb, V("heatmap")).map((o) => o.data![V("heatmap")] as { yLabels: string[]; xLabels: string[]; values: (number | null)[][] });
+    const [h] = figures(nb, V("heatmap")).map((o) => {
+      const p = (o.data![V("heatmap")] as Desc).panels[0];
+      return { yLabels: p.y.labels, xLabels: p.x.labels, values: p.y.labels.map((_, r) => p.values.slice(r * p.cols, (r + 1) * p.cols)) };
+    });
     expect([...h.yLabels].sort()).toEqual([...ALL].sort());
     expect(h.xLabels).toEqual(["anchors", "random", "first", "sink"]);
     h.values.forEach((row, i) => {
       for (const v of row.slice(0, 3)) expect(v !== null && v >= -100 && v <= 100).toBe(true);
       expect(row[3] === null).toBe(ARMS.includes(h.yLabels[i])); // the sink variant runs on MDMs only
     });
-    const drift = figures(nb, V("drift")).map((o) => o.data![V("drift")] as { model: string });
+    const drift = figures(nb, V("drift")).map((o) => ({ model: (o.data![V("drift")] as Desc).exportName.models![0] }));
     expect(drift.length).toBe(3 * MDMS.length);
     for (const m of MDMS) expect(drift.map((d) => d.model).sort()).toEqual(expect.arrayContaining([m, `${m} @ anchors`, `${m} @ sink`]));
     expect(figures(nb, V("scrubber")).length).toBe(MDMS.length ? 1 : 0);

@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const missing = setupMissing();
 if (missing) console.warn(`[notebook tests skipped] ${missing}`);
 
-const HEATMAP_MIME = "application/vnd.floatscope.heatmap.v1+json";
+const HEATMAP_MIME = "application/vnd.floatscope.figure.v1+json"; // a heatmap is shown as a figure description
 
 interface Output {
   output_type: string;
@@ -77,18 +77,20 @@ describe.skipIf(missing !== null)("npm run reproduce: notebooks/00-smoke.ipynb",
     expect(Object.keys(data).sort()).toEqual([HEATMAP_MIME, "image/svg+xml", "text/plain"].sort());
 
     // The spec: 6 layers × 8 tokens of a softmax, so each row sums to 1 (the notebook's definition).
-    const spec = data[HEATMAP_MIME] as { kind: string; values: number[][]; xLabels: string[]; yLabels: string[] };
-    expect(spec.kind).toBe("heatmap");
-    expect(spec.yLabels).toEqual(["L0", "L1", "L2", "L3", "L4", "L5"]);
-    expect(spec.xLabels).toEqual(["<bos>", "Q:", " what", " is", ' "</svg>"', " &", " <script>", "?"]);
-    for (const row of spec.values) expect(row.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 5);
+    const d = data[HEATMAP_MIME] as { figure: string; panels: { cols: number; values: number[]; x: { labels: string[] }; y: { labels: string[] } }[] };
+    expect(d.figure).toBe("heatmap");
+    const p = d.panels[0];
+    expect(p.y.labels).toEqual(["L0", "L1", "L2", "L3", "L4", "L5"]);
+    expect(p.x.labels).toEqual(["<bos>", "Q:", " what", " is", ' "</svg>"', " &", " <script>", "?"]);
+    // 4 significant digits per cell in the description
+    for (let r = 0; r < 6; r++) expect(p.values.slice(r * p.cols, (r + 1) * p.cols).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 2);
 
     // The fallback is well-formed SVG and the markup-laden tokens are text, not elements.
     const svg = join1(data["image/svg+xml"] as string | string[]);
     const doc = parseSvg(svg);
     expect(doc.querySelectorAll("parsererror").length).toBe(0);
     expect(doc.querySelectorAll("script").length).toBe(0);
-    const labels = texts(doc, "text").map((t) => t.trim());
+    const labels = [...texts(doc, "text"), ...texts(doc, "text > title")].map((t) => t.trim());
     for (const token of ["<bos>", '"</svg>"', "&", "<script>"]) expect(labels).toContain(token);
 
     expect(join1(data["text/plain"] as string)).toMatch(/^Heatmap "attention received \(synthetic\)": 6 rows \(layer\) × 8 columns \(key\)/);

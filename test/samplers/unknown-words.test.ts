@@ -1,6 +1,10 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadQaJsonl } from "../../src/eval/datasets.js";
 import { openModel } from "../../src/eval/open.js";
+import { runEval } from "../../src/eval/runner.js";
 import { generate, unknownWordsWarning } from "../../src/samplers/generate.js";
 
 const DIR = path.resolve(import.meta.dirname, "../../models/tiny-llada");
@@ -27,6 +31,37 @@ describe("prompts with words outside the vocabulary", () => {
       expect(warnings).toEqual([unknownWordsWarning(0, ["Zanzibar", "xylophone", "Zanzibar"])]);
       expect(warnings[0]).toMatch(/prompt 0: 3 piece\(s\).*"Zanzibar" ×2, "xylophone"/);
     } finally {
+      await m.dispose();
+    }
+  });
+
+  it("the evaluator reports how many questions had unknown words and names the first by its id", async () => {
+    const m = await openModel(DIR, {});
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-unk-"));
+    try {
+      const file = path.join(dir, "qa.jsonl");
+      const line = (q: string) =>
+        JSON.stringify({ question: q, answers: ["Rimove"], ctxs: [{ text: "Sela Doru lives in Rimove .", isgold: true }] });
+      fs.writeFileSync(file, [line("Where does Sela Doru live ?"), line("Where does Zanzibar live ?")].join("\n") + "\n");
+      const records = await loadQaJsonl(file);
+      const warnings: string[] = [];
+      await runEval({
+        engine: m.engine,
+        tokenizer: m.tokenizer,
+        records,
+        setting: { kind: "oracle" },
+        promptFormat: m.preset.promptFormat,
+        sampler: { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 1 },
+        batchSize: 2,
+        warn: (w) => warnings.push(w),
+      });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain("1 of 2 prompts had text outside the model's vocabulary");
+      // The question's id, not the index inside one generate() batch ("prompt 1: …" before).
+      expect(warnings[0]).toContain(`first, question ${records[1].id}: 1 piece(s) of the text are not in the model's vocabulary`);
+      expect(warnings[0]).toContain('"Zanzibar"');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
       await m.dispose();
     }
   });

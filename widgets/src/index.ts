@@ -4,24 +4,12 @@
  * One extension per MIME type (`application/vnd.floatscope.<view>.v1+json`). Every factory is
  * `safe: true`: payloads are plain JSON we never execute, and all text is escaped, so views
  * render in untrusted notebooks too. Rank 0 wins over the PNG/SVG/text fallbacks the kernel
- * sends in the same bundle. No network: plotly is bundled and loaded lazily.
+ * sends in the same bundle. No network: figures are drawn as SVG by the renderer the kernel uses.
  */
 import type { IRenderMime } from "@jupyterlab/rendermime-interfaces";
-import {
-  MIME_ABSORPTION,
-  MIME_DISTRACTOR,
-  MIME_DRIFT,
-  MIME_HEATMAP,
-  MIME_TOKEN_TYPES,
-  MIME_QK,
-  MIME_RETRIEVAL,
-  MIME_ROLLOUT,
-  MIME_SCRUBBER,
-  type QkPayload,
-} from "./protocol.js";
+import { MIME_FIGURE, MIME_SCRUBBER, type FigureDescription } from "./protocol.js";
 import { FloatscopeRenderer, mountScrubber, type Mount } from "./renderer.js";
-import { QkView } from "./figures/qk.js";
-import { ChartView } from "./figures/charts.js";
+import { FigureView } from "./figures/figure.js";
 
 /** File extension of a saved scrubber payload (opens from the file browser into the scrubber). */
 export const SCRUBBER_FILE_EXTENSION = ".fscrub.json";
@@ -42,8 +30,7 @@ function extension(name: string, mimeType: string, mount: Mount, extra: Partial<
   };
 }
 
-const mountQk: Mount = (host, p) => QkView.mount(host, p as QkPayload);
-const mountChart: Mount = (host, p) => ChartView.mount(host, p);
+const mountFigure: Mount = (host, p) => FigureView.mount(host, p as FigureDescription);
 
 const extensions: IRenderMime.IExtension[] = [
   extension("scrubber", MIME_SCRUBBER, mountScrubber, {
@@ -63,14 +50,8 @@ const extensions: IRenderMime.IExtension[] = [
       defaultFor: ["floatscope-scrubber"],
     },
   }),
-  extension("qk", MIME_QK, mountQk),
-  extension("absorption", MIME_ABSORPTION, mountChart),
-  extension("retrieval", MIME_RETRIEVAL, mountChart),
-  extension("rollout", MIME_ROLLOUT, mountChart),
-  extension("distractor", MIME_DISTRACTOR, mountChart),
-  extension("drift", MIME_DRIFT, mountChart),
-  extension("token-types", MIME_TOKEN_TYPES, mountChart),
-  extension("heatmap", MIME_HEATMAP, mountChart),
+  // every other figure: one description, drawn by the same renderer as the static image
+  extension("figure", MIME_FIGURE, mountFigure),
 ];
 
 export default extensions;

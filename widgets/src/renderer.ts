@@ -6,18 +6,17 @@
 import type { IRenderMime } from "@jupyterlab/rendermime-interfaces";
 import { Widget } from "@lumino/widgets";
 import { errorBox } from "./dom.js";
-import type { FloatscopePayload, ScrubberPayload } from "./protocol.js";
+import type { FigureDescription, ScrubberPayload } from "./protocol.js";
 import { ScrubberView } from "./scrubber/view.js";
-import type { ChartPayload } from "./figures/charts.js";
 
 /** Anything a renderer can mount: a view with a dispose(). */
 export interface MountedView {
   dispose(): void;
-  /** Plotly views resize with the output area. */
+  /** Views that follow the output area's width. */
   resize?(): void;
 }
 
-export type Mount = (host: HTMLElement, payload: FloatscopePayload | ChartPayload) => MountedView | Promise<MountedView>;
+export type Mount = (host: HTMLElement, payload: ScrubberPayload | FigureDescription) => MountedView | Promise<MountedView>;
 
 export class FloatscopeRenderer extends Widget implements IRenderMime.IRenderer {
   private view: MountedView | null = null;
@@ -34,7 +33,7 @@ export class FloatscopeRenderer extends Widget implements IRenderMime.IRenderer 
     this.view?.dispose();
     this.view = null;
     this.node.textContent = "";
-    const payload = model.data[this.mimeType] as unknown as FloatscopePayload | ChartPayload;
+    const payload = model.data[this.mimeType] as unknown as ScrubberPayload | FigureDescription;
     try {
       this.view = await this.mount(this.node, payload);
     } catch (e) {

@@ -226,3 +226,39 @@ function q6_k(b: Uint8Array, y: Float32Array, nb: number): void {
     }
   }
 }
+
+/**
+ * Byte offsets of the half-float fields (scales and mins) inside one block of each quantised type.
+ * Every other field is a small integer, so a block's values are finite exactly when these are:
+ * the largest magnitudes are 65504·15 + 65504 (Q4_1), 65504·63·31 + 65504·63 (Q4_K/Q5_K) and
+ * 65504·127·32 (Q6_K), all far below float32's limit.
+ */
+const SCALE_FIELDS: Partial<Record<GgmlTypeName, { blockBytes: number; offsets: number[] }>> = {
+  Q4_0: { blockBytes: 18, offsets: [0] },
+  Q4_1: { blockBytes: 20, offsets: [0, 2] },
+  Q5_0: { blockBytes: 22, offsets: [0] },
+  Q5_1: { blockBytes: 24, offsets: [0, 2] },
+  Q8_0: { blockBytes: 34, offsets: [0] },
+  Q4_K: { blockBytes: 144, offsets: [0, 2] },
+  Q5_K: { blockBytes: 176, offsets: [0, 2] },
+  Q6_K: { blockBytes: 210, offsets: [208] },
+};
+
+/** Bytes per block of a quantised type (undefined for the float types). */
+export function quantBlockBytes(type: GgmlTypeName): number | undefined {
+  return SCALE_FIELDS[type]?.blockBytes;
+}
+
+/**
+ * Whether every block of `src` (whole blocks of a quantised `type`) has finite scales, i.e. whether
+ * every value it decodes to is finite, without decoding: a NaN/Inf check of a 4-bit checkpoint reads
+ * its stored bytes once instead of expanding them to float32.
+ */
+export function quantScalesFinite(type: GgmlTypeName, src: Uint8Array): boolean {
+  const f = SCALE_FIELDS[type];
+  if (!f) throw new RangeError(`${type} is not a quantised ggml type`);
+  for (let o = 0; o + f.blockBytes <= src.length; o += f.blockBytes) {
+    for (const k of f.offsets) if ((src[o + k + 1] & 0x7c) === 0x7c) return false; // half exponent all ones
+  }
+  return true;
+}

@@ -46,6 +46,37 @@ export function readStoredBytes(info: TensorInfo): Buffer {
 }
 
 /**
+ * Stream `info`'s stored bytes (no decoding) in chunks of whole `unitBytes` units (a quantised block or
+ * one float), at most about `chunkBytes` each; the buffer is reused between calls.
+ */
+export function streamStoredBytes(info: TensorInfo, unitBytes: number, chunkBytes: number, onChunk: (bytes: Buffer) => void): void {
+  const step = Math.max(unitBytes, Math.floor(chunkBytes / unitBytes) * unitBytes);
+  const buf = Buffer.allocUnsafe(Math.min(step, info.byteLength));
+  const fd = fs.openSync(info.file, "r");
+  try {
+    for (let off = 0; off < info.byteLength; off += step) {
+      const view = buf.subarray(0, Math.min(step, info.byteLength - off));
+      let done = 0;
+      while (done < view.length) {
+        const got = fs.readSync(fd, view, done, view.length - done, info.byteOffset + off + done);
+        if (got <= 0) {
+          throw new CheckpointError("Tensor data is truncated", {
+            file: info.file,
+            field: info.name,
+            expected: `${info.byteLength} bytes at offset ${info.byteOffset}`,
+            found: `${off + done} bytes`,
+          });
+        }
+        done += got;
+      }
+      onChunk(view);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
  * Rows in llama.cpp's rotary order → HF order: within each head of `d` rows, file row 2i + s
  * holds HF row s·d/2 + i. `rowBytes` is the stored size of one row.
  */

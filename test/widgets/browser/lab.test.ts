@@ -134,18 +134,17 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     expect(injected).toBe(0);
   });
 
-  it("the QK view shows three heatmaps with the floating position marked", async () => {
-    await page.waitForFunction(() => document.querySelectorAll(".fs-qk-heatmap .heatmaplayer .hm").length >= 3, null, { timeout: 120_000 });
-    const counts = await page.evaluate(() =>
-      Array.from(document.querySelectorAll(".fs-qk-heatmap"), (d) => d.querySelectorAll(".heatmaplayer .hm").length),
-    );
-    expect(counts).toEqual([1, 1, 1]);
-    const titles = await page.locator(".fs-qk-heatmap .gtitle").allTextContents();
-    expect(titles.map((t) => t.split(" · ")[0])).toEqual(["QK score (q·k)", "cos θ", "norm product ‖q‖·‖k‖"]);
-    const markers = await page.locator(".fs-qk-heatmap .scatterlayer .point").count();
-    expect(markers).toBe(3); // one floating position per heatmap
+  it("the QK view shows three labelled heatmaps per layer, each with its colour bar", async () => {
+    // the QK figure is drawn by the kernel's renderer: three maps per chosen layer, each with its colour bar
+    await page.waitForFunction(() => document.querySelectorAll(".fs-figure-canvas.fs-qk g.fs-heat").length >= 3, null, {
+      timeout: 120_000,
+    });
+    const titles = await page.locator(".fs-figure-canvas.fs-qk g.fs-heat > text:first-child > title").allTextContents();
+    expect(titles.slice(0, 3).map((t) => t.split(" · ")[1])).toEqual(["score q·k", "cos θ", "‖q‖·‖k‖"]);
+    expect(await page.locator(".fs-figure-canvas.fs-qk g.fs-colourbar").count()).toBe(titles.length);
+    expect(await page.locator(".fs-figure-canvas.fs-qk g.fs-xlabels text").count()).toBeGreaterThan(0); // token labels
     await page
-      .locator(".fs-figure")
+      .locator(".fs-figure:has(.fs-qk)")
       .first()
       .screenshot({ path: path.join(ARTIFACTS, "qk.png") });
   }, 150_000);

@@ -59,7 +59,9 @@ describe.skipIf(missing !== null)("widgets in Notebook 7", () => {
   it("renders the scrubber and the QK view", async () => {
     await page.waitForSelector(".fs-scrubber canvas.fs-temporal", { timeout: 180_000 });
     expect(await page.locator(".fs-scrubber .fs-run").count()).toBe(2);
-    await page.waitForFunction(() => document.querySelectorAll(".fs-qk-heatmap .heatmaplayer .hm").length >= 3, null, { timeout: 120_000 });
+    await page.waitForFunction(() => document.querySelectorAll(".fs-figure-canvas.fs-qk g.fs-heat").length >= 3, null, {
+      timeout: 120_000,
+    });
     fs.mkdirSync(path.join(ROOT, "test-artifacts/widgets"), { recursive: true });
     await page.screenshot({ path: path.join(ROOT, "test-artifacts/widgets/notebook7.png"), fullPage: true });
   }, 240_000);
