@@ -16,6 +16,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { MIME_FIGURE, MIME_SCRUBBER } from "../../../src/protocol/payloads.js";
 import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, ROOT, startLab, type LabServer } from "./lab-server.js";
 
 const missing = missingPrerequisite();
@@ -40,26 +41,43 @@ interface FigureOutput {
   tokens: string[];
 }
 
-/** The floatscope figure outputs of a notebook file, in output order. */
+/**
+ * The outputs of a notebook file our labextension draws (figure descriptions and the scrubber), in
+ * output order. Outputs of MIME types it no longer registers (a notebook executed before the figure
+ * registry) show their static image instead and are not counted.
+ */
 function figureOutputs(file: string): FigureOutput[] {
   const nb = JSON.parse(fs.readFileSync(file, "utf8")) as { cells: { outputs?: { data?: Record<string, unknown> }[] }[] };
   const out: FigureOutput[] = [];
   for (const c of nb.cells)
     for (const o of c.outputs ?? [])
       for (const [mime, data] of Object.entries(o.data ?? {})) {
-        const m = /^application\/vnd\.floatscope\.([a-z-]+)\.v\d+\+json$/.exec(mime);
-        if (!m || m[1] === "findings") continue;
+        if (mime !== MIME_FIGURE && mime !== MIME_SCRUBBER) continue;
+        const kind = mime === MIME_SCRUBBER ? "scrubber" : String((data as { figure?: unknown }).figure ?? "figure");
+        // Token strings the payload carries: any `tokens` (scrubber) or `labels` (figure axes) list of strings.
         const tokens: string[] = [];
         const walk = (x: unknown, key = ""): void => {
           if (Array.isArray(x)) {
-            if (key === "tokens" && x.every((t) => typeof t === "string")) tokens.push(...(x as string[]));
+            if ((key === "tokens" || key === "labels") && x.every((t) => typeof t === "string")) tokens.push(...(x as string[]));
             else x.forEach((y) => walk(y));
           } else if (x && typeof x === "object") for (const [k, v] of Object.entries(x)) walk(v, k);
         };
         walk(data);
-        out.push({ kind: m[1], tokens });
+        out.push({ kind, tokens });
       }
   return out;
+}
+
+/** The printed text of SVG <text> labels (their own text nodes, without the hover <title>). */
+function printedText(labels: Locator): Promise<string[]> {
+  return labels.evaluateAll((els) =>
+    els.map((e) =>
+      Array.from(e.childNodes)
+        .filter((n) => n.nodeType === 3)
+        .map((n) => n.textContent ?? "")
+        .join(""),
+    ),
+  );
 }
 
 type App = {
@@ -188,6 +206,18 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     expect(await scrubber.locator(".fs-run").first().locator(".fs-headview-queries .fs-tick-selected").count()).toBe(1);
     expect(await scrubber.locator(".fs-headgrid canvas.fs-thumb").count()).toBeGreaterThan(0);
     await scrubber.screenshot({ path: path.join(ARTIFACTS, "01-executed-scrubber.png") });
+    // The drift figures of the same run (shared figure renderer): a colour bar and the prompt's words on the x axis.
+    const drift = panel.locator(".fs-renderer .fs-figure");
+    expect(await drift.count()).toBe(4);
+    for (let i = 0; i < 4; i++) {
+      expect(await drift.nth(i).locator(".fs-colourbar").count()).toBeGreaterThan(0);
+      const labels = await printedText(drift.nth(i).locator(".fs-xlabels text"));
+      expect(
+        labels.some((t) => /(^|[^A-Za-z])What([^A-Za-z]|$)/.test(t)),
+        labels.slice(20, 30).join(" | "),
+      ).toBe(true);
+      await drift.nth(i).screenshot({ path: path.join(ARTIFACTS, `01-executed-drift-${i + 1}.png`) });
+    }
   }
 
   for (const name of FIGURE_NOTEBOOKS) {
@@ -222,14 +252,15 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
         const { kind, tokens } = expected[i];
         const where = `${name} figure ${i + 1} (${kind})`;
         if ((await f.locator(".fs-error").count()) > 0) problems.push(`${where}: ${await f.locator(".fs-error").first().textContent()}`);
-        if (HEAT_KINDS.has(kind) && (await f.locator(".fs-colorbar, .colorbar, [data-role=colorbar]").count()) === 0)
+        if (HEAT_KINDS.has(kind) && (await f.locator(".fs-colorbar, .fs-colourbar").count()) === 0)
           problems.push(`${where}: no colour bar`);
         if (POSITION_KINDS.has(kind) && tokens.length) {
           // Words of the prompt (4+ letters) printed as tick labels: widget DOM ticks or plotly/SVG tick text.
           const words = [...new Set(tokens.map((t) => t.trim()).filter((t) => /^[A-Za-z]{4,}$/.test(t)))];
-          const axisText = await f
-            .locator(".fs-token-tick, .xtick text, .ytick text, text[class*=tick], [class*=tick] text")
-            .allTextContents();
+          const axisText = [
+            ...(await f.locator(".fs-token-tick").allTextContents()),
+            ...(await printedText(f.locator(".fs-xlabels text, .fs-ylabels text"))),
+          ];
           if (!axisText.some((t) => words.some((w) => new RegExp(`(^|[^A-Za-z])${w}([^A-Za-z]|$)`).test(t))))
             problems.push(`${where}: no token text on its axes`);
         }
