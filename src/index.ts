@@ -174,6 +174,8 @@ export {
 export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
 export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
 export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";
+export { viewProbes, VIEW_PROBE_BUDGET_BYTES } from "./eval/view-probes.js";
+export type { ViewProbesSetting, ViewProbeDecision, ViewProbeRun } from "./eval/view-probes.js";
 export type {
   NotebookSettings,
   NotebookSettingsOptions,

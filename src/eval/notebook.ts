@@ -39,6 +39,7 @@ import {
 import { openModel, openModelFiles, startEngine } from "./open.js";
 import { buildQaPrompt, promptRegionsToTokens } from "./prompts.js";
 import { runEval, type EvalResult } from "./runner.js";
+import { viewProbes, type ViewProbesSetting } from "./view-probes.js";
 
 export type Device = "cpu" | "cuda" | "auto";
 
@@ -218,6 +219,12 @@ export interface DecodeQaOptions {
   regions?: "prompt" | "paper";
   /** The families to decode (default: every one present). */
   families?: string[];
+  /**
+   * Also record what the attention scrubber shows (per-head received, full maps, per-head maps):
+   * `"auto"` (default) when the memory estimate says it fits (eval/view-probes.ts), `"all"` always,
+   * `"none"` never. What "auto" leaves out is printed, with the setting that records it.
+   */
+  viewProbes?: ViewProbesSetting;
 }
 
 export interface DecodedModel {
@@ -233,6 +240,9 @@ export interface DecodedModel {
   byContext: Trace[][];
   /** Per trace: the evidence span for retrieval scoring (the gold answer inside the gold passage). */
   evidence: Evidence[];
+  /** The probes recorded (the request plus the view probes that fit), and what was left out. */
+  probes: ProbeRequest;
+  viewNote?: string;
   seconds: number;
 }
 
@@ -268,6 +278,7 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
   const genLength = sampler.genLength ?? 32;
   const contexts = Array.isArray(o.context) ? o.context : [o.context ?? "oracle"];
   const evidence: Evidence[] = [];
+  let longest = 0;
   const inputs = contexts.map((c) =>
     qa.records.map((rec) => {
       const ctx = buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
@@ -276,6 +287,7 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
       evidence.push(answer ? { text: answer, within: "gold" } : { region: "gold" });
       const p = buildQaPrompt(preset.promptFormat, { question: rec.question, passages: ctx.passages, goldIndex: ctx.goldIndex }, tokenizer);
       const enc = tokenizer.encode(p.text, { addSpecialTokens: p.addSpecialTokens });
+      longest = Math.max(longest, enc.ids.length + genLength);
       const regions = promptRegionsToTokens(p, enc.offsets, genLength);
       return {
         text: p.text,
@@ -284,7 +296,16 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
       };
     }),
   );
-  const probes = typeof o.probes === "function" ? o.probes(spec, inputs[0][0]?.regions.length ?? 0) : o.probes;
+  const asked = typeof o.probes === "function" ? o.probes(spec, inputs[0][0]?.regions.length ?? 0) : o.probes;
+  const batchSize = Math.max(0, ...inputs.map((b) => b.length));
+  const steps = spec.causal ? genLength : Number(sampler.steps ?? genLength);
+  const view = viewProbes(
+    asked,
+    spec,
+    { batch: batchSize, traces: batchSize * inputs.length, seq: longest, steps },
+    { setting: o.viewProbes },
+  );
+  const probes = view.probes;
   const m = await startEngine(files, { device: s.device, probes });
   try {
     const byContext: Trace[][] = [];
@@ -306,6 +327,8 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
       traces: byContext.flat(),
       byContext,
       evidence,
+      probes,
+      viewNote: view.note,
       seconds: (Date.now() - t0) / 1000,
     };
   } finally {
@@ -327,6 +350,7 @@ export async function decodeQa(s: NotebookSettings, qa: QaSet, o: DecodeQaOption
     console.log(
       `${r.name}: ${r.traces.length} prompt(s), ${t ? `${t.prompt.promptLength} + ${t.steps.length} steps, first answer ${JSON.stringify(t.answer)}` : "none"} (${r.seconds.toFixed(1)} s)`,
     );
+    if (r.viewNote) console.log(`${r.name}: scrubber views ${r.viewNote}`);
   }
   return out;
 }

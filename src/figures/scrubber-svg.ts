@@ -124,6 +124,9 @@ export function scrubberSvg(p: ScrubberPayload, maxWidth = 800): string {
     yTitle: "denoising step",
     colour: purpleHex,
     valueLabel: panels.length > 1 ? "1st panel" : "received",
-    note: `orange = floating anchor (${p.runs[0]?.anchorRule ?? "anchor rule"}); open in JupyterLab to scrub layers and heads`,
+    note: [
+      `orange = floating anchor (${p.runs[0]?.anchorRule ?? "anchor rule"}); open in JupyterLab to scrub layers and heads`,
+      ...new Set(p.runs.flatMap((r) => (r.missing ?? []).map((m) => m.note))),
+    ].join(" · "),
   });
 }

@@ -28,6 +28,7 @@ import {
   encodeArray,
   payloadSize,
   evenIndices,
+  type ScrubberHeadMaps,
   type ScrubberMap,
   type ScrubberPayload,
   type ScrubberRun,
@@ -47,6 +48,8 @@ export interface ScrubberOptions {
   heads?: boolean;
   /** Include full maps when recorded (default true). */
   maps?: boolean;
+  /** Include per-head maps (`pattern`) for the head view and the layers × heads grid when recorded (default true). */
+  headMaps?: boolean;
   /** Anchor rule (analysis/anchors.ts); default μ + 3σ per step and layer, no fallback (paper §5). */
   anchors?: AnchorOptions;
 }
@@ -77,6 +80,9 @@ interface RunPlan {
   stepIdx: number[];
   heads: number[];
   mapLayers: number[];
+  /** Layers with per-head maps (`pattern`), and the model heads they hold. */
+  headMapLayers: number[];
+  headMapHeads: number[];
 }
 
 function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string): RunPlan {
@@ -113,6 +119,8 @@ function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string)
   const headsRecorded = opts.heads === false ? [] : layersOf(first, "received_heads");
   const numHeads = headsRecorded.length && layers.every((l) => headsRecorded.includes(l)) ? trace.model.numHeads : 0;
   const mapLayers = opts.maps === false ? [] : layersOf(first, "pattern_mean").filter((l) => layers.includes(l));
+  const headMapLayers = opts.headMaps === false ? [] : layersOf(first, "pattern").filter((l) => layers.includes(l));
+  const headMapHeads = trace.probes.pattern?.heads ?? Array.from({ length: trace.model.numHeads }, (_, h) => h);
   return {
     trace,
     label,
@@ -121,6 +129,8 @@ function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string)
     stepIdx: trace.steps.map((_, i) => i),
     heads: Array.from({ length: numHeads }, (_, h) => h),
     mapLayers,
+    headMapLayers,
+    headMapHeads,
   };
 }
 
@@ -171,9 +181,69 @@ function buildRun(p: RunPlan, opts: ScrubberOptions, where: string): ScrubberRun
     anchors: encodeArray(anchors, [anchors.length], { dtype: "int32" }),
     anchorRule: describeRule(rule) + ", per step and layer, on head-mean received attention",
     maps: [],
+    missing: missingViews(p),
     regions: trace.prompt.regions.map((r) => ({ name: r.name, tokens: [r.tokens[0], r.tokens[1]] as [number, number] })),
   };
   return run;
+}
+
+/** The setting that records everything the scrubber can show, named in every "not recorded" note. */
+export const VIEW_PROBES_HINT = 'decodeQa(…, { viewProbes: "all" })';
+
+/** What a view needs that the trace did not record, with the setting that records it. */
+function missingViews(p: RunPlan): NonNullable<ScrubberRun["missing"]> {
+  const L = `[${p.layers.join(", ")}]`;
+  const out: NonNullable<ScrubberRun["missing"]> = [];
+  if (p.heads.length === 0)
+    out.push({ view: "heads", note: `per-head attention not recorded: ${VIEW_PROBES_HINT}, or probes: { receivedHeads: true }` });
+  if (p.mapLayers.length === 0)
+    out.push({ view: "maps", note: `full maps not recorded: ${VIEW_PROBES_HINT}, or probes: { patternMean: { layers: ${L} } }` });
+  if (p.headMapLayers.length === 0)
+    out.push({ view: "headMaps", note: `per-head maps not recorded: ${VIEW_PROBES_HINT}, or probes: { pattern: { layers: ${L} } }` });
+  return out;
+}
+
+/**
+ * Per-head maps [head, query, key] for the head view: every head-map layer at evenly spaced steps
+ * (the last always among them), as many steps as fit `budget`.
+ */
+function addHeadMaps(run: ScrubberRun, p: RunPlan, budget: number, notes: SubsampleNote[], where: string): void {
+  if (p.headMapLayers.length === 0) return;
+  const { trace, N } = p;
+  const S = p.stepIdx.length;
+  const H = p.headMapHeads.length;
+  const perStep = b64Chars(H * N * N) * p.headMapLayers.length;
+  const fit = Math.floor(budget / perStep);
+  if (fit < 1) {
+    notes.push({ axis: "head-map step", kept: 0, of: S, how: `per-head maps dropped for ${p.label}; raise maxBytes to keep them` });
+    return;
+  }
+  const keep = evenIndices(S, Math.min(S, fit));
+  if (keep.length < S)
+    notes.push({ axis: "head-map step", kept: keep.length, of: S, how: `per-head maps at evenly spaced steps, ${p.label}` });
+  const out: ScrubberHeadMaps[] = [];
+  for (const si of keep) {
+    const step = trace.steps[p.stepIdx[si]];
+    for (const layer of p.headMapLayers) {
+      const name = `blocks.${layer}.attn.pattern`;
+      const t = step.probes.get(name);
+      if (!t) continue;
+      const [h, nq, nk] = dimsOf(t, 3);
+      if (h !== H || nq > N || nk > N)
+        throw new SettingsError("per-head map does not match the trace", {
+          file: where,
+          field: name,
+          expected: `${H} × ≤ ${N} × ≤ ${N}`,
+          found: `${h} × ${nq} × ${nk}`,
+        });
+      const m = new Float32Array(H * N * N).fill(NaN);
+      for (let hh = 0; hh < H; hh++)
+        for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[(hh * N + i) * N + j] = t.data[(hh * nq + i) * nk + j];
+      out.push({ stepIndex: si, layerIndex: p.layers.indexOf(layer), data: encodeArray(m, [H, N, N]) });
+    }
+  }
+  run.headMaps = out;
+  run.headMapHeads = [...p.headMapHeads];
 }
 
 /** Per-head received attention, [step, layer, head, key], keeping evenly spaced heads to fit `budget`. */
@@ -259,6 +329,7 @@ function fitReceived(plans: RunPlan[], budget: number, notes: SubsampleNote[]): 
       const keepL = Math.max(1, Math.floor(share / perLayer));
       p.layers = evenIndices(L0, keepL).map((i) => p.layers[i]);
       p.mapLayers = p.mapLayers.filter((l) => p.layers.includes(l));
+      p.headMapLayers = p.headMapLayers.filter((l) => p.layers.includes(l));
       notes.push({ axis: "layer", kept: p.layers.length, of: L0, how: `evenly spaced, ${p.label}` });
     }
   }
@@ -288,11 +359,14 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
     runs,
     subsampled: notes,
   };
-  // Maps get half of what is left, per-head data the rest; sizes are measured, not estimated.
+  // Maps get half of what is left, per-head received half of the rest, per-head maps what remains;
+  // sizes are measured, not estimated.
   let left = cap - payloadSize(payload) - 1024;
   plans.forEach((p, i) => (runs[i].maps = buildMaps(p, Math.max(0, left / 2 / plans.length), notes, `traces[${i}]`)));
   left = cap - payloadSize(payload) - 1024;
-  plans.forEach((p, i) => addHeads(runs[i], p, Math.max(0, left / plans.length), notes));
+  plans.forEach((p, i) => addHeads(runs[i], p, Math.max(0, (p.headMapLayers.length ? left / 2 : left) / plans.length), notes));
+  left = cap - payloadSize(payload) - 1024;
+  plans.forEach((p, i) => addHeadMaps(runs[i], p, Math.max(0, left / plans.length), notes, `traces[${i}]`));
   const warnings: string[] = [];
   for (const t of list)
     if (t.partial) warnings.push(`${t.model.name}: partial trace (interrupted run); only the steps written so far are shown`);

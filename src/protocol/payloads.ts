@@ -108,6 +108,18 @@ export interface ScrubberRun {
   anchorRule: string;
   /** Full attention maps for some (step, layer) pairs, head-mean unless `head` is given. */
   maps: ScrubberMap[];
+  /**
+   * Per-head maps for the head view and the layers × heads grid: for some (step, layer) pairs, every
+   * kept head of `headMapHeads`, [head, query, key]. Absent when `pattern` was not recorded.
+   */
+  headMaps?: ScrubberHeadMaps[];
+  /** Model head index of each head in `headMaps`' first axis. */
+  headMapHeads?: number[];
+  /**
+   * What this run's trace did not record that a view needs, in words that name the setting to turn
+   * on (e.g. full maps → `decodeQa(…, { viewProbes: "all" })`). Shown where the view would be.
+   */
+  missing?: { view: "maps" | "heads" | "headMaps"; note: string }[];
   /** Named prompt spans (query, doc 3, gold…) for axis bands. Token span [start, end). */
   regions: { name: string; tokens: [number, number] }[];
 }
@@ -121,6 +133,15 @@ export interface ScrubberMap {
   /** Model head index, or absent for the mean over heads. */
   head?: number;
   /** [query, key]. */
+  data: EncodedArray;
+}
+
+export interface ScrubberHeadMaps {
+  /** Index into the run's kept `steps`. */
+  stepIndex: number;
+  /** Index into the run's kept `layers`. */
+  layerIndex: number;
+  /** [head, query, key]. */
   data: EncodedArray;
 }
 

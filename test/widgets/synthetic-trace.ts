@@ -22,6 +22,11 @@ export interface SyntheticOptions {
   perHead?: boolean;
   /** Layers that record pattern_mean full maps (default none). */
   mapLayers?: number[];
+  /**
+   * Layers that record per-head maps (`pattern`, [head, query, key]; default none). Head h's query i
+   * attends most to key `syntheticHeadKey(h, i)`.
+   */
+  headMapLayers?: number[];
   /** Position of the deep-layer anchor (default: last prompt token). */
   deepAnchor?: number;
 }
@@ -35,6 +40,11 @@ export function syntheticAnchor(o: SyntheticOptions, step: number, layer: number
   const N = o.promptLength + o.genLength;
   if (layer < o.layers / 2) return Math.min(N - 1, o.promptLength + (step % o.genLength));
   return o.deepAnchor ?? o.promptLength - 1;
+}
+
+/** The key head h's query i attends to most in the per-head maps (causal: never a later key). */
+export function syntheticHeadKey(h: number, i: number, n: number, causal: boolean): number {
+  return causal ? Math.max(0, i - h) : (i + h) % n;
 }
 
 export function syntheticTrace(o: SyntheticOptions): Trace {
@@ -87,6 +97,23 @@ export function syntheticTrace(o: SyntheticOptions): Trace {
           for (let j = 0; j < n; j++) m[i * n + j] /= rs;
         }
         probes.set(`blocks.${l}.attn.pattern_mean`, tensor(`blocks.${l}.attn.pattern_mean`, ["query", "key"], [n, n], m));
+      }
+      if (o.headMapLayers?.includes(l)) {
+        const m = new Float32Array(o.heads * n * n);
+        for (let h = 0; h < o.heads; h++) {
+          for (let i = 0; i < n; i++) {
+            const o2 = (h * n + i) * n;
+            const spike = syntheticHeadKey(h, i, n, causal);
+            let rs = 0;
+            for (let j = 0; j < n; j++) {
+              const v = causal && j > i ? 0 : base[j] + (j === spike ? 0.6 : 0);
+              m[o2 + j] = v;
+              rs += v;
+            }
+            for (let j = 0; j < n; j++) m[o2 + j] /= rs;
+          }
+        }
+        probes.set(`blocks.${l}.attn.pattern`, tensor(`blocks.${l}.attn.pattern`, ["head", "query", "key"], [o.heads, n, n], m));
       }
     }
     const transferred = Int32Array.from([...unmaskedAt.keys()].filter((j) => unmaskedAt[j] === s));

@@ -12,3 +12,4 @@ export * from "../../src/protocol/draw.js";
 export * from "../../src/protocol/markup.js";
 export * from "../../src/protocol/scales.js";
 export * from "../../src/protocol/export-names.js";
+export * from "../../src/protocol/axis-labels.js";

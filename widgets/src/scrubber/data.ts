@@ -15,6 +15,13 @@ export interface DecodedMap {
   data: Float32Array;
 }
 
+/** Per-head maps of one (step, layer): [head, query, key], heads = `heads` (model indices). */
+export interface DecodedHeadMaps {
+  n: number;
+  heads: number[];
+  data: Float32Array;
+}
+
 export class RunData {
   readonly run: ScrubberRun;
   /** Kept steps S, kept layers L, kept heads H (0 when only the mean exists), positions N. */
@@ -32,6 +39,7 @@ export class RunData {
   readonly unmaskedAt: Int32Array;
   private readonly maps = new Map<string, { encoded: ScrubberRun["maps"][number]; decoded?: DecodedMap }>();
   private readonly heatCache = new Map<string, { heat: Float32Array; min: number; max: number }>();
+  private readonly headMaps = new Map<string, { encoded: NonNullable<ScrubberRun["headMaps"]>[number]; decoded?: DecodedHeadMaps }>();
 
   constructor(run: ScrubberRun, index = 0) {
     const where = `runs[${index}]`;
@@ -69,6 +77,40 @@ export class RunData {
     this.unmaskedAt = decodeInt32(run.unmaskedAt, `${where}.unmaskedAt`);
     if (this.unmaskedAt.length !== this.N) throw new PayloadError("must have one entry per token", `${where}.unmaskedAt`);
     for (const m of run.maps) this.maps.set(mapKey(m.stepIndex, m.layerIndex, m.head), { encoded: m });
+    for (const m of run.headMaps ?? []) {
+      const sh = m.data.shape;
+      if (sh.length !== 3 || sh[0] !== (run.headMapHeads ?? []).length || sh[1] !== this.N || sh[2] !== this.N)
+        throw new PayloadError(
+          `shape [${sh.join(", ")}] does not match [heads ${(run.headMapHeads ?? []).length}, ${this.N}, ${this.N}]`,
+          `${where}.headMaps`,
+        );
+      this.headMaps.set(mapKey(m.stepIndex, m.layerIndex, undefined), { encoded: m });
+    }
+  }
+
+  /** Whether any per-head maps (head view, layers × heads grid) were sent. */
+  get hasHeadMaps(): boolean {
+    return this.headMaps.size > 0;
+  }
+
+  /** What the trace did not record for `view`, naming the setting that records it (or null). */
+  missing(view: "maps" | "heads" | "headMaps"): string | null {
+    return this.run.missing?.find((m) => m.view === view)?.note ?? null;
+  }
+
+  /** Per-head maps at (step, layer), decoded once, or null. */
+  headMapsAt(step: number, layer: number): DecodedHeadMaps | null {
+    const entry = this.headMaps.get(mapKey(this.clampStep(step), this.clampLayer(layer), undefined));
+    if (!entry) return null;
+    if (!entry.decoded)
+      entry.decoded = { n: this.N, heads: this.run.headMapHeads ?? [], data: decodeArray(entry.encoded.data, "headMaps") };
+    return entry.decoded;
+  }
+
+  /** Kept steps (indices) with per-head maps for this layer. */
+  headMapSteps(layer: number): number[] {
+    const l = this.clampLayer(layer);
+    return [...new Set((this.run.headMaps ?? []).filter((m) => m.layerIndex === l).map((m) => m.stepIndex))].sort((a, b) => a - b);
   }
 
   get extent(): Extent {
@@ -147,6 +189,10 @@ export class RunData {
     const s = this.clampStep(step);
     const l = this.clampLayer(layer);
     const h = this.clampHead(head);
+    if (h !== "mean") {
+      const own = this.headSlice(s, l, this.run.heads[h]);
+      if (own) return own;
+    }
     const entry = (h !== "mean" ? this.maps.get(mapKey(s, l, this.run.heads[h])) : undefined) ?? this.maps.get(mapKey(s, l, undefined));
     if (!entry) return null;
     if (!entry.decoded) {
@@ -157,6 +203,23 @@ export class RunData {
       entry.decoded = { n: shape[0], data: decodeArray(entry.encoded.data, "maps") };
     }
     return entry.decoded;
+  }
+
+  private readonly sliceCache = new Map<string, DecodedMap>();
+
+  /** One model head's [query, key] map out of the per-head maps at (step, layer), or null. */
+  headSlice(step: number, layer: number, modelHead: number): DecodedMap | null {
+    const key = `${step}:${layer}:${modelHead}`;
+    const hit = this.sliceCache.get(key);
+    if (hit) return hit;
+    const hm = this.headMapsAt(step, layer);
+    const hi = hm ? hm.heads.indexOf(modelHead) : -1;
+    if (!hm || hi < 0) return null;
+    const nn = hm.n * hm.n;
+    const out = { n: hm.n, data: hm.data.subarray(hi * nn, (hi + 1) * nn) };
+    if (this.sliceCache.size > 256) this.sliceCache.clear();
+    this.sliceCache.set(key, out);
+    return out;
   }
 
   /** Kept steps (indices) that have a map for this layer: shown as ticks on the step slider. */

@@ -24,6 +24,8 @@ import {
 } from "./state.js";
 import { scrubberPng, scrubberSvg } from "./export.js";
 import { registerScrubber, unregisterScrubber } from "./registry.js";
+import { ColourBar, scaleQuantity, stepAxis, stripLegend, tokenAxis } from "./axes.js";
+import { HeadGrid, HeadView } from "./heads.js";
 
 /** Milliseconds per step while playing. */
 const PLAY_INTERVAL_MS = 150;
@@ -42,6 +44,17 @@ export interface PanelElements {
   width: number;
   temporalHeight: number;
   mapSize: number;
+  /** Token labels under the token strip, step ticks left of the temporal view, its colour bar. */
+  xAxis: HTMLElement;
+  yAxis: HTMLElement;
+  colourBar: ColourBar;
+  /** Token labels under the full map, its colour bar. */
+  mapAxis: HTMLElement;
+  mapBar: ColourBar;
+  headView: HeadView | null;
+  headGrid: HeadGrid | null;
+  /** Selection the token axes were last labelled for. */
+  axisKey: string;
 }
 
 export class ScrubberView {
@@ -99,6 +112,9 @@ export class ScrubberView {
     if (e.heads === 0) {
       c.head.input.disabled = true;
       c.mean.disabled = true;
+      const why = this.runs.map((r) => r.missing("heads")).find((m) => m) ?? "per-head data did not fit the payload cap (maxBytes)";
+      c.head.root.title = why;
+      c.mean.title = why;
     }
     const exportPng = el("button", { className: "fs-export", text: "PNG", title: "download the current view as PNG" });
     exportPng.addEventListener("click", () => void this.exportPng().then((b) => b && download(b, this.fileStem() + ".png")));
@@ -106,6 +122,7 @@ export class ScrubberView {
     exportSvg.addEventListener("click", () => download(new Blob([this.exportSvg()], { type: "image/svg+xml" }), this.fileStem() + ".svg"));
 
     const note = describeSubsampling(payload.subsampled ?? []);
+    const missing = [...new Set(this.runs.flatMap((r) => (r.run.missing ?? []).map((m) => m.note)))];
     const warnings = payload.warnings ?? [];
     const warnBox = warnings.length
       ? el("details", { className: "fs-warnings" }, [
@@ -134,7 +151,11 @@ export class ScrubberView {
     this.tooltip = el("div", { className: "fs-tooltip" });
     this.tooltip.style.display = "none";
     const runsBox = el("div", { className: "fs-runs" });
-    const width = options.width ?? (this.runs.length > 1 ? 460 : 760);
+    // Panels follow the output area's width (two runs side by side when they fit), within bounds.
+    // Each panel is its heat image plus ~130 px of step axis and colour bar.
+    const avail = host.clientWidth > 0 ? host.clientWidth : 1000;
+    const side = this.runs.length > 1 && avail >= 2 * (420 + 130) + 16;
+    const width = options.width ?? Math.round(Math.max(320, Math.min(side ? 620 : 900, (side ? (avail - 16) / 2 : avail) - 130)));
     this.runs.forEach((r) => {
       const p = this.buildPanel(r, width);
       this.panels.push(p);
@@ -145,6 +166,13 @@ export class ScrubberView {
       payload.title ? el("div", { className: "fs-title", text: payload.title }) : null,
       bar,
       note ? el("div", { className: "fs-note", text: note }) : null,
+      missing.length
+        ? el(
+            "div",
+            { className: "fs-note fs-missing" },
+            missing.map((m) => el("div", { text: m })),
+          )
+        : null,
       warnBox,
       runsBox,
       help,
@@ -230,14 +258,31 @@ export class ScrubberView {
     if (t) drawTemporal(t, p.width, p.temporalHeight, d, p.images, v);
     const st = p.strip.getContext("2d");
     if (st) drawTokenStrip(st, p.width, p.strip.height, d, v);
+    const heat = d.temporal(v.layer, v.head);
+    const quantity = `attention received, ${v.head === "mean" ? "mean over heads" : head}`;
+    p.colourBar.update(...scaledRange(heat.min, heat.max, v.scale), scaleQuantity(quantity, v.scale));
+    const axisKey = `${v.selected}`;
+    if (axisKey !== p.axisKey) {
+      p.axisKey = axisKey;
+      const sel = v.selected !== null && v.selected < d.N ? [v.selected] : [];
+      tokenAxis(p.xAxis, d.run.tokens, p.width, sel);
+      tokenAxis(p.mapAxis, d.run.tokens, p.mapSize, sel);
+    }
     const m = p.map.getContext("2d");
     const hasMap = m ? drawMap(m, p.mapSize, d, p.images, v) : d.map(v.step, v.layer, v.head) !== null;
+    const full = d.map(v.step, v.layer, v.head);
+    p.mapBar.root.style.visibility = full ? "visible" : "hidden";
+    if (full) p.mapBar.update(...scaledRange(...finiteRange(full.data), v.scale), scaleQuantity("attention weight", v.scale));
     const recorded = d.mapSteps(v.layer).map((i) => d.run.steps[i]);
     p.mapNote.textContent = hasMap
       ? `full map, step ${d.run.steps[v.step]} (query rows × key columns)`
       : recorded.length
         ? `no full map at this step; recorded at steps ${recorded.slice(0, 12).join(", ")}${recorded.length > 12 ? ", …" : ""}`
-        : "no full maps recorded for this layer (record probes: {patternMean: {layers}})";
+        : (d.missing("maps") ??
+          `no full maps recorded for this layer (record probes: { patternMean: { layers: [${d.run.layers[v.layer]}] } }, or decodeQa(…, { viewProbes: "all" }))`);
+    const hv = { step: v.step, layer: v.layer, head: v.head === "mean" ? ("mean" as const) : d.run.heads[v.head], selected: v.selected };
+    p.headView?.draw(hv);
+    p.headGrid?.draw(v.step, v.layer, hv.head);
     this.renderDetail(p, v);
   }
 
@@ -285,6 +330,11 @@ export class ScrubberView {
       c.style.height = `${h}px`;
       return c;
     };
+    const axis = (cls: string, w: number) => {
+      const a = el("div", { className: `fs-ticks ${cls}` });
+      a.style.width = `${w}px`;
+      return a;
+    };
     const p: PanelElements = {
       data,
       images: new RunImages(data),
@@ -294,20 +344,44 @@ export class ScrubberView {
       strip: canvas(width, 16, "fs-strip"),
       map: canvas(mapSize, mapSize, "fs-map"),
       mapNote: el("div", { className: "fs-map-note" }),
-      profiles: canvas(width - mapSize - 12, 120, "fs-profiles"),
+      profiles: canvas(Math.max(120, width - mapSize - 60), 120, "fs-profiles"),
       detail: el("div", { className: "fs-detail" }),
       width,
       temporalHeight,
       mapSize,
+      xAxis: axis("fs-xaxis", width),
+      yAxis: axis("fs-yaxis", 34),
+      colourBar: new ColourBar(temporalHeight),
+      mapAxis: axis("fs-xaxis fs-map-xaxis", mapSize),
+      mapBar: new ColourBar(mapSize),
+      headView: data.hasHeadMaps || data.missing("headMaps") ? new HeadView(data, width) : null,
+      headGrid: data.hasHeadMaps ? new HeadGrid(data, (li, hi) => this.pickHead(data, li, hi)) : null,
+      axisKey: "",
     };
-    p.root.style.width = `${width}px`;
+    p.yAxis.style.height = `${temporalHeight}px`;
+    stepAxis(p.yAxis, data.run.steps, temporalHeight);
+    p.root.style.maxWidth = `${width + 130}px`;
+    const heads = p.headView
+      ? el("details", { className: "fs-heads" }, [
+          el("summary", { text: "heads: head view and layers × heads grid" }),
+          el("div", { className: "fs-heads-body" }, [p.headView.root, p.headGrid?.root]),
+        ])
+      : null;
+    if (heads) (heads as HTMLDetailsElement).open = true;
     p.root.append(
       p.title,
       el("div", { className: "fs-axis", text: "temporal view: denoising step (rows, first at top) × token position" }),
-      p.temporal,
-      p.strip,
+      el("div", { className: "fs-plot" }, [
+        el("div", { className: "fs-yaxis-box" }, [el("span", { className: "fs-axis-title fs-y-title", text: "step" }), p.yAxis]),
+        el("div", { className: "fs-plot-main" }, [p.temporal, p.strip, p.xAxis]),
+        p.colourBar.root,
+      ]),
+      stripLegend(data.run.causal),
       el("div", { className: "fs-lower" }, [
-        el("div", { className: "fs-map-box" }, [p.map, p.mapNote]),
+        el("div", { className: "fs-map-box" }, [
+          el("div", { className: "fs-plot" }, [el("div", { className: "fs-plot-main" }, [p.map, p.mapAxis]), p.mapBar.root]),
+          p.mapNote,
+        ]),
         el("div", { className: "fs-detail-box" }, [
           el("div", { className: "fs-legend", text: "blue: selected row (attends to) · orange: column (attended by)" }),
           p.profiles,
@@ -315,8 +389,17 @@ export class ScrubberView {
         ]),
       ]),
     );
+    if (heads) p.root.append(heads);
     this.attachPointer(p);
     return p;
+  }
+
+  /** A click in the layers × heads grid: that layer, and that head when per-head received data has it. */
+  private pickHead(d: RunData, layerIndex: number, headMapIndex: number): void {
+    this.dispatch({ type: "layer", value: layerIndex });
+    const model = (d.run.headMapHeads ?? [])[headMapIndex];
+    const hi = d.run.heads.indexOf(model);
+    if (hi >= 0) this.dispatch({ type: "head", value: hi });
   }
 
   /** Map a pointer event on a canvas to (column, row) cells of an image of `cols` × `rows`. */
@@ -411,6 +494,30 @@ export class ScrubberView {
     this.timer = null;
     this.root.remove();
   }
+}
+
+/** [min, max] after the colour scale (what the colour bar spans). */
+function scaledRange(min: number, max: number, scale: ColorScale): [number, number] {
+  if (scale === "sqrt") return [Math.sqrt(Math.max(0, min)), Math.sqrt(Math.max(0, max))];
+  if (scale === "log") return [Math.log10(Math.max(1e-6, min)), Math.log10(Math.max(1e-6, max))];
+  return [min, max];
+}
+
+const rangeCache = new WeakMap<Float32Array, [number, number]>();
+
+/** Finite [min, max] of a map (cached per array: a full map is N² values). */
+function finiteRange(a: Float32Array): [number, number] {
+  const hit = rangeCache.get(a);
+  if (hit) return hit;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of a) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  const out: [number, number] = lo <= hi ? [lo, hi] : [0, 0];
+  rangeCache.set(a, out);
+  return out;
 }
 
 function describeState(d: RunData, step: number, j: number): string {

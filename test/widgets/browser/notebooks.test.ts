@@ -1,0 +1,276 @@
+/**
+ * The figure notebooks as a reader opens them, in a real JupyterLab (the project's .venv server, our
+ * kernel, Debian's Chromium driven by playwright-core):
+ *
+ * - notebook 01 is executed, unchanged, from a copy (so the check covers today's defaults, not the
+ *   outputs committed last time): its scrubber must show a non-empty full map, an enabled head
+ *   slider, token text on the position axes, colour bars and the head view, with no extra code;
+ * - every figure notebook in notebooks/ is opened with its committed, executed outputs (nothing
+ *   re-run): each floatscope figure renders without an error box, every heat map has a colour bar,
+ *   and views with a token-position axis print token text on it.
+ *
+ * Screenshots of every figure go to test-artifacts/notebooks/ (git-ignored; the path is printed).
+ * Skips (with the reason) only when Chromium, the venv, the build or the kernelspec is missing.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { MIME_FIGURE, MIME_SCRUBBER } from "../../../src/protocol/payloads.js";
+import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, ROOT, startLab, type LabServer } from "./lab-server.js";
+
+const missing = missingPrerequisite();
+if (missing) console.warn(`[notebook browser test] skipped: ${missing}`);
+const ARTIFACTS = path.join(ROOT, "test-artifacts/notebooks");
+const NOTEBOOKS = path.join(ROOT, "notebooks");
+
+/** Figure notebooks (those with a floatscope figure output), in order. */
+const FIGURE_NOTEBOOKS = fs
+  .readdirSync(NOTEBOOKS)
+  .filter((f) => /^\d\d-.*\.ipynb$/.test(f))
+  .filter((f) => /application\/vnd\.floatscope\.(?!findings)/.test(fs.readFileSync(path.join(NOTEBOOKS, f), "utf8")))
+  .sort();
+
+/** Figure kinds drawn as a heat map (each needs a colour bar) and those with a token-position axis. */
+const HEAT_KINDS = new Set(["scrubber", "drift", "qk", "heatmap", "rollout", "retrieval"]);
+const POSITION_KINDS = new Set(["scrubber", "drift", "qk"]);
+
+interface FigureOutput {
+  kind: string;
+  /** Token strings the payload carries (any `tokens` array of strings in it). */
+  tokens: string[];
+}
+
+/**
+ * The outputs of a notebook file our labextension draws (figure descriptions and the scrubber), in
+ * output order. Outputs of MIME types it no longer registers (a notebook executed before the figure
+ * registry) show their static image instead and are not counted.
+ */
+function figureOutputs(file: string): FigureOutput[] {
+  const nb = JSON.parse(fs.readFileSync(file, "utf8")) as { cells: { outputs?: { data?: Record<string, unknown> }[] }[] };
+  const out: FigureOutput[] = [];
+  for (const c of nb.cells)
+    for (const o of c.outputs ?? [])
+      for (const [mime, data] of Object.entries(o.data ?? {})) {
+        if (mime !== MIME_FIGURE && mime !== MIME_SCRUBBER) continue;
+        const kind = mime === MIME_SCRUBBER ? "scrubber" : String((data as { figure?: unknown }).figure ?? "figure");
+        // Token strings the payload carries: any `tokens` (scrubber) or `labels` (figure axes) list of strings.
+        const tokens: string[] = [];
+        const walk = (x: unknown, key = ""): void => {
+          if (Array.isArray(x)) {
+            if ((key === "tokens" || key === "labels") && x.every((t) => typeof t === "string")) tokens.push(...(x as string[]));
+            else x.forEach((y) => walk(y));
+          } else if (x && typeof x === "object") for (const [k, v] of Object.entries(x)) walk(v, k);
+        };
+        walk(data);
+        out.push({ kind, tokens });
+      }
+  return out;
+}
+
+/** The printed text of SVG <text> labels (their own text nodes, without the hover <title>). */
+function printedText(labels: Locator): Promise<string[]> {
+  return labels.evaluateAll((els) =>
+    els.map((e) =>
+      Array.from(e.childNodes)
+        .filter((n) => n.nodeType === 3)
+        .map((n) => n.textContent ?? "")
+        .join(""),
+    ),
+  );
+}
+
+type App = {
+  jupyterapp: {
+    shell: { currentWidget: { sessionContext: { ready: Promise<void> }; close(): void } | null };
+    commands: { execute(id: string, args?: unknown): Promise<unknown> };
+    serviceManager: { sessions: { shutdownAll(): Promise<void> } };
+  };
+};
+
+describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () => {
+  let lab: LabServer;
+  let browser: Browser;
+  let page: Page;
+  let dir: string;
+  const consoleErrors: string[] = [];
+
+  async function open(name: string): Promise<Locator> {
+    await page.evaluate(async (p) => {
+      const app = (window as unknown as App).jupyterapp;
+      await app.commands.execute("docmanager:open", { path: p, factory: "Notebook" });
+    }, name);
+    const panel = page.locator(`.jp-NotebookPanel:not(.lm-mod-hidden)`).last();
+    await panel.locator(".jp-Cell").first().waitFor({ timeout: 90_000 });
+    return panel;
+  }
+
+  /** Close every tab without saving and shut their kernels down (also after a failed check). */
+  async function closeAll(): Promise<void> {
+    await page.evaluate(async () => {
+      const app = (window as unknown as App).jupyterapp;
+      await app.serviceManager.sessions.shutdownAll();
+      void app.commands.execute("application:close-all");
+    });
+    // "close without saving?" dialogs of executed copies
+    for (let i = 0; i < 4 && (await page.locator(".jp-Dialog").count()) > 0; i++) {
+      const discard = page.locator(".jp-Dialog button", { hasText: /Discard|Don't Save|No/ });
+      if ((await discard.count()) > 0) await discard.first().click();
+      else await page.keyboard.press("Escape");
+      await page.waitForTimeout(200);
+    }
+    await page.waitForFunction(() => document.querySelectorAll(".jp-NotebookPanel").length === 0, null, { timeout: 20_000 });
+  }
+
+  beforeAll(async () => {
+    fs.mkdirSync(path.join(ROOT, ".cache"), { recursive: true });
+    dir = fs.mkdtempSync(path.join(ROOT, ".cache/notebooks-browser-"));
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const f of FIGURE_NOTEBOOKS) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(dir, f));
+    fs.copyFileSync(path.join(NOTEBOOKS, "01-temporal-drift.ipynb"), path.join(dir, "run-01-temporal-drift.ipynb"));
+    // Render every cell (no virtual scrolling), so each output is in the DOM to be checked.
+    const settings = path.join(dir, ".jupyter/settings/@jupyterlab/notebook-extension");
+    fs.mkdirSync(settings, { recursive: true });
+    fs.writeFileSync(path.join(settings, "tracker.jupyterlab-settings"), JSON.stringify({ windowingMode: "none" }));
+    // The copies live outside notebooks/: point them at the embedded models and data.
+    process.env.FLOATSCOPE_MODELS = path.join(ROOT, "models");
+    process.env.FLOATSCOPE_DATA = path.join(ROOT, "models/world/eval-heldout.jsonl.gz");
+    lab = await startLab(dir);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    // Fail a check quickly instead of waiting out the test's timeout on a missing element.
+    page.setDefaultTimeout(20_000);
+    page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+    await page.goto(`${lab.url}/lab?token=${lab.token}`);
+    await page.waitForFunction(() => (window as unknown as { jupyterapp?: unknown }).jupyterapp !== undefined, null, { timeout: 90_000 });
+    await page.waitForSelector(".jp-DirListing-item", { timeout: 90_000 });
+    console.log(`[notebook browser test] screenshots: ${ARTIFACTS}`);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await lab?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("notebook 01, executed unchanged: the scrubber shows the full map, heads, token axes and colour bars", async () => {
+    const panel = await open("run-01-temporal-drift.ipynb");
+    try {
+      await runNotebook01(panel);
+    } finally {
+      await closeAll();
+    }
+  }, 420_000);
+
+  async function runNotebook01(panel: Locator): Promise<void> {
+    // Drop the committed outputs first, so everything checked below comes from this run.
+    await page.evaluate(async () => {
+      const app = (window as unknown as App).jupyterapp;
+      await app.shell.currentWidget!.sessionContext.ready;
+      await app.commands.execute("notebook:clear-all-cell-outputs");
+      await app.commands.execute("notebook:run-all-cells");
+    });
+    const scrubber = panel.locator(".fs-scrubber").first();
+    await scrubber.locator("canvas.fs-map").first().waitFor({ timeout: 240_000 });
+    await expect(scrubber.locator(".fs-run").count()).resolves.toBe(2);
+    // The full map holds data: many colours, not the grey "no map" fill.
+    const colours = await scrubber
+      .locator("canvas.fs-map")
+      .first()
+      .evaluate((c: HTMLCanvasElement) => {
+        const d = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+        const seen = new Set<number>();
+        for (let i = 0; i < d.length; i += 4 * 5) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+        return seen.size;
+      });
+    expect(colours).toBeGreaterThan(20);
+    expect(await scrubber.locator(".fs-map-note").first().textContent()).toMatch(/^full map, step/);
+    // The head slider is enabled once "mean over heads" is unticked; the mean box itself is enabled.
+    const mean = scrubber.locator(".fs-controls input[type=checkbox]").first();
+    expect(await mean.isDisabled()).toBe(false);
+    await mean.uncheck();
+    expect(await scrubber.locator('input[data-role="head"]').isDisabled()).toBe(false);
+    // Token text on the position axis (the prompt's words), a colour bar naming its quantity.
+    const ticks = await scrubber.locator(".fs-run").first().locator(".fs-xaxis .fs-token-tick").allTextContents();
+    expect(ticks).toContain("What");
+    expect(await scrubber.locator(".fs-colorbar-label").first().textContent()).toMatch(/^attention received, head \d+/);
+    expect(await scrubber.locator(".fs-strip-legend").first().textContent()).toContain("floating anchor");
+    // No "not recorded" note: the defaults recorded what the views need.
+    expect(await scrubber.locator(".fs-missing").count()).toBe(0);
+    // Head view: select a token and lines are drawn for it.
+    await scrubber.locator(".fs-headview").first().waitFor();
+    const strip = scrubber.locator("canvas.fs-strip").first();
+    const box = (await strip.boundingBox())!;
+    await page.mouse.click(box.x + box.width * 0.3, box.y + box.height / 2);
+    expect(await scrubber.locator(".fs-run").first().locator(".fs-headview-queries .fs-tick-selected").count()).toBe(1);
+    expect(await scrubber.locator(".fs-headgrid canvas.fs-thumb").count()).toBeGreaterThan(0);
+    await scrubber.screenshot({ path: path.join(ARTIFACTS, "01-executed-scrubber.png") });
+    // The drift figures of the same run (shared figure renderer): a colour bar and the prompt's words on the x axis.
+    const drift = panel.locator(".fs-renderer .fs-figure");
+    expect(await drift.count()).toBe(4);
+    for (let i = 0; i < 4; i++) {
+      expect(await drift.nth(i).locator(".fs-colourbar").count()).toBeGreaterThan(0);
+      const labels = await printedText(drift.nth(i).locator(".fs-xlabels text"));
+      expect(
+        labels.some((t) => /(^|[^A-Za-z])What([^A-Za-z]|$)/.test(t)),
+        labels.slice(20, 30).join(" | "),
+      ).toBe(true);
+      await drift.nth(i).screenshot({ path: path.join(ARTIFACTS, `01-executed-drift-${i + 1}.png`) });
+    }
+  }
+
+  for (const name of FIGURE_NOTEBOOKS) {
+    it(`${name} (committed outputs): every figure renders, heat maps have a colour bar, position axes show tokens`, async () => {
+      const expected = figureOutputs(path.join(NOTEBOOKS, name));
+      const panel = await open(name);
+      try {
+        await checkCommitted(name, panel, expected);
+      } catch (e) {
+        await page.screenshot({ path: path.join(ARTIFACTS, `failed-${name.replace(/\.ipynb$/, "")}.png`) });
+        throw e;
+      } finally {
+        await closeAll();
+      }
+    }, 240_000);
+  }
+
+  async function checkCommitted(name: string, panel: Locator, expected: FigureOutput[]): Promise<void> {
+    {
+      const figures = panel.locator(".fs-renderer");
+      await page.waitForFunction(
+        (n) => document.querySelectorAll(".jp-NotebookPanel:not(.lm-mod-hidden) .fs-renderer").length >= n,
+        expected.length,
+        { timeout: 120_000 },
+      );
+      // plotly draws asynchronously: wait for its axes where there are plots
+      await page.waitForTimeout(500);
+      expect(await figures.count()).toBe(expected.length);
+      const problems: string[] = [];
+      for (let i = 0; i < expected.length; i++) {
+        const f = figures.nth(i);
+        const { kind, tokens } = expected[i];
+        const where = `${name} figure ${i + 1} (${kind})`;
+        if ((await f.locator(".fs-error").count()) > 0) problems.push(`${where}: ${await f.locator(".fs-error").first().textContent()}`);
+        if (HEAT_KINDS.has(kind) && (await f.locator(".fs-colorbar, .fs-colourbar").count()) === 0)
+          problems.push(`${where}: no colour bar`);
+        if (POSITION_KINDS.has(kind) && tokens.length) {
+          // Words of the prompt (4+ letters) printed as tick labels: widget DOM ticks or plotly/SVG tick text.
+          const words = [...new Set(tokens.map((t) => t.trim()).filter((t) => /^[A-Za-z]{4,}$/.test(t)))];
+          const axisText = [
+            ...(await f.locator(".fs-token-tick").allTextContents()),
+            ...(await printedText(f.locator(".fs-xlabels text, .fs-ylabels text"))),
+          ];
+          if (!axisText.some((t) => words.some((w) => new RegExp(`(^|[^A-Za-z])${w}([^A-Za-z]|$)`).test(t))))
+            problems.push(`${where}: no token text on its axes`);
+        }
+        await f.screenshot({ path: path.join(ARTIFACTS, `${name.replace(/\.ipynb$/, "")}-${String(i + 1).padStart(2, "0")}-${kind}.png`) });
+      }
+      expect(problems).toEqual([]);
+    }
+  }
+
+  it("logged no widget errors", () => {
+    expect(consoleErrors.filter((e) => /floatscope|fs-|plotly/i.test(e))).toEqual([]);
+  });
+});
