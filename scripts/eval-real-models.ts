@@ -190,6 +190,7 @@ function card(name: string): string {
     train_seconds: number;
     val_curve: [number, number, number][];
     loss_curve: [number, number, number][];
+    continued_from?: { at_step: number } | null;
   }>(rel("training.json"))!;
   const torch = read<TorchEval>(rel("eval-torch.json"));
   const engine = read<{ delta_step: number; results: Record<string, Row>; decoder: string; threads: number; date: string }>(
@@ -276,7 +277,12 @@ function card(name: string): string {
   L.push("## What the numbers are (and are not)", "");
   L.push(
     "- Small n where marked: each MDM answer costs 8 full forward passes on a CPU. The engine and torch rows use the same questions (the first n of the file) but not always the same n.",
-    "- Both runs stopped at a budget set by a shared machine, not at a plateau; the curriculum had reached 3 distractors, so gold + 9 is out of the training distribution.",
+    `- Both runs stopped at a budget set by a shared machine, not at a plateau; the curriculum reached ${Math.max(...t.loss_curve.map((r) => r[2]))} distractors, so gold + 9 is out of the training distribution.`,
+    ...(t.continued_from
+      ? [
+          `- The run was continued at step ${t.continued_from.at_step} from its published delta with AdamW's moments reset (they were not published); both runs alike.`,
+        ]
+      : []),
     "- Not a general model: it answers the synthetic world's questions from a passage; closed-book answers are guesses (test people are unseen).",
     "",
   );
