@@ -83,7 +83,7 @@ const ROLLOUT_ARM = ARMS[0] as string | undefined;
 const EXPECTED: Record<Name, [string, number][]> = {
   "01-temporal-drift": [[V("drift"), 2 * MDMS.length], [V("scrubber"), 1]],
   "02-absorption": [[V("absorption"), 2]],
-  "03-qk-decomposition": [[V("qk"), 3 * MDMS.length]],
+  "03-qk-decomposition": [[V("qk"), MDMS.length]], // one figure per model, its chosen layers together
   "04-retrieval-heads": [[V("retrieval"), MDMS.length]],
   "05-region-rollout": [[V("rollout"), (ROLLOUT_MDM ? 3 : 0) + (ROLLOUT_ARM ? 1 : 0)]],
   "06-qa-rag": [[V("heatmap"), 1]],
@@ -378,7 +378,8 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
 describe("the committed figure notebooks", () => {
   it.each(NOTEBOOKS.map((n) => [n]))("%s uses the floatscope kernel, imports only floatscope (+ node:), and stays small", (n) => {
     const p = join(ROOT, "notebooks", `${n}.ipynb`);
-    expect(statSync(p).size).toBeLessThan(2 * 1024 * 1024);
+    // 3 MiB: notebook 03's real-tier QK figure (3 layers × 3 maps of 82 × 82) is ≈ 1 MB once nbformat indents its numbers.
+    expect(statSync(p).size).toBeLessThan(3 * 1024 * 1024);
     const nb = JSON.parse(readFileSync(p, "utf8")) as Notebook;
     expect(nb.metadata.kernelspec?.name).toBe("floatscope");
     const code = nb.cells.filter((c) => c.cell_type === "code").map((c) => join1(c.source)).join("\n");
