@@ -18,7 +18,7 @@ import type { TensorInfo } from "../src/checkpoint/types.js";
 import type { ModelSpec } from "../src/graph/spec.js";
 import { createEngine, type EngineOptions, type OnnxEngine } from "../src/runtime/engine.js";
 import type { ForwardInput } from "../src/runtime/types.js";
-import { median } from "./lib.js";
+import { llamaBlockNames, median } from "./lib.js";
 
 const L = 4,
   D = 512,
@@ -27,20 +27,7 @@ const L = 4,
   V = 4096;
 
 function spec(): ModelSpec {
-  const blocks = Array.from({ length: L }, (_, l) => {
-    const p = `model.layers.${l}`;
-    return {
-      attnNorm: `${p}.input_layernorm.weight`,
-      q: `${p}.self_attn.q_proj.weight`,
-      k: `${p}.self_attn.k_proj.weight`,
-      v: `${p}.self_attn.v_proj.weight`,
-      o: `${p}.self_attn.o_proj.weight`,
-      mlpNorm: `${p}.post_attention_layernorm.weight`,
-      gate: `${p}.mlp.gate_proj.weight`,
-      up: `${p}.mlp.up_proj.weight`,
-      down: `${p}.mlp.down_proj.weight`,
-    };
-  });
+  const blocks = Array.from({ length: L }, (_, l) => llamaBlockNames(l));
   return {
     family: "llada",
     architecture: "LLaDAModelLM",

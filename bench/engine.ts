@@ -24,6 +24,7 @@ import { estimateMemory, formatBytes } from "../src/runtime/memory.js";
 import type { ProbeRequest } from "../src/util/probes.js";
 import {
   formatLoad,
+  llamaBlockNames,
   loadAverage,
   machineStamp,
   markdownTable,
@@ -52,20 +53,7 @@ const CONFIGS: Record<string, { probes: ProbeRequest; lowMemory?: boolean; query
 const REPEATS: Record<number, number> = { 256: 15, 1024: 7, 2048: 5 };
 
 function specFor(): ModelSpec {
-  const blocks = Array.from({ length: L }, (_, l) => {
-    const p = `model.layers.${l}`;
-    return {
-      attnNorm: `${p}.input_layernorm.weight`,
-      q: `${p}.self_attn.q_proj.weight`,
-      k: `${p}.self_attn.k_proj.weight`,
-      v: `${p}.self_attn.v_proj.weight`,
-      o: `${p}.self_attn.o_proj.weight`,
-      mlpNorm: `${p}.post_attention_layernorm.weight`,
-      gate: `${p}.mlp.gate_proj.weight`,
-      up: `${p}.mlp.up_proj.weight`,
-      down: `${p}.mlp.down_proj.weight`,
-    };
-  });
+  const blocks = Array.from({ length: L }, (_, l) => llamaBlockNames(l));
   return {
     family: "llama",
     architecture: "LlamaForCausalLM",

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ADAPTERS, type BlockNames } from "../src/graph/adapters/index.js";
 
 /** The repository root (this file lives in `bench/`). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -101,4 +102,10 @@ export const writesSection = (quick: boolean): boolean => !quick || process.env.
 /** `replaceSection` on `benchmarkFile()`. */
 export function writeBenchmarkSection(heading: string, body: string): void {
   replaceSection(benchmarkFile(), heading, body);
+}
+
+/** Layer `l`'s tensor names in the HF LLaMA layout, from the llama adapter's name table (the one place they are written). */
+export function llamaBlockNames(l: number): BlockNames {
+  const t = ADAPTERS.llama.names.block;
+  return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v.replaceAll("{l}", String(l))])) as BlockNames;
 }
