@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import random
 import sys
@@ -46,7 +47,22 @@ def k_for_step(step: int, a) -> int:
     if step < a.oracle_steps:
         return 0
     kmax = min(a.k_top, 1 + (step - a.oracle_steps) // a.k_every)
-    return random.Random(f"k:{a.seed}:{step}").randint(0, kmax)
+    rng = random.Random(f"k:{a.seed}:{step}")
+    if a.oracle_share > 0 and rng.random() < a.oracle_share:
+        return 0  # keep the oracle setting in the mix once distractors arrive
+    return rng.randint(0, kmax)
+
+
+def lr_at(step: int, start: int, a) -> float:
+    """Learning rate of `step` in a run (or continuation) that began at `start`: linear warm-up over
+    `--warmup` steps from `start` (a continuation warms up again: its AdamW moments restart at zero), then
+    constant or cosine-decayed to `--min-lr` at `--steps`."""
+    lr = a.lr * min(1.0, (step - start + 1) / a.warmup)
+    if a.schedule == "cosine":
+        span = max(1, a.steps - start)
+        frac = min(1.0, (step - start) / span)
+        lr = a.min_lr + (lr - a.min_lr) * 0.5 * (1 + math.cos(math.pi * frac))
+    return lr
 
 
 def make_batch(world: World, tok, step: int, a):
@@ -123,6 +139,10 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--schedule", choices=["constant", "cosine"], default="constant")
+    ap.add_argument("--min-lr", type=float, default=0.0, help="cosine schedule: the rate at --steps")
+    ap.add_argument("--oracle-share", type=float, default=0.0,
+                    help="after the oracle steps, the share of steps with k = 0 drawn first (0: k ~ U{0..k_max} only)")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--alpha", type=float, default=32.0)
     ap.add_argument("--seed", type=int, default=1234)
@@ -148,12 +168,13 @@ def main() -> None:
     world = World()
     val = eval_records(world, "val", a.val_n, world.seed, n_distractors=0)
     ck = os.path.join(a.run, "ckpt.pt")
-    step, tokens, best = 0, 0, -1.0
+    step, tokens, best, start = 0, 0, -1.0, 0
     if os.path.exists(ck):
         st = torch.load(ck)
         m.load_delta(st["delta"])
         opt.load_state_dict(st["opt"])
         step, tokens, best = st["step"], st["tokens"], st["best"]
+        start = st.get("start", 0)
         print(f"resumed at step {step}", flush=True)
         for name in ("metrics.csv", "eval.csv"):  # drop rows written after the checkpoint
             path = os.path.join(a.run, name)
@@ -165,15 +186,16 @@ def main() -> None:
                     f.write("\n".join(keep) + "\n")
     elif a.init_from:
         step, tokens = init_from(m, a)
+        start = step
         print(f"continuing {a.init_from} from step {step} (fresh optimiser state)", flush=True)
     with open(os.path.join(a.run, "run.json"), "w") as f:
-        json.dump({**vars(a), "trainable_params": n_params, "blas_core": smol.blas_core(),
+        json.dump({**vars(a), "start_step": start, "trainable_params": n_params, "blas_core": smol.blas_core(),
                    "mask_id": smol.MASK_ID if mdm else None}, f, indent=2)
     print(f"{a.objective}: {n_params} trainable parameters, OpenBLAS core {smol.blas_core()}", flush=True)
 
     def checkpoint():
         torch.save({"delta": m.delta_state(), "opt": opt.state_dict(), "step": step, "tokens": tokens,
-                    "best": best}, ck + ".tmp")
+                    "best": best, "start": start}, ck + ".tmp")
         os.replace(ck + ".tmp", ck)
 
     def append(name, row, header):
@@ -207,7 +229,7 @@ def main() -> None:
             checkpoint()
         m.train()
         t0 = time.time()
-        lr = a.lr * min(1.0, (step + 1) / a.warmup)
+        lr = lr_at(step, start, a)
         for g in opt.param_groups:
             g["lr"] = lr
         k, batch = make_batch(world, tok, step, a)
