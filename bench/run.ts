@@ -612,10 +612,10 @@ async function main(): Promise<void> {
   const started = Date.now();
   const load0 = loadAverage();
   const forwardDir = modelDir(FORWARD);
-  console.log("bench: OpenBLAS core type…");
   const results: Result[] = [];
   if (!ONLY_CAPTURE) {
     const stepDir = modelDir(STEP);
+    console.log("bench: OpenBLAS core type…");
     const core = await chooseCoreType();
     console.log("bench: plain forward vs PyTorch…");
     const fwd = await forwardVsTorch(forwardDir, core);
