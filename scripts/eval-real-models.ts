@@ -178,6 +178,23 @@ interface TorchEval {
   results: Record<string, { n: number; accuracy: number; f1: number }>;
 }
 
+/** One learning-rate phase of a run's history (training/real/publish.py). */
+interface Phase {
+  from_step: number;
+  lr: number;
+  warmup: number;
+  schedule: "constant" | "cosine";
+  min_lr: number;
+  oracle_share: number;
+}
+
+function phaseText(p: Phase): string {
+  const rate = p.schedule === "cosine" ? `lr ${p.lr} cosine-decayed to ${p.min_lr}` : `lr ${p.lr} constant`;
+  const warm = p.warmup > 0 ? `, ${p.warmup} warm-up steps` : ", no warm-up";
+  const mix = p.oracle_share > 0 ? `, ${Math.round(p.oracle_share * 100)} % of the steps without distractors` : "";
+  return `from step ${p.from_step}: ${rate}${warm}${mix}`;
+}
+
 function card(name: string): string {
   const mdm = name.includes("dream");
   const rel = (f: string) => path.join(ROOT, "models", name, f);
@@ -190,7 +207,7 @@ function card(name: string): string {
     train_seconds: number;
     val_curve: [number, number, number][];
     loss_curve: [number, number, number][];
-    continued_from?: { at_step: number } | null;
+    phases?: Phase[];
   }>(rel("training.json"))!;
   const torch = read<TorchEval>(rel("eval-torch.json"));
   const engine = read<{ delta_step: number; results: Record<string, Row>; decoder: string; threads: number; date: string }>(
@@ -278,9 +295,9 @@ function card(name: string): string {
   L.push(
     "- Small n where marked: each MDM answer costs 8 full forward passes on a CPU. The engine and torch rows use the same questions (the first n of the file) but not always the same n.",
     `- Both runs stopped at a budget set by a shared machine, not at a plateau; the curriculum reached ${Math.max(...t.loss_curve.map((r) => r[2]))} distractors, so gold + 9 is out of the training distribution.`,
-    ...(t.continued_from
+    ...(t.phases && t.phases.length > 1
       ? [
-          `- The run was continued at step ${t.continued_from.at_step} from its published delta with AdamW's moments reset (they were not published); both runs alike.`,
+          `- Learning-rate phases (both runs alike): ${t.phases.map(phaseText).join("; ")}. A continuation starts from the published delta; AdamW's moments were not published, so they restart at zero there.`,
         ]
       : []),
     "- Not a general model: it answers the synthetic world's questions from a passage; closed-book answers are guesses (test people are unseen).",

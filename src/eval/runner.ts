@@ -377,6 +377,9 @@ async function runGroup(
   const settings = { ...(o.sampler ?? {}), addSpecialTokens };
   const t0 = performance.now();
   let out: GenerateResult[];
+  // Unknown-word warnings count only once the group succeeds: a failed group is rerun one question at a
+  // time below, and those runs report their own warnings again.
+  const warned: { id: string; pieces: string[] }[] = [];
   try {
     // Regions travel into traces (and feed a region_sum probe): char spans → tokens via the offsets.
     const withRegions = traceFiles !== undefined || o.engine.probes.regionSum !== undefined;
@@ -396,8 +399,9 @@ async function runGroup(
       keepSteps: false,
       signal: o.signal,
       intervention: o.intervention,
-      warn: (_m, d) => unknown.push({ id: group[d.prompt].record.id, pieces: d.pieces }),
+      warn: (_m, d) => warned.push({ id: group[d.prompt].record.id, pieces: d.pieces }),
     });
+    unknown.push(...warned);
   } catch (e) {
     // Settings errors concern every question alike; otherwise find the culprit by running one at a time.
     if (group.length === 1 || (e instanceof SettingsError && /^Invalid|Unknown setting/.test(e.message))) {

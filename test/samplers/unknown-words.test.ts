@@ -65,4 +65,37 @@ describe("prompts with words outside the vocabulary", () => {
       await m.dispose();
     }
   });
+
+  it("a batch that fails and is rerun one question at a time counts each question's unknown words once", async () => {
+    const m = await openModel(DIR, {});
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-unk-"));
+    try {
+      const file = path.join(dir, "qa.jsonl");
+      const line = (q: string) =>
+        JSON.stringify({ question: q, answers: ["Rimove"], ctxs: [{ text: "Sela Doru lives in Rimove .", isgold: true }] });
+      // The third question is longer than the model's context, so the batch of three fails and the
+      // evaluator finds the culprit by running them one at a time.
+      const long = "Where does Sela Doru live ? ".repeat(200);
+      fs.writeFileSync(file, [line("Where does Zanzibar live ?"), line("Where does Sela Doru live ?"), line(long)].join("\n") + "\n");
+      const records = await loadQaJsonl(file);
+      const warnings: string[] = [];
+      const rows = await runEval({
+        engine: m.engine,
+        tokenizer: m.tokenizer,
+        records,
+        setting: { kind: "oracle" },
+        promptFormat: m.preset.promptFormat,
+        sampler: { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 1 },
+        batchSize: 3,
+        warn: (w) => warnings.push(w),
+      });
+      expect(rows.results.filter((r) => r.error).map((r) => r.id)).toEqual([records[2].id]);
+      const unk = warnings.filter((w) => w.includes("outside the model's vocabulary"));
+      expect(unk).toHaveLength(1);
+      expect(unk[0]).toContain("1 of 3 prompts had text outside the model's vocabulary");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      await m.dispose();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 #!/bin/sh
 # After run_both.sh: for each run, wait until its training process has exited, publish its delta, evaluate
 # it on the held-out questions, and (after the causal twin's evaluation) measure the attention sink.
-# Background; logs training/runs/finish-*.log; pids in training/runs/finish.pids.
+# Background; logs training/runs/finish-*.log; pids in training/runs/finish.pids. SUFFIX: as for run_both.sh.
 set -e
 cd "$(dirname "$0")/../.."
 : "${OPENBLAS_CORETYPE:=SkylakeX}"
@@ -14,13 +14,13 @@ wait_run() {  # $1 = objective: until no train.py of that run is alive
 }
 : > training/runs/finish.pids
 ( wait_run mdm
-  $PY training/real/publish.py --run training/runs/smol-mdm --name smollm2-135m-dream-world
+  $PY training/real/publish.py --run "training/runs/smol-mdm$SUFFIX" --name smollm2-135m-dream-world
   $PY training/real/eval_qa.py --delta models/smollm2-135m-dream-world/delta.safetensors --n $MDM_N \
       --out models/smollm2-135m-dream-world/eval-torch.json
 ) >> training/runs/finish-mdm.log 2>&1 &
 echo $! >> training/runs/finish.pids
 ( wait_run arm
-  $PY training/real/publish.py --run training/runs/smol-arm --name smollm2-135m-causal-world
+  $PY training/real/publish.py --run "training/runs/smol-arm$SUFFIX" --name smollm2-135m-causal-world
   $PY training/real/eval_qa.py --delta models/smollm2-135m-causal-world/delta.safetensors --n $ARM_N \
       --out models/smollm2-135m-causal-world/eval-torch.json
   while [ ! -f models/smollm2-135m-dream-world/delta.safetensors ]; do sleep 20; done

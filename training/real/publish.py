@@ -34,6 +34,34 @@ def rows(path: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def phases(run: dict) -> list[dict]:
+    """The learning-rate phases of the whole history: those of the published model a continuation started
+    from (`--init-from`), then this run's own. A phase is the step it began at and its schedule."""
+    own = {"from_step": run.get("start_step", 0), "lr": run["lr"], "warmup": run["warmup"],
+           "schedule": run.get("schedule", "constant"), "min_lr": run.get("min_lr", 0.0),
+           "oracle_share": run.get("oracle_share", 0.0)}
+    if not run.get("init_from"):
+        return [own]
+    prev = json.load(open(os.path.join(REPO, run["init_from"], "training.json")))
+    earlier = prev.get("phases") or legacy_phases(prev)
+    own["note"] = ("continued from the published delta; AdamW's moments were not published, so they restarted "
+                   f"at zero here{' with a new warm-up' if own['warmup'] > 0 else ''}")
+    return earlier + [own]
+
+
+def legacy_phases(info: dict) -> list[dict]:
+    """training.json files written before `phases` existed: one constant-rate run, maybe continued once
+    (`continued_from.at_step`) at the same rate with the moments reset and no new warm-up."""
+    out = [{"from_step": 0, "lr": info["lr"], "warmup": info["warmup"], "schedule": "constant", "min_lr": 0.0,
+            "oracle_share": 0.0}]
+    c = info.get("continued_from")
+    if c and "at_step" in c:
+        out.append({"from_step": c["at_step"], "lr": info["lr"], "warmup": 0, "schedule": "constant", "min_lr": 0.0,
+                    "oracle_share": 0.0, "note": "continued from the published delta; AdamW's moments restarted at "
+                    "zero (they were not published), no new warm-up"})
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", required=True)
@@ -64,11 +92,7 @@ def main() -> None:
             "mask_id": run.get("mask_id"), "blas_core": run.get("blas_core"), "threads": run.get("threads"),
             "delta_bytes": size, "seconds_per_step_median": round(statistics.median(secs), 2) if secs else None,
             "train_seconds": round(sum(secs), 1),
-            "continued_from": (
-                {"model": run["init_from"], "note": "the run was continued from this published model: its delta, "
-                 "step and curves; AdamW's moments were not published, so they restarted at zero there "
-                 "(no new warm-up); seconds per step before it are that run's mean"}
-                if run.get("init_from") else None),
+            "phases": phases(run),
             "loss_curve": [[int(r["step"]), float(r["loss"]), int(r["k"])] for r in loss],
             "val_curve": [[int(r["step"]), float(r["val_oracle_accuracy"]), int(r["n"])] for r in val]}
     with open(os.path.join(out, "training.json"), "w") as f:
