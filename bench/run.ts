@@ -6,6 +6,7 @@
  *   npm run bench -- --quick            # tiny shapes, one or two repeats: a smoke test of the harness
  *   npm run bench -- --out FILE         # write FILE instead of BENCHMARKS.md
  *   npm run bench -- --only speed       # only the speed-and-memory sections (no per-module sections)
+ *   npm run bench -- --only capture     # only the capture-overhead section (a quick check of probe costs)
  *   npm run bench -- --skip gguf,engine # keep those per-module sections from the previous file, marked as not re-run
  *
  * The speed-and-memory sections compare the ONNX engine (opened with `openModel`, whatever its
@@ -46,7 +47,8 @@ const flag = (name: string): string | undefined => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 const OUT = path.resolve(flag("--out") ?? path.join(ROOT, "BENCHMARKS.md"));
-const ONLY_SPEED = flag("--only") === "speed";
+const ONLY_CAPTURE = flag("--only") === "capture";
+const ONLY_SPEED = flag("--only") === "speed" || ONLY_CAPTURE;
 /** Per-module scripts not re-run this time (`--skip gguf,engine`): their previous section is kept, marked as such. */
 const SKIP = new Set((flag("--skip") ?? "").split(",").filter(Boolean));
 const PYTHON = process.env.FLOATSCOPE_BENCH_PYTHON ?? "/usr/bin/python3";
@@ -434,13 +436,21 @@ async function captureOverhead(dir: string): Promise<Result> {
   const workers = sets.map(([name, probes]) => Worker.engine(dir, { threads, probes }, `engine ${name}`));
   return withWorkers(workers, async () => {
     const n = quick ? 2 : 3;
+    // CPU time too: on this shared machine a forward's wall time also counts the waits for a core,
+    // while its CPU time (all its threads) mostly counts its own work.
+    const cpu: number[][] = workers.map(() => []);
     const r = await loaded(() =>
       interleave(
-        workers.map((w) => () => w.time({ T, reps: 1 })),
+        workers.map((w, i) => async () => {
+          const m = await w.ask({ op: "time", T, reps: 1 });
+          cpu[i].push(...(m.cpuMs as number[]));
+          return m.ms as number[];
+        }),
         workers.map(() => n),
       ),
     );
     const meds = r.value.map(median);
+    const cpuMeds = cpu.map(median);
     const dims = {
       numLayers: FORWARD.layers,
       numHeads: FORWARD.heads,
@@ -454,6 +464,8 @@ async function captureOverhead(dir: string): Promise<Result> {
       f1(meds[i]),
       f2(meds[i] / meds[0]),
       `${(100 * (meds[i] / meds[0] - 1)).toFixed(1)} %`,
+      f1(cpuMeds[i]),
+      `${(100 * (cpuMeds[i] / cpuMeds[0] - 1)).toFixed(1)} %`,
       mib(perStep(p)),
     ]);
     const headMean = meds[3] / meds[0] - 1;
@@ -463,7 +475,7 @@ Model: ${describeShape(FORWARD)}; T ${T}, ${threads} threads. One engine per pro
 and run in turn, ${n} rounds after a warm-up each; medians. Trace bytes per step = what the probes add to an .fstrace per denoising step (\`estimateTraceBytes\`).
 Load (1-minute, before → after the whole table): ${r.load}.
 
-${markdownTable(["probes", "ms / forward", "× none", "overhead", "trace MiB / step"], rows)}
+${markdownTable(["probes", "ms / forward", "× none", "overhead", "CPU ms / forward", "CPU overhead", "trace MiB / step"], rows)}
 `;
     return {
       section,
@@ -600,17 +612,23 @@ async function main(): Promise<void> {
   const started = Date.now();
   const load0 = loadAverage();
   const forwardDir = modelDir(FORWARD);
-  const stepDir = modelDir(STEP);
-  console.log("bench: OpenBLAS core type…");
-  const core = await chooseCoreType();
-  console.log("bench: plain forward vs PyTorch…");
-  const fwd = await forwardVsTorch(forwardDir, core);
-  console.log("bench: per denoising step…");
-  const step = await perStep(stepDir, core);
+  const results: Result[] = [];
+  if (!ONLY_CAPTURE) {
+    const stepDir = modelDir(STEP);
+    console.log("bench: OpenBLAS core type…");
+    const core = await chooseCoreType();
+    console.log("bench: plain forward vs PyTorch…");
+    const fwd = await forwardVsTorch(forwardDir, core);
+    console.log("bench: per denoising step…");
+    const step = await perStep(stepDir, core);
+    results.push(step, fwd);
+  }
   console.log("bench: capture overhead…");
-  const cap = await captureOverhead(forwardDir);
-  console.log("bench: memory over T…");
-  const mem = await memoryScaling(forwardDir);
+  results.push(await captureOverhead(forwardDir));
+  if (!ONLY_CAPTURE) {
+    console.log("bench: memory over T…");
+    results.push(await memoryScaling(forwardDir));
+  }
   const speedMinutes = (Date.now() - started) / 60_000;
 
   const tmp = `${OUT}.sections-${process.pid}`;
@@ -623,7 +641,6 @@ async function main(): Promise<void> {
     .trim();
   fs.rmSync(tmp, { force: true });
 
-  const results = [step, fwd, cap, mem];
   const goalRows = results
     .flatMap((r) => r.goals)
     .map((g) => [g.goal, g.target, g.measured, g.met === null ? "—" : g.met ? "met" : "**not met**"]);

@@ -91,6 +91,8 @@ export interface ProbeContext {
   regionT?: string;
   /** [batch, query, region], when regionSum is on. */
   region?: string;
+  /** [1, head] constant 1/H (made by the first head mean, shared by every layer and chunk). */
+  headMeanWeights?: string;
 }
 
 /** Shape vector Concat([dims...]) where a dim is a constant or a dynamic int64 [1] value. */
@@ -142,9 +144,19 @@ export function chunkProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, c
     parts.values.push(v);
     return v;
   };
-  // head-mean map [batch, queryChunk, key], shared by pattern_mean and region_sum
+  // head-mean map [batch, queryChunk, key], shared by pattern_mean and region_sum. One MatMul,
+  // (1/H)·1ᵀ [1, H] @ P viewed as [B, H, Qc·K] → [B, 1, Qc·K]: a single pass over P. The two
+  // ReduceMeans it replaces (group axis, then kv-head axis: strided reductions on ORT CPU, the first
+  // a full copy when G = 1) were 9 % of a forward at T 1024 (docs/engine.md, "Probe costs").
   let pm: string | undefined;
-  const headMean = () => (pm ??= keep(g.reduceMean(g.reduceMean(c.p5, 2, false), 1, false)));
+  const headMean = () => {
+    if (pm) return pm;
+    const H = ctx.spec.numHeads;
+    const flat = g.reshape(c.p5, g.constI64([0, H, -1])); // [B,KV,G,Qc,K] → [B,H,Qc·K]: a view
+    ctx.headMeanWeights ??= g.constF32(new Array<number>(H).fill(1 / H), [1, H], "head_mean_w");
+    const mean = g.matmul(ctx.headMeanWeights, flat);
+    return (pm = keep(g.reshape(mean, dims(g, [0, -1, ctx.seq]))));
+  };
   if (req.received || req.receivedHeads) {
     // w·P over the query axis: [B,1,1,1,Qc] @ [B,KV,G,Qc,K] → [B,KV,G,1,K]
     parts.rh = keep(g.matmul(sliceQ(ctx.queryWeight5!, 4), c.p5));
