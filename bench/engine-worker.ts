@@ -134,6 +134,7 @@ async function main(): Promise<void> {
       const a = performance.now();
       const out = await engine.forward(inp);
       const ms = performance.now() - a;
+      warm.add(req.T); // a later "time" at this T needs no warm-up of its own
       const peak = reset ? procStatus("VmHWM") : process.resourceUsage().maxRSS * 1024;
       const probeBytes = [...out.probes.values()].reduce((n, p) => n + p.data.byteLength, 0);
       send({ beforeBytes: before, peakBytes: peak, peakReset: reset, probeBytes, logitBytes: out.logits.byteLength, ms });
