@@ -519,7 +519,8 @@ async function memoryScaling(dir: string): Promise<Result> {
         headDim: FORWARD.width / FORWARD.heads,
         seq: T,
       };
-      const traceStep = estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 1 }) - estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 0 });
+      const traceStep =
+        estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 1 }) - estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 0 });
       rows.push([
         T,
         kind.what,

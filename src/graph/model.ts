@@ -164,7 +164,11 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   }
   const budget = options.chunkBudgetBytes ?? AUTO_CHUNKS.scratchBytes;
   if (!(Number.isFinite(budget) && budget > 0)) {
-    throw new SettingsError("Bad chunk budget", { field: "chunkBudgetBytes", expected: "a positive number of bytes", found: String(budget) });
+    throw new SettingsError("Bad chunk budget", {
+      field: "chunkBudgetBytes",
+      expected: "a positive number of bytes",
+      found: String(budget),
+    });
   }
   const slots = chunkSlots(spec, chunking, budget);
   const slotsMlp = mlpSlots(spec, chunking, budget);
