@@ -6,11 +6,13 @@
  *
  *   npx tsx bench/engine-worker.ts MODEL_DIR '{"threads": 1, "probes": {"received": true}}'
  *
- * Requests: {"op": "time", "T": 256, "reps": 3}  → {"ms": [...], "cpuMs": [...]} (one untimed warm-up
- *             the first time a T is seen)
+ * Requests: {"op": "time", "T": 256, "reps": 3, "rows"?: 32}  → {"ms": [...], "cpuMs": [...]} (one untimed
+ *             warm-up the first time a T is seen; `rows` as for "memory")
  *           {"op": "logits", "T": 64}            → {"rows": the first 4 rows of logits}
- *           {"op": "memory", "T": 1024}          → peak RSS of one forward above the RSS the engine held
- *             before it (Linux: the peak is reset through /proc/self/clear_refs first), and the probe bytes
+ *           {"op": "memory", "T": 1024, "rows"?: 32} → peak RSS of one forward above the RSS the engine held
+ *             before it (Linux: the peak is reset through /proc/self/clear_refs first), and the probe bytes;
+ *             with `rows`, the forward asks for the last `rows` logit rows as summaries only (a denoising
+ *             step as the LLaDA sampler runs it at τ 0), without it for every logit row
  *           {"op": "gemm", "n": 1024, "reps": 7}        → GFLOP/s of one onnxruntime MatMul [n, n]·[n, 4n] f32
  *             (median), with the same thread count: the GEMM peak the forward is compared with
  *           {"op": "matmuls", "shapes": [[m, k, n, count], …], "reps": 3} → Σ count × median ms of each
@@ -89,15 +91,23 @@ async function main(): Promise<void> {
   const engine = model.engine;
   const send = (x: unknown) => process.stdout.write(JSON.stringify(x) + "\n");
   send({ createMs: performance.now() - t0, rssBytes: procStatus("VmRSS"), queryChunks: engine.queryChunks, nodes: engine.nodeCount });
-  const input = (T: number): ForwardInput => ({ ids: idsFor(T, model.spec.vocabSize), batch: 1, seq: T });
+  const input = (T: number, rows?: number): ForwardInput => {
+    const inp: ForwardInput = { ids: idsFor(T, model.spec.vocabSize), batch: 1, seq: T };
+    if (rows !== undefined) {
+      inp.logitRows = Int32Array.from({ length: rows }, (_, i) => T - rows + i);
+      inp.summaries = true;
+      inp.returnLogits = false;
+    }
+    return inp;
+  };
   const warm = new Set<number>();
   const lines = readline.createInterface({ input: process.stdin });
   for await (const line of lines) {
-    const req = JSON.parse(line) as { op: string; T: number; reps?: number };
+    const req = JSON.parse(line) as { op: string; T: number; reps?: number; rows?: number };
     if (req.op === "quit") break;
     if (req.op === "time") {
       if (!warm.has(req.T)) {
-        await engine.forward(input(req.T));
+        await engine.forward(input(req.T, req.rows));
         warm.add(req.T);
       }
       const ms: number[] = [];
@@ -105,7 +115,7 @@ async function main(): Promise<void> {
       for (let r = 0; r < (req.reps ?? 1); r++) {
         const c0 = process.cpuUsage();
         const a = performance.now();
-        await engine.forward(input(req.T));
+        await engine.forward(input(req.T, req.rows));
         ms.push(performance.now() - a);
         const c = process.cpuUsage(c0);
         cpuMs.push((c.user + c.system) / 1000);
@@ -116,11 +126,15 @@ async function main(): Promise<void> {
       const V = out.vocabSize;
       send({ rows: Array.from({ length: 4 }, (_, i) => Array.from(out.logits.subarray(i * V, (i + 1) * V))) });
     } else if (req.op === "memory") {
+      // `rows`: request only the last `rows` logit rows, as summaries (a LLaDA step at τ 0 with that
+      // block length, samplers/loop.ts); without it, every logit row, returned (the plain forward).
+      const inp = input(req.T, req.rows);
       const reset = resetPeakRss();
       const before = procStatus("VmRSS");
       const a = performance.now();
-      const out = await engine.forward(input(req.T));
+      const out = await engine.forward(inp);
       const ms = performance.now() - a;
+      warm.add(req.T); // a later "time" at this T needs no warm-up of its own
       const peak = reset ? procStatus("VmHWM") : process.resourceUsage().maxRSS * 1024;
       const probeBytes = [...out.probes.values()].reduce((n, p) => n + p.data.byteLength, 0);
       send({ beforeBytes: before, peakBytes: peak, peakReset: reset, probeBytes, logitBytes: out.logits.byteLength, ms });

@@ -40,7 +40,7 @@ import {
   type ProbeOutput,
 } from "./probes.js";
 import { emitInterventions, type InterventionGraph } from "./interventions.js";
-import { autoChunkRows, chunkSlots, type QueryChunks } from "./chunks.js";
+import { attentionRowKeys, AUTO_CHUNKS, autoMlpRows, chunkSlots, mlpSlots, type QueryChunks } from "./chunks.js";
 import { ropeInvFreq } from "./rope.js";
 import type { ModelSpec } from "./spec.js";
 
@@ -55,9 +55,12 @@ export interface BuildOptions {
    * Split each layer's attention into this many query chunks (default 1), computed one after
    * the other, so only [batch, head, seq/chunks, seq] score tensors are alive at a time. Results
    * are identical; full `pattern` maps still need the whole [B, H, T, T] per requested layer.
-   * "auto": chunks of a size chosen from the memory estimate (chunks.ts).
+   * "auto": chunks of a size chosen from a scratch budget (chunks.ts). The MLP is split into row
+   * chunks by the same setting (n chunks, or the budget's rows under "auto").
    */
   queryChunks?: QueryChunks;
+  /** Scratch bytes per chunk and batch row under "auto" (default `AUTO_CHUNKS.scratchBytes`, chunks.ts). */
+  chunkBudgetBytes?: number;
   /**
    * Row-selectable LM head (default false): adds input `logit_rows` [batch, rows] (hidden-state
    * positions) and the `logit_summary.*` outputs; `logits` becomes [batch, rows, vocab]. See logits.ts.
@@ -159,7 +162,16 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       found: String(chunking),
     });
   }
-  const slots = chunkSlots(spec, chunking);
+  const budget = options.chunkBudgetBytes ?? AUTO_CHUNKS.scratchBytes;
+  if (!(Number.isFinite(budget) && budget > 0)) {
+    throw new SettingsError("Bad chunk budget", {
+      field: "chunkBudgetBytes",
+      expected: "a positive number of bytes",
+      found: String(budget),
+    });
+  }
+  const slots = chunkSlots(spec, chunking, budget);
+  const slotsMlp = mlpSlots(spec, chunking, budget);
   const g = new GraphBuilder();
   const files = new Map<string, string>(); // real path → location
   const weightCache = new Map<string, string>();
@@ -345,13 +357,38 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     iv = emitInterventions(g, { allowed, T, KV, G, numLayers: spec.numLayers, numHeads: H });
     inputNames.push(...iv.inputs);
   }
-  // query rows per chunk: ceil(T / slots), and under "auto" at least min(T, rows) (chunks.ts)
+  // query rows per chunk: ceil(T / slots), and under "auto" at least min(T, r(T)) (chunks.ts), with
+  // r(T) = max(q, floor(rowKeys / T / q)·q) computed here from this run's T
   const evenRows = g.div(g.add(T, g.constI64([slots - 1])), g.constI64([slots]));
-  const atLeast = (rows: number) => g.node("Max", [evenRows, g.node("Min", [T, g.constI64([rows])])]);
-  const chunkSize = chunking === "auto" ? atLeast(autoChunkRows(spec)) : evenRows;
+  const autoRows = (rowKeys: number) => {
+    const q = g.constI64([AUTO_CHUNKS.attentionQuantum]);
+    return g.node("Max", [q, g.mul(g.div(g.div(g.constI64([rowKeys]), T), q), q)]);
+  };
+  const atLeast = (rows: string) => g.node("Max", [evenRows, g.node("Min", [T, rows])]);
+  const rowKeys = attentionRowKeys(spec, budget);
+  const chunkSize = chunking === "auto" ? atLeast(autoRows(rowKeys)) : evenRows;
   // A fused layer holds one [B, H, rows, T] buffer, not three, so under "auto" its chunks are 3×
   // longer for the same memory (fewer chunks: MultiHeadAttention re-lays K and V out per call).
-  const fusedChunkSize = chunking === "auto" ? atLeast(3 * autoChunkRows(spec)) : evenRows;
+  const fusedChunkSize = chunking === "auto" ? atLeast(autoRows(3 * rowKeys)) : evenRows;
+
+  // Chunk c covers rows [c·size, (c+1)·size) ∩ [0, total). The bounds are computed once per run and
+  // shared by every layer; each layer's `start` also waits for `after` (the previous chunk's results:
+  // an empty slice of their Shape is concatenated in), which orders the chunks one after another.
+  const bounds = new Map<string, [string, string][]>();
+  const chunkBounds = (size: string, total: string, count: number, c: number, after: string[]): [string, string] => {
+    const key = `${size}/${total}/${count}`;
+    let list = bounds.get(key);
+    if (!list) {
+      list = Array.from({ length: count }, (_, i) => [
+        g.node("Min", [g.mul(size, g.constI64([i])), total]),
+        g.node("Min", [g.mul(size, g.constI64([i + 1])), total]),
+      ]);
+      bounds.set(key, list);
+    }
+    const [start, end] = list[c];
+    if (after.length === 0) return [start, end];
+    return [g.concat([...after.map((v) => g.slice(g.shape(v), 0, 0, 0)), start], 0), end];
+  };
 
   // RoPE tables for this run: angle[b,t,j] = position · invFreq[j], duplicated to dHead.
   const invFreq = g.constF32(ropeInvFreq(spec.rope, hd), [hd / 2], "inv_freq");
@@ -410,9 +447,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       let qc = qF,
         rows: (x: string) => string = (x) => x;
       if (slots > 1) {
-        const wait = c > 0 ? [g.slice(g.shape(contexts[c - 1]), 0, 0, 0)] : [];
-        const start = g.node("Min", [g.concat([...wait, g.mul(fusedChunkSize, g.constI64([c]))], 0), T]);
-        const end = g.node("Min", [g.mul(fusedChunkSize, g.constI64([c + 1])), T]);
+        const [start, end] = chunkBounds(fusedChunkSize, T, slots, c, c > 0 ? [contexts[c - 1]] : []);
         qc = g.node("Slice", [qF, start, end, g.constI64([1])]);
         rows = (x) => g.node("Slice", [x, start, end, g.constI64([2])]);
       }
@@ -433,6 +468,27 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     }
     const out = contexts.length === 1 ? contexts[0] : g.concat(contexts, 1); // [B, T, H·d]
     return g.reshape(out, g.constI64([-1, H * hd]));
+  };
+
+  // ---- the MLP block in row chunks of the [B·T, D] residual stream (chunks.ts) ----
+  // Every op of the block is per row, so chunk c computes rows [c·m, (c+1)·m) ∩ [0, N) on its own and
+  // the chunks are concatenated back: [rows, ffn] intermediates instead of [N, ffn]. As for the
+  // attention chunks, an empty slice of the previous chunk's Shape orders chunk c after chunk c − 1.
+  let mlpChunk: string | undefined; // rows per MLP chunk, [1] int64
+  let flatRows: string | undefined; // B·T, [1] int64
+  const mlpChunked = (xIn: string, block: (xc: string) => string): string => {
+    if (slotsMlp === 1) return block(xIn);
+    if (!flatRows || !mlpChunk) {
+      flatRows = g.mul(B, T);
+      const even = g.div(g.add(flatRows, g.constI64([slotsMlp - 1])), g.constI64([slotsMlp]));
+      mlpChunk = chunking === "auto" ? g.node("Max", [even, g.node("Min", [flatRows, g.constI64([autoMlpRows(spec, budget)])])]) : even;
+    }
+    const parts: string[] = [];
+    for (let c = 0; c < slotsMlp; c++) {
+      const [start, end] = chunkBounds(mlpChunk, flatRows, slotsMlp, c, c > 0 ? [parts[c - 1]] : []);
+      parts.push(block(g.node("Slice", [xIn, start, end, g.constI64([0])])));
+    }
+    return g.concat(parts, 0);
   };
 
   // ---- embedding: [B,T] → [B·T, D] ----
@@ -477,9 +533,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
           end: string | undefined;
         if (K > 1) {
           // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
-          const wait = after.map((val) => g.slice(g.shape(val), 0, 0, 0));
-          start = g.node("Min", [g.concat([...wait, g.mul(chunkSize, g.constI64([c]))], 0), T]);
-          end = g.node("Min", [g.mul(chunkSize, g.constI64([c + 1])), T]);
+          [start, end] = chunkBounds(chunkSize, T, K, c, after);
           qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
           if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
         }
@@ -513,11 +567,12 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
     }
     x = g.add(x, linear(o, w.o, D, H * hd));
-
-    const h2 = rmsNorm(x, w.mlpNorm);
-    const gate = linear(h2, w.gate, spec.intermediateSize, D);
-    const up = linear(h2, w.up, spec.intermediateSize, D);
-    x = g.add(x, linear(g.mul(g.mul(gate, g.sigmoid(gate)), up), w.down, D, spec.intermediateSize));
+    x = mlpChunked(x, (xc) => {
+      const h2 = rmsNorm(xc, w.mlpNorm);
+      const gate = linear(h2, w.gate, spec.intermediateSize, D);
+      const up = linear(h2, w.up, spec.intermediateSize, D);
+      return g.add(xc, linear(g.mul(g.mul(gate, g.sigmoid(gate)), up), w.down, D, spec.intermediateSize));
+    });
   }
 
   const final = rmsNorm(x, spec.weights.finalNorm);

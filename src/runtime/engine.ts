@@ -35,11 +35,13 @@ export interface EngineOptions extends SessionOptions {
   /** Refuse a forward whose estimate exceeds this (default 75 % of physical memory). */
   memoryBudgetBytes?: number;
   /**
-   * Attention in this many query chunks, or "auto" (default): chunks sized from the memory estimate
-   * so the attention never costs more than the activations (graph/chunks.ts, docs/engine.md). Less
+   * Attention and MLP in this many row chunks, or "auto" (default): chunks sized so that each holds
+   * at most `chunkBudgetBytes` of scratch per batch row (graph/chunks.ts, docs/engine.md). Less
    * memory at long sequences, the same results up to summation order.
    */
   queryChunks?: QueryChunks;
+  /** Scratch bytes per chunk and batch row under `queryChunks: "auto"` (default 32 MiB, `AUTO_CHUNKS.scratchBytes`). */
+  chunkBudgetBytes?: number;
   /**
    * Row-selectable LM head (default true): `forward` honours `logitRows` / `summaries`, running
    * the head only on the requested rows. false builds the plain head (every row, always); the
@@ -111,11 +113,12 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const queryChunks = options.queryChunks ?? "auto";
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
-  const { quantizedWeights, nbitsAccuracyLevel, fusedAttention } = options;
+  const { quantizedWeights, nbitsAccuracyLevel, fusedAttention, chunkBudgetBytes } = options;
   let built = buildModelGraph(spec, tensors, {
     probes,
     computeDType,
     queryChunks,
+    chunkBudgetBytes,
     logitRows,
     quantizedWeights,
     nbitsAccuracyLevel,
@@ -133,6 +136,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       probes,
       computeDType: "f32",
       queryChunks,
+      chunkBudgetBytes,
       logitRows,
       quantizedWeights,
       nbitsAccuracyLevel,
@@ -158,6 +162,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     queryChunks,
     logitRows,
     interventions,
+    chunkBudgetBytes,
     created.tempDir,
   );
 }
@@ -181,6 +186,7 @@ class OrtEngine implements OnnxEngine {
     readonly queryChunks: QueryChunks,
     readonly logitRows: boolean,
     readonly interventions: boolean,
+    private readonly chunkBudgetBytes: number | undefined,
     private tempDir?: string,
   ) {
     this.outputs = built.probes;
@@ -195,6 +201,7 @@ class OrtEngine implements OnnxEngine {
       probes: this.probes,
       computeDType: this.computeDType,
       queryChunks: this.queryChunks,
+      chunkBudgetBytes: this.chunkBudgetBytes,
       logitRows,
       interventions: this.interventions,
     });

@@ -6,8 +6,9 @@
  * - weights: every parameter in the compute type (on CPU BF16/F16 checkpoints are cast to f32
  *   when the session is created, so they cost 4 bytes each);
  * - attention: the decomposed attention holds scores, masked scores and probabilities, each
- *   [batch, head, query, key] f32, at once for one layer;
- * - activations: the residual stream and MLP intermediates of one layer, with headroom;
+ *   [batch, head, query, key] f32, at once for one layer, for one query chunk (graph/chunks.ts);
+ * - activations: the residual stream and projections of one layer, and the MLP intermediates of one
+ *   MLP row chunk (all rows unchunked), with headroom;
  * - logits: [batch, seq, vocab] f32, twice (graph output + shifted copy / JS view); with row
  *   selection [batch, rows, vocab] twice plus the f64 summary temporaries (3 × 8 bytes per logit);
  * - probes: every requested probe output ×2.5 (ORT's output buffer with its arena slack + the JS
@@ -19,7 +20,7 @@
  * It is an estimate (±25 %), not a guarantee; the benchmark prints it next to the measured peak.
  */
 import * as os from "node:os";
-import { activationsPerToken, rowsPerChunk as rowsPerChunk_, type QueryChunks } from "../graph/chunks.js";
+import { activationsPerToken, mlpPerToken, mlpRowsPerChunk, rowsPerChunk as rowsPerChunk_, type QueryChunks } from "../graph/chunks.js";
 import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { BudgetError } from "../util/errors.js";
@@ -30,8 +31,10 @@ export interface MemoryEstimateOptions {
   seq: number;
   probes?: ProbeRequest;
   computeDType?: "f32" | "f16";
-  /** Attention computed in this many query chunks (or "auto", graph/chunks.ts): the attention term shrinks accordingly. */
+  /** Attention and MLP computed in this many row chunks (or "auto", graph/chunks.ts): their terms shrink accordingly. */
   queryChunks?: QueryChunks;
+  /** The engine's `chunkBudgetBytes` (scratch per chunk under "auto"; default chunks.ts). */
+  chunkBudgetBytes?: number;
   /** Logits rows returned per batch row (row selection; default seq): the head runs on only these. */
   logitRows?: number;
   /**
@@ -89,12 +92,14 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   // a layer with a full-map probe runs as one chunk under "auto"
   const fullMap = (req.pattern?.layers.length ?? 0) + (req.patternMean?.layers.length ?? 0) > 0;
   const chunks = o.queryChunks === "auto" && fullMap ? 1 : (o.queryChunks ?? 1);
-  const rowsPerChunk = rowsPerChunk_(spec, T, chunks);
+  const rowsPerChunk = rowsPerChunk_(spec, T, chunks, o.chunkBudgetBytes);
   const attention =
     B * spec.numHeads * rowsPerChunk * T * (3 * 4 + (bytes === 2 ? 2 : 0) + (o.interventions ? 2 : 0)) + (o.interventions ? B * T * T : 0);
-  // residual, normed, q/k/v, context, and three MLP intermediates, ×2 headroom for ORT's arena
-  const perToken = activationsPerToken(spec);
-  const activations = 2 * B * T * perToken * bytes;
+  // residual, normed, q/k/v, context for all rows, three MLP intermediates for one MLP chunk's rows
+  // (the MLP is chunked even where a full-map layer's attention is not), ×2 headroom for ORT's arena
+  const perToken = activationsPerToken(spec) - mlpPerToken(spec);
+  const mlpRows = mlpRowsPerChunk(spec, B * T, o.queryChunks ?? 1, o.chunkBudgetBytes);
+  const activations = 2 * (B * T * perToken + mlpRows * mlpPerToken(spec)) * bytes;
   // Row selection (logitRows < seq) gathers rows before the head: [B, R, V] plus its f64 summary
   // temporaries (cast, exp, p: 3 × 8 bytes per logit, alive for the selected rows only).
   const R = o.logitRows;

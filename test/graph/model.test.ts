@@ -4,7 +4,7 @@
  * accumulation over d ≤ 64), probabilities and probe statistics 1e-5, q/k 1e-4.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { autoChunkRows } from "../../src/graph/chunks.js";
+import { mlpRowsPerChunk, rowsPerChunk } from "../../src/graph/chunks.js";
 import { buildModelGraph } from "../../src/graph/model.js";
 import { probesFromAttention, referenceForward } from "../../src/reference/forward.js";
 import { createEngine } from "../../src/runtime/engine.js";
@@ -96,13 +96,17 @@ describe("ONNX graph vs TS reference forward", () => {
 
 describe('queryChunks "auto" and the unmasked path', () => {
   const REDUCTIONS: ProbeRequest = { received: true, receivedHeads: true, self: true, argmax: true };
-  it("auto chunks (64 rows here) give the probes and logits of one chunk, padded or not", async () => {
+  it("auto chunks (attention 16 rows, MLP 64 rows here) give the probes and logits of one chunk, padded or not", async () => {
     const ck = makeTinyEngineCheckpoint({ causal: false, family: "llada", seed: 14 });
     made.push(ck);
     const spec = { ...ck.spec, maxPositionEmbeddings: 512 };
-    expect(autoChunkRows(spec)).toBe(64); // tiny widths: the floor
-    const T = 150; // chunks of 64, 64, 22
-    const auto = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1 });
+    // a budget of 64 MLP rows (12·ffn bytes each, ffn 48); the attention's r(T) = S/(12·H·T) is then
+    // below its floor of 16 rows
+    const chunkBudgetBytes = 12 * 48 * 64;
+    const T = 150; // attention: 9 chunks of 16 and one of 6; MLP over 2·150 rows: 4 of 64 and one of 44
+    expect(rowsPerChunk(spec, T, "auto", chunkBudgetBytes)).toBe(16);
+    expect(mlpRowsPerChunk(spec, 2 * T, "auto", chunkBudgetBytes)).toBe(64);
+    const auto = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1, chunkBudgetBytes });
     const one = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1, queryChunks: 1 });
     try {
       expect(auto.queryChunks).toBe("auto");

@@ -1,0 +1,78 @@
+/**
+ * The "auto" chunking rule (src/graph/chunks.ts) at two shapes, with the numbers worked out by hand
+ * from the rule as docs/engine.md states it (S = 32 MiB = 33 554 432 bytes per chunk):
+ *   bench model (16 heads, ffn 2816, 8192 positions): attention S / (12·16) = 174 762 row·keys,
+ *     r(256) = 682 → 672, r(1024) = 170 → 160, r(2048) = 85 → 80, r(4096) = 42 → 32, r(8192) = 21 → 16
+ *     (multiples of 16), so 8192 / 16 = 512 slots, capped at 32: from T 4096 on ceil(T / 32) rows win;
+ *     MLP S / (12·2816) = 992.9 → 960 rows (multiple of 64), ceil(8192 / 960) = 9 slots.
+ *   LLaDA-8B (32 heads, ffn 12288, 4096 positions): 87 381 row·keys, r(1024) = 85 → 80,
+ *     r(4096) = 21 → 16 → 32 slots → 128 rows at T 4096; MLP 227.5 → 192 rows, ceil(4096 / 192) = 22 slots.
+ * The chunked graph itself is tested against the unchunked one and the f64 reference in model.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { chunkSlots, mlpRowsPerChunk, mlpSlots, rowsPerChunk } from "../../src/graph/chunks.js";
+import type { ModelSpec } from "../../src/graph/spec.js";
+import { estimateMemory } from "../../src/runtime/memory.js";
+
+function shape(hidden: number, heads: number, ffn: number, layers: number, maxPositions: number): ModelSpec {
+  const block = { attnNorm: "a", q: "q", k: "k", v: "v", o: "o", mlpNorm: "m", gate: "g", up: "u", down: "d" };
+  return {
+    family: "llada",
+    architecture: "LLaDAModelLM",
+    vocabSize: 4096,
+    hiddenSize: hidden,
+    numLayers: layers,
+    numHeads: heads,
+    numKvHeads: heads,
+    headDim: hidden / heads,
+    intermediateSize: ffn,
+    rmsNormEps: 1e-5,
+    rope: { theta: 500000 },
+    maxPositionEmbeddings: maxPositions,
+    causal: false,
+    qkvBias: false,
+    logitShift: 0,
+    eosTokenIds: [],
+    addsBos: false,
+    weights: { embed: "e", finalNorm: "n", lmHead: "h", blocks: Array.from({ length: layers }, () => block) },
+  } as unknown as ModelSpec;
+}
+
+const BENCH = shape(1024, 16, 2816, 8, 8192);
+const LLADA_8B = shape(4096, 32, 12288, 32, 4096);
+
+describe('queryChunks "auto"', () => {
+  it("bench shape: attention rows shrink like 1/T down to the slot limit, MLP rows are fixed", () => {
+    expect(chunkSlots(BENCH, "auto")).toBe(32);
+    expect(mlpSlots(BENCH, "auto")).toBe(9);
+    expect([256, 512, 1024, 2048, 4096, 8192].map((T) => rowsPerChunk(BENCH, T, "auto"))).toEqual([256, 336, 160, 80, 128, 256]);
+    expect([256, 1024, 4096, 8192].map((N) => mlpRowsPerChunk(BENCH, N, "auto"))).toEqual([256, 960, 960, 960]);
+    expect(mlpRowsPerChunk(BENCH, 4 * 8192, "auto")).toBe(Math.ceil((4 * 8192) / 9)); // beyond slots·rows: longer chunks
+  });
+
+  it("LLaDA-8B shape", () => {
+    expect(chunkSlots(LLADA_8B, "auto")).toBe(32);
+    expect(mlpSlots(LLADA_8B, "auto")).toBe(22);
+    expect([1024, 4096].map((T) => rowsPerChunk(LLADA_8B, T, "auto"))).toEqual([80, 128]);
+    expect(mlpRowsPerChunk(LLADA_8B, 4096, "auto")).toBe(192);
+  });
+
+  it("an integer n splits attention and MLP into n chunks; the budget is a parameter", () => {
+    expect(rowsPerChunk(BENCH, 1000, 3)).toBe(334);
+    expect(mlpRowsPerChunk(BENCH, 2000, 3)).toBe(667);
+    // 4× the budget: 4× the attention rows (before rounding) and MLP rows
+    expect(rowsPerChunk(BENCH, 1024, "auto", 128 * 2 ** 20)).toBe(672); // 699 050 / 1024 = 682 → 672
+    expect(mlpRowsPerChunk(BENCH, 8192, "auto", 128 * 2 ** 20)).toBe(3968); // 3971.9 → 3968
+  });
+
+  it("estimateMemory follows the rule: attention 12·H·r·T, MLP intermediates for one chunk of rows", () => {
+    const T = 4096;
+    const est = estimateMemory(BENCH, { batch: 1, seq: T, queryChunks: "auto" });
+    expect(est.attention).toBe(12 * 16 * 128 * T);
+    const perTokenNonMlp = 4 * 1024 + 64 * (2 * 16 + 2 * 16); // residual, normed, q/k/v, context
+    expect(est.activations).toBe(2 * 4 * (T * perTokenNonMlp + 960 * 3 * 2816));
+    const one = estimateMemory(BENCH, { batch: 1, seq: T, queryChunks: 1 });
+    expect(one.attention).toBe(12 * 16 * T * T);
+    expect(one.activations).toBe(2 * 4 * T * (perTokenNonMlp + 3 * 2816));
+  });
+});
