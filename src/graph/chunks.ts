@@ -14,7 +14,8 @@
  * so both scratches stay at S whatever T is, and what grows with T is only what an exact forward
  * must hold anyway (residual stream, K, V, the layer's [T, d] projections; docs/engine.md "Memory floor").
  * The graph has a fixed number of chunk slots (attention: ceil(maxPositions / r(maxPositions)), MLP:
- * ceil(maxPositions / m), each at most `maxSlots`); a run uses max(ceil(T / slots), min(T, r(T)))
+ * ceil(maxPositions / m), each at most `maxSlots` = 16: more slots made session creation much slower on
+ * 30-layer models, docs/engine.md); a run uses max(ceil(T / slots), min(T, r(T)))
  * rows per attention chunk (and max(ceil(N / slots), min(N, m)) of the N = batch·T MLP rows), so
  * short inputs run as one chunk (the other slots are empty and cost a few node launches) and inputs
  * beyond slots·r rows get longer chunks (more scratch) rather than failing.
@@ -36,7 +37,7 @@ export const AUTO_CHUNKS = {
   /** MLP chunk rows: a multiple of this, at least this. */
   mlpQuantum: 64,
   /** Chunk slots per layer and kind, at most. */
-  maxSlots: 32,
+  maxSlots: 16,
 } as const;
 
 /** f32 values per token a layer's activations hold (residual, normed, q/k/v, context, MLP). */

@@ -3,10 +3,11 @@
  * from the rule as docs/engine.md states it (S = 32 MiB = 33 554 432 bytes per chunk):
  *   bench model (16 heads, ffn 2816, 8192 positions): attention S / (12·16) = 174 762 row·keys,
  *     r(256) = 682 → 672, r(1024) = 170 → 160, r(2048) = 85 → 80, r(4096) = 42 → 32, r(8192) = 21 → 16
- *     (multiples of 16), so 8192 / 16 = 512 slots, capped at 32: from T 4096 on ceil(T / 32) rows win;
+ *     (multiples of 16), so 8192 / 16 = 512 slots, capped at 16: from T 2048 on ceil(T / 16) rows win;
  *     MLP S / (12·2816) = 992.9 → 960 rows (multiple of 64), ceil(8192 / 960) = 9 slots.
  *   LLaDA-8B (32 heads, ffn 12288, 4096 positions): 87 381 row·keys, r(1024) = 85 → 80,
- *     r(4096) = 21 → 16 → 32 slots → 128 rows at T 4096; MLP 227.5 → 192 rows, ceil(4096 / 192) = 22 slots.
+ *     r(4096) = 21 → 16 → 16 slots → 256 rows at T 4096; MLP 227.5 → 192 rows, ceil(4096 / 192) = 22 slots,
+ *     capped at 16 → ceil(4096 / 16) = 256 rows at T 4096.
  * The chunked graph itself is tested against the unchunked one and the f64 reference in model.test.ts.
  */
 import { describe, expect, it } from "vitest";
@@ -43,18 +44,18 @@ const LLADA_8B = shape(4096, 32, 12288, 32, 4096);
 
 describe('queryChunks "auto"', () => {
   it("bench shape: attention rows shrink like 1/T down to the slot limit, MLP rows are fixed", () => {
-    expect(chunkSlots(BENCH, "auto")).toBe(32);
+    expect(chunkSlots(BENCH, "auto")).toBe(16);
     expect(mlpSlots(BENCH, "auto")).toBe(9);
-    expect([256, 512, 1024, 2048, 4096, 8192].map((T) => rowsPerChunk(BENCH, T, "auto"))).toEqual([256, 336, 160, 80, 128, 256]);
+    expect([256, 512, 1024, 2048, 4096, 8192].map((T) => rowsPerChunk(BENCH, T, "auto"))).toEqual([256, 336, 160, 128, 256, 512]);
     expect([256, 1024, 4096, 8192].map((N) => mlpRowsPerChunk(BENCH, N, "auto"))).toEqual([256, 960, 960, 960]);
     expect(mlpRowsPerChunk(BENCH, 4 * 8192, "auto")).toBe(Math.ceil((4 * 8192) / 9)); // beyond slots·rows: longer chunks
   });
 
   it("LLaDA-8B shape", () => {
-    expect(chunkSlots(LLADA_8B, "auto")).toBe(32);
-    expect(mlpSlots(LLADA_8B, "auto")).toBe(22);
-    expect([1024, 4096].map((T) => rowsPerChunk(LLADA_8B, T, "auto"))).toEqual([80, 128]);
-    expect(mlpRowsPerChunk(LLADA_8B, 4096, "auto")).toBe(192);
+    expect(chunkSlots(LLADA_8B, "auto")).toBe(16);
+    expect(mlpSlots(LLADA_8B, "auto")).toBe(16);
+    expect([1024, 4096].map((T) => rowsPerChunk(LLADA_8B, T, "auto"))).toEqual([80, 256]);
+    expect(mlpRowsPerChunk(LLADA_8B, 4096, "auto")).toBe(256);
   });
 
   it("an integer n splits attention and MLP into n chunks; the budget is a parameter", () => {
@@ -68,7 +69,7 @@ describe('queryChunks "auto"', () => {
   it("estimateMemory follows the rule: attention 12·H·r·T, MLP intermediates for one chunk of rows", () => {
     const T = 4096;
     const est = estimateMemory(BENCH, { batch: 1, seq: T, queryChunks: "auto" });
-    expect(est.attention).toBe(12 * 16 * 128 * T);
+    expect(est.attention).toBe(12 * 16 * 256 * T);
     const perTokenNonMlp = 4 * 1024 + 64 * (2 * 16 + 2 * 16); // residual, normed, q/k/v, context
     expect(est.activations).toBe(2 * 4 * (T * perTokenNonMlp + 960 * 3 * 2816));
     const one = estimateMemory(BENCH, { batch: 1, seq: T, queryChunks: 1 });
