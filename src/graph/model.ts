@@ -279,11 +279,24 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   }
   const useNBits = quantMode === "matmulnbits" && !f16;
   /** A quantised GGUF linear layer as MatMulNBits, or undefined (then the plain f32 Gemm). */
+  // A weight's MatMulNBits initializers, made once: the MLP runs per row chunk (chunks.ts), so the same
+  // weight feeds one MatMulNBits node per chunk, and each must read the same initializers (a second copy
+  // under the same name would point at an external buffer that is never written).
+  const nbitsInputs = new Map<string, { inputs: string[]; attrs: Record<string, number> } | null>();
   const nbitsLinear = (x: string, w: string, out: number, inp: number): string | undefined => {
+    let made = nbitsInputs.get(w);
+    if (made === undefined) {
+      made = nbitsInitializers(w, out, inp);
+      nbitsInputs.set(w, made);
+    }
+    if (made === null) return undefined;
+    return g.node("MatMulNBits", [x, ...made.inputs], made.attrs, 1, "com.microsoft");
+  };
+  const nbitsInitializers = (w: string, out: number, inp: number): { inputs: string[]; attrs: Record<string, number> } | null => {
     const info = tensors.get(w);
-    if (!useNBits || !info?.encoding || info.shape[0] !== out || info.shape[1] !== inp) return undefined;
+    if (!useNBits || !info?.encoding || info.shape[0] !== out || info.shape[1] !== inp) return null;
     const q = toMatMulNBits(info);
-    if (!q) return undefined;
+    if (!q) return null;
     const external = (suffix: string, dataType: number, dims: number[], data: Uint8Array): string => {
       const location = `floatscope-decoded-${buffers.length}.bin`;
       buffers.push({ path: location, data });
@@ -301,18 +314,11 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     const nb = q.k / q.blockSize;
     const u8 = (a: Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
     const inputs = [
-      x,
       external("nbits_codes", DataType.UINT8, [q.n, nb, (q.blockSize * q.bits) / 8], q.codes),
       external("nbits_scales", DataType.FLOAT, [q.n * nb], u8(q.scales)),
     ];
     if (q.zeroPoints) inputs.push(external("nbits_zero_points", DataType.FLOAT, [q.n * nb], u8(q.zeroPoints)));
-    return g.node(
-      "MatMulNBits",
-      inputs,
-      { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level: options.nbitsAccuracyLevel ?? 0 },
-      1,
-      "com.microsoft",
-    );
+    return { inputs, attrs: { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level: options.nbitsAccuracyLevel ?? 0 } };
   };
   const linear = (x: string, w: string, out: number, inp: number, bias?: string) => {
     const y = nbitsLinear(x, w, out, inp);

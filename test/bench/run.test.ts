@@ -97,8 +97,10 @@ describe(`npm run bench -- --quick${reason}`, () => {
       expect(cap.map((c) => c[0].split(" ")[0])).toEqual(["none", "received", "all", "head-mean", "per-head"]);
       expect(cap[0][2]).toBe("1.00");
 
-      const [mh, ...mem] = tableAfter(md, /^\| T \| query chunks \| RSS before MiB/);
-      expect(mem.map((m) => m[0])).toEqual(["64", "128", "256"]);
+      const [mh, ...mem] = tableAfter(md, /^\| T \| forward \| query chunks \| graph nodes \| RSS before MiB/);
+      // Two rows per T: the denoising step (the goal row) and the plain all-rows forward.
+      expect(mem.map((m) => m[0])).toEqual(["64", "64", "128", "128", "256", "256"]);
+      expect(mem.map((m) => m[1].split(" ")[0])).toEqual(["denoising", "plain", "denoising", "plain", "denoising", "plain"]);
       for (const m of mem) expect(Number(m[mh.indexOf("peak RSS MiB")])).toBeGreaterThanOrEqual(Number(m[mh.indexOf("RSS before MiB")]));
     },
     600_000,
