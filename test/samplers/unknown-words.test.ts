@@ -36,66 +36,50 @@ describe("prompts with words outside the vocabulary", () => {
   });
 
   it("the evaluator reports how many questions had unknown words and names the first by its id", async () => {
-    const m = await openModel(DIR, {});
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-unk-"));
-    try {
-      const file = path.join(dir, "qa.jsonl");
-      const line = (q: string) =>
-        JSON.stringify({ question: q, answers: ["Rimove"], ctxs: [{ text: "Sela Doru lives in Rimove .", isgold: true }] });
-      fs.writeFileSync(file, [line("Where does Sela Doru live ?"), line("Where does Zanzibar live ?")].join("\n") + "\n");
-      const records = await loadQaJsonl(file);
-      const warnings: string[] = [];
-      await runEval({
-        engine: m.engine,
-        tokenizer: m.tokenizer,
-        records,
-        setting: { kind: "oracle" },
-        promptFormat: m.preset.promptFormat,
-        sampler: { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 1 },
-        batchSize: 2,
-        warn: (w) => warnings.push(w),
-      });
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toContain("1 of 2 prompts had text outside the model's vocabulary");
-      // The question's id, not the index inside one generate() batch ("prompt 1: …" before).
-      expect(warnings[0]).toContain(`first, question ${records[1].id}: 1 piece(s) of the text are not in the model's vocabulary`);
-      expect(warnings[0]).toContain('"Zanzibar"');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-      await m.dispose();
-    }
+    const { records, warnings } = await evalQuestions(["Where does Sela Doru live ?", "Where does Zanzibar live ?"], 2);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("1 of 2 prompts had text outside the model's vocabulary");
+    // The question's id, not the index inside one generate() batch ("prompt 1: …" before).
+    expect(warnings[0]).toContain(`first, question ${records[1].id}: 1 piece(s) of the text are not in the model's vocabulary`);
+    expect(warnings[0]).toContain('"Zanzibar"');
   });
 
   it("a batch that fails and is rerun one question at a time counts each question's unknown words once", async () => {
-    const m = await openModel(DIR, {});
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-unk-"));
-    try {
-      const file = path.join(dir, "qa.jsonl");
-      const line = (q: string) =>
-        JSON.stringify({ question: q, answers: ["Rimove"], ctxs: [{ text: "Sela Doru lives in Rimove .", isgold: true }] });
-      // The third question is longer than the model's context, so the batch of three fails and the
-      // evaluator finds the culprit by running them one at a time.
-      const long = "Where does Sela Doru live ? ".repeat(200);
-      fs.writeFileSync(file, [line("Where does Zanzibar live ?"), line("Where does Sela Doru live ?"), line(long)].join("\n") + "\n");
-      const records = await loadQaJsonl(file);
-      const warnings: string[] = [];
-      const rows = await runEval({
-        engine: m.engine,
-        tokenizer: m.tokenizer,
-        records,
-        setting: { kind: "oracle" },
-        promptFormat: m.preset.promptFormat,
-        sampler: { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 1 },
-        batchSize: 3,
-        warn: (w) => warnings.push(w),
-      });
-      expect(rows.results.filter((r) => r.error).map((r) => r.id)).toEqual([records[2].id]);
-      const unk = warnings.filter((w) => w.includes("outside the model's vocabulary"));
-      expect(unk).toHaveLength(1);
-      expect(unk[0]).toContain("1 of 3 prompts had text outside the model's vocabulary");
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-      await m.dispose();
-    }
+    // The third question is longer than the model's context, so the batch of three fails and the
+    // evaluator finds the culprit by running them one at a time.
+    const long = "Where does Sela Doru live ? ".repeat(200);
+    const { records, results, warnings } = await evalQuestions(["Where does Zanzibar live ?", "Where does Sela Doru live ?", long], 3);
+    expect(results.filter((r) => r.error).map((r) => r.id)).toEqual([records[2].id]);
+    const unk = warnings.filter((w) => w.includes("outside the model's vocabulary"));
+    expect(unk).toHaveLength(1);
+    expect(unk[0]).toContain("1 of 3 prompts had text outside the model's vocabulary");
   });
 });
+
+/** The questions (gold passage "Sela Doru lives in Rimove .") through the evaluator on tiny-llada: records, rows, warnings. */
+async function evalQuestions(questions: string[], batchSize: number) {
+  const m = await openModel(DIR, {});
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-unk-"));
+  try {
+    const file = path.join(dir, "qa.jsonl");
+    const line = (q: string) =>
+      JSON.stringify({ question: q, answers: ["Rimove"], ctxs: [{ text: "Sela Doru lives in Rimove .", isgold: true }] });
+    fs.writeFileSync(file, questions.map(line).join("\n") + "\n");
+    const records = await loadQaJsonl(file);
+    const warnings: string[] = [];
+    const run = await runEval({
+      engine: m.engine,
+      tokenizer: m.tokenizer,
+      records,
+      setting: { kind: "oracle" },
+      promptFormat: m.preset.promptFormat,
+      sampler: { ...m.preset.sampler, genLength: 2, blockLength: 2, steps: 1 },
+      batchSize,
+      warn: (w) => warnings.push(w),
+    });
+    return { records, results: run.results, warnings };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await m.dispose();
+  }
+}
