@@ -432,6 +432,12 @@ const PROBE_SETS = (L: number): [string, ProbeRequest][] => [
   ["per-head full maps, every layer (pattern)", { pattern: { layers: Array.from({ length: L }, (_, l) => l) } }],
 ];
 
+/** Bytes an .fstrace of `steps` denoising steps at length T holds for these probes on the FORWARD model. */
+function traceBytes(p: ProbeRequest, T: number, steps: number): number {
+  const dims = { numLayers: FORWARD.layers, numHeads: FORWARD.heads, numKvHeads: FORWARD.heads, headDim: FORWARD.width / FORWARD.heads };
+  return estimateTraceBytes(p, { ...dims, seq: T, steps });
+}
+
 async function captureOverhead(dir: string): Promise<Result> {
   const threads = 2;
   const sets = PROBE_SETS(FORWARD.layers);
@@ -454,14 +460,7 @@ async function captureOverhead(dir: string): Promise<Result> {
     );
     const meds = r.value.map(median);
     const cpuMeds = cpu.map(median);
-    const dims = {
-      numLayers: FORWARD.layers,
-      numHeads: FORWARD.heads,
-      numKvHeads: FORWARD.heads,
-      headDim: FORWARD.width / FORWARD.heads,
-      seq: T,
-    };
-    const perStep = (p: ProbeRequest) => estimateTraceBytes(p, { ...dims, steps: 1 }) - estimateTraceBytes(p, { ...dims, steps: 0 });
+    const perStep = (p: ProbeRequest) => traceBytes(p, T, 1) - traceBytes(p, T, 0);
     const rows = sets.map(([name, p], i) => [
       name,
       f1(meds[i]),
@@ -525,15 +524,7 @@ async function memoryScaling(dir: string): Promise<Result> {
       const list = above[kind.key];
       list.push(a);
       const prev = list.length > 1 ? list[list.length - 2] : NaN;
-      const dims = {
-        numLayers: FORWARD.layers,
-        numHeads: FORWARD.heads,
-        numKvHeads: FORWARD.heads,
-        headDim: FORWARD.width / FORWARD.heads,
-        seq: T,
-      };
-      const traceStep =
-        estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 1 }) - estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 0 });
+      const traceStep = traceBytes(DEFAULT_PROBES, T, 1) - traceBytes(DEFAULT_PROBES, T, 0);
       rows.push([
         T,
         kind.what,
@@ -544,7 +535,7 @@ async function memoryScaling(dir: string): Promise<Result> {
         mib(a),
         Number.isNaN(prev) ? "—" : f2(a / prev),
         kind.key === "step" ? mib(traceStep) : "—",
-        kind.key === "step" ? mib(estimateTraceBytes(DEFAULT_PROBES, { ...dims, steps: 64 })) : "—",
+        kind.key === "step" ? mib(traceBytes(DEFAULT_PROBES, T, 64)) : "—",
         f1(m.ms as number),
         ms.length ? f1(median(ms)) : "—",
         r.load,
