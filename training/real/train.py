@@ -263,8 +263,9 @@ def main() -> None:
 def init_from(m, a) -> tuple[int, int]:
     """Continue a published run whose run folder is gone: load its delta and write its recorded curves into
     the new run folder, so that `publish.py` later reports the whole history. Adam's moments were not
-    published, so they restart at zero here (the learning rate is past warm-up, so the first steps are the
-    usual bias-corrected ones); run.json records `init_from` so the card can say so."""
+    published, so they restart at zero here, and `lr_at` warms up again from this step over `--warmup` steps
+    (`--warmup 1`: none); run.json records `init_from` and `start_step` so publish.py can list the phases.
+    The lr column written for the earlier rows is the first phase's rule, not their recorded rates."""
     sys.path.insert(0, HERE)
     from merge import load_delta  # noqa: E402
 
