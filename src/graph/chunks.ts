@@ -13,12 +13,15 @@
  *              of 64, at least 64;
  * so both scratches stay at S whatever T is, and what grows with T is only what an exact forward
  * must hold anyway (residual stream, K, V, the layer's [T, d] projections; docs/engine.md "Memory floor").
- * The graph has a fixed number of chunk slots (attention: ceil(maxPositions / r(maxPositions)), MLP:
- * ceil(maxPositions / m), each at most `maxSlots` = 16: more slots made session creation much slower on
- * 30-layer models, docs/engine.md); a run uses max(ceil(T / slots), min(T, r(T)))
- * rows per attention chunk (and max(ceil(N / slots), min(N, m)) of the N = batch·T MLP rows), so
- * short inputs run as one chunk (the other slots are empty and cost a few node launches) and inputs
- * beyond slots·r rows get longer chunks (more scratch) rather than failing.
+ * A decomposed layer's attention runs its chunks as an ONNX Loop (model.ts `attentionLoop`), so their
+ * number is not fixed by the graph: n = ceil(T / min(T, r(T))) chunks of r' = min(T, ceil(T / n)
+ * rounded up to the quantum) rows (≤ r(T); the last chunk is padded to r' rows for the Loop's stacked
+ * outputs, and the padding is cut off). The MLP and fused attention are unrolled into a fixed number
+ * of chunk slots (MLP: ceil(maxPositions / m); fused: ceil(maxPositions / r(maxPositions))), each at
+ * most `maxSlots` = 16: more unrolled slots made session creation much slower on 30-layer models
+ * (docs/engine.md). A run uses max(ceil(N / slots), min(N, m)) of the N = batch·T MLP rows per
+ * chunk, so short inputs run as one chunk (the other slots are empty and cost a few node launches)
+ * and inputs beyond slots·m rows get longer chunks (more scratch) rather than failing.
  * Fused layers (model.ts: MultiHeadAttention, one [B, H, rows, T] buffer instead of three) use
  * 3·r rows per chunk under "auto": the same memory, and fewer calls that each re-lay K and V out.
  * Layers whose probes expose the full map (`pattern`, `patternMean`) run their attention as one
@@ -70,7 +73,7 @@ export function autoMlpRows(spec: ModelSpec, budgetBytes?: number): number {
 
 const slotsFor = (rows: number, maxPositions: number) => Math.max(1, Math.min(AUTO_CHUNKS.maxSlots, Math.ceil(maxPositions / rows)));
 
-/** Attention chunk slots the graph is built with. */
+/** Fused-attention chunk slots the graph is built with (decomposed layers loop instead; see the module comment). */
 export function chunkSlots(spec: ModelSpec, chunks: QueryChunks, budgetBytes?: number): number {
   if (chunks !== "auto") return chunks;
   return slotsFor(autoChunkRows(spec, spec.maxPositionEmbeddings, budgetBytes), spec.maxPositionEmbeddings);
@@ -82,11 +85,16 @@ export function mlpSlots(spec: ModelSpec, chunks: QueryChunks, budgetBytes?: num
   return slotsFor(autoMlpRows(spec, budgetBytes), spec.maxPositionEmbeddings);
 }
 
-/** Query rows per attention chunk in a run of length T (the largest chunk). */
+/**
+ * Query rows per attention chunk of a decomposed layer in a run of length T (the largest chunk):
+ * ceil(T / n) for n chunks; under "auto" the Loop's r' = min(T, ceil(T / n) rounded up to the
+ * quantum) with n = ceil(T / min(T, r(T))).
+ */
 export function rowsPerChunk(spec: ModelSpec, T: number, chunks: QueryChunks, budgetBytes?: number): number {
-  const even = Math.ceil(T / Math.max(1, chunkSlots(spec, chunks, budgetBytes)));
-  if (chunks !== "auto") return even;
-  return Math.max(even, Math.min(T, autoChunkRows(spec, T, budgetBytes)));
+  if (chunks !== "auto") return Math.ceil(T / Math.max(1, chunks));
+  const q = AUTO_CHUNKS.attentionQuantum;
+  const n = Math.ceil(T / Math.min(T, autoChunkRows(spec, T, budgetBytes)));
+  return Math.min(T, Math.ceil(Math.ceil(T / n) / q) * q);
 }
 
 /** Rows per MLP chunk when the residual stream has N = batch·T rows (the largest chunk). */

@@ -30,8 +30,10 @@ export interface InterventionGraph {
   /**
    * Layer l's allowed mask for the query rows [start, end) (all rows when not given),
    * [B,KV,G,Qc,K]: built per query chunk, so it is never larger than the chunk's scores.
+   * `b`: the builder of the (sub)graph where start/end live (a Loop body); the per-layer parts
+   * that depend on no chunk are made once, in the outer graph.
    */
-  allowed(l: number, start?: string, end?: string): string;
+  allowed(l: number, start?: string, end?: string, b?: GraphBuilder): string;
   /** Layer l's additive bias, [B,KV,G,1,K]. */
   layerBias(l: number): string;
 }
@@ -60,14 +62,14 @@ export function emitInterventions(
   const biasCache = new Map<number, string>();
   return {
     inputs: [hidden, bias, selfOnly],
-    allowed: (l, start, end) => {
+    allowed: (l, start, end, b = g) => {
       let v = visible.get(l);
       if (!v) {
         v = g.not(perLayer(hidden, l)); // [B,KV,G,1,K]
         visible.set(l, v);
       }
-      const rows = (x: string, axis: number) => (start && end ? g.node("Slice", [x, start, end, g.constI64([axis])]) : x);
-      return g.and(rows(shared, 3), g.node("Or", [v, rows(eye, 0)]));
+      const rows = (x: string, axis: number) => (start && end ? b.node("Slice", [x, start, end, b.constI64([axis])]) : x);
+      return b.and(rows(shared, 3), b.node("Or", [v, rows(eye, 0)]));
     },
     layerBias: (l) => {
       let b = biasCache.get(l);

@@ -377,6 +377,23 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   // longer for the same memory (fewer chunks: MultiHeadAttention re-lays K and V out per call).
   const fusedChunkSize = chunking === "auto" ? atLeast(autoRows(3 * rowKeys)) : evenRows;
 
+  // Under "auto", a decomposed layer's attention runs as a Loop over query chunks (`attentionLoop`
+  // below), so the number of chunks is not fixed by the graph: n = ceil(T / min(T, r(T))) chunks of
+  // r' = min(T, ceil(T / n) rounded up to the quantum) rows, which is ≤ r(T), so every chunk's
+  // scratch stays within the budget at any T (chunks.ts `rowsPerChunk`). Computed once per run.
+  let loopSize: { rows: string; trips: string } | undefined;
+  const attentionLoopSize = () => {
+    if (loopSize) return loopSize;
+    const q = AUTO_CHUNKS.attentionQuantum;
+    const first = g.node("Min", [T, autoRows(rowKeys)]);
+    const one = g.constI64([1]);
+    const n = g.div(g.sub(g.add(T, first), one), first); // ceil(T / first)
+    const even = g.div(g.sub(g.add(T, n), one), n); // ceil(T / n)
+    const up = g.mul(g.div(g.add(even, g.constI64([q - 1])), g.constI64([q])), g.constI64([q]));
+    loopSize = { rows: g.node("Min", [T, up]), trips: g.reshape(n, g.constI64([], [0])) };
+    return loopSize;
+  };
+
   // Chunk c covers rows [c·size, (c+1)·size) ∩ [0, total). The bounds are computed once per run and
   // shared by every layer; each layer's `start` also waits for `after` (the previous chunk's results:
   // an empty slice of their Shape is concatenated in), which orders the chunks one after another.
@@ -411,6 +428,8 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   };
 
   const ctx: ProbeContext = { spec, req, batch: B, seq: T };
+  // made here, in the outer graph, because a layer's probes may be built inside a Loop body
+  if (req.regionSum || req.patternMean) ctx.headMeanWeights = g.constF32(new Array<number>(H).fill(1 / H), [1, H], "head_mean_w");
   if (req.received || req.receivedHeads) {
     const qw = g.input(PROBE_INPUTS.queryWeight, DataType.FLOAT, ["batch", "seq"]);
     inputNames.push(qw);
@@ -497,6 +516,68 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     return g.concat(parts, 0);
   };
 
+  // ---- a decomposed layer's attention as a Loop over query chunks ("auto"; see attentionLoopSize) ----
+  // Iteration i computes rows [i·r', (i+1)·r') ∩ [0, T) exactly as an unrolled chunk does. Sums over
+  // queries (received, region) are loop-carried (0 + c0 + c1 + …: the unrolled order); per-query
+  // results (the context rows, self, argmax) are scan outputs, which onnxruntime stacks only when
+  // every iteration has the same shape, so a short last chunk is padded to r' rows and the padding
+  // is sliced off after the loop. Returns the context as [B, T, H·d] and the layer's combined partials.
+  const attentionLoop = (l: number, q5: string, kT5: string, v5: string): { context: string; partials: ChunkPartials[] } => {
+    const { rows, trips } = attentionLoopSize();
+    type Part = "rh" | "region" | "diag" | "am" | "amp"; // the ChunkPartials a looped layer can have
+    const sums: [Part, string][] = [];
+    if (req.received || req.receivedHeads) sums.push(["rh", dims([B, KV, G, 1, T])]);
+    if (req.regionSum) sums.push(["region", dims([B, req.regionSum.regions, T])]);
+    const perQuery: [Part, number][] = [];
+    if (req.self) perQuery.push(["diag", DataType.FLOAT]);
+    if (req.argmax) perQuery.push(["am", DataType.INT64], ["amp", DataType.FLOAT]);
+    const zeros = (shape: string) => g.node("ConstantOfShape", [shape]); // float 0 by default
+    const loop = g.loop(
+      trips,
+      sums.map(([, shape]) => [zeros(shape), DataType.FLOAT]),
+      (b, i, carried) => {
+        const start = b.mul(b.reshape(i, b.constI64([1])), rows);
+        const end = b.node("Min", [b.add(start, rows), T]);
+        // pads = [0…0 | 0…0, r' − rows of this chunk, 0…0]: the end of axis `axis` only
+        const short = b.sub(b.add(start, rows), end);
+        const padEnd = (x: string, rank: number, axis: number) => {
+          const parts = [b.constI64(new Array<number>(rank + axis).fill(0)), short];
+          if (axis < rank - 1) parts.push(b.constI64(new Array<number>(rank - axis - 1).fill(0)));
+          return b.node("Pad", [x, b.concat(parts, 0)]);
+        };
+        const qc = b.node("Slice", [q5, start, end, b.constI64([3])]);
+        let allowedC = spec.causal ? b.node("Slice", [allowed, start, end, b.constI64([3])]) : allowed;
+        if (iv) allowedC = iv.allowed(l, start, end, b);
+        let scores = b.matmul(qc, kT5); // [B,KV,G,Qc,K]
+        if (f16) scores = b.cast(scores, DataType.FLOAT);
+        if (iv) scores = b.add(scores, iv.layerBias(l));
+        const masked = (bb: GraphBuilder, sc: string) => bb.softmax(bb.where(allowedC, sc, maskFill), -1);
+        const p5 = anyPadding
+          ? b.ifElse(
+              anyPadding,
+              (bb) => [[masked(bb, scores), DataType.FLOAT]],
+              (bb) => [[bb.softmax(scores, -1), DataType.FLOAT]],
+            )[0]
+          : masked(b, scores);
+        const part = chunkProbes(b, ctx, l, { p5, start, end });
+        const c5 = b.matmul(f16 ? b.cast(p5, CT) : p5, v5); // [B,KV,G,Qc,hd]
+        const cRows = b.reshape(b.transpose(b.reshape(c5, b.constI64([0, H, -1, hd])), [0, 2, 1, 3]), b.constI64([0, -1, H * hd]));
+        return {
+          carried: sums.map(([k], j) => b.add(carried[j], part[k]!)),
+          scans: [[padEnd(cRows, 3, 1), CT], ...perQuery.map(([k, type]): [string, number] => [padEnd(part[k]!, 4, 3), type])],
+        };
+      },
+    );
+    // [n, B, …, r'] scans → [B, …, n·r'] → the first T rows
+    const firstT = (x: string, axis: number) => g.node("Slice", [x, g.constI64([0]), T, g.constI64([axis])]);
+    const [cScan, ...pqScans] = loop.scans;
+    const context = firstT(g.reshape(g.transpose(cScan, [1, 0, 2, 3]), g.constI64([0, -1, H * hd])), 1);
+    const partial: ChunkPartials = { values: [] };
+    sums.forEach(([k], j) => (partial[k] = loop.carried[j]));
+    perQuery.forEach(([k], j) => (partial[k] = firstT(g.reshape(g.transpose(pqScans[j], [1, 2, 3, 0, 4]), g.constI64([0, 0, 0, -1])), 3)));
+    return { context, partials: [partial] };
+  };
+
   // ---- embedding: [B,T] → [B·T, D] ----
   let x = g.reshape(g.gather(weight(spec.weights.embed, [spec.vocabSize, D]), ids, 0), g.constI64([-1, D]));
   const qScale = toCT(g.constF32([1 / Math.sqrt(hd)], []));
@@ -526,12 +607,15 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
       const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
       const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
-      const partials: ChunkPartials[] = [];
+      let partials: ChunkPartials[] = [];
       const contexts: string[] = [];
       let after: string[] = []; // values of the previous chunk that the next one must wait for
-      // a layer exposing its full map runs as one chunk under "auto" (chunks.ts)
+      // a layer exposing its full map runs as one chunk under "auto" (chunks.ts); any other layer
+      // runs its chunks as a Loop under "auto", and unrolled into `slots` chunks for a chunk count
       const fullMap = req.pattern?.layers.includes(l) || req.patternMean?.layers.includes(l);
-      const K = chunking === "auto" && fullMap ? 1 : slots;
+      const K = chunking === "auto" ? (fullMap ? 1 : 0) : slots;
+      let looped: string | undefined; // [B, T, H·d]
+      if (K === 0) ({ context: looped, partials } = attentionLoop(l, q5, kT5, v5));
       for (let c = 0; c < K; c++) {
         let qc = q5,
           allowedC = allowed,
@@ -568,9 +652,12 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       // layer's [B, H, T, T] probabilities alive at once (measured: +800 MB at T 2048, 4 layers).
       // The dependency is an empty slice of each probe's Shape, concatenated into a Reshape target.
       const barrier = g.outputs.slice(firstOutput).map((out) => g.slice(g.shape(out.name), 0, 0, 0));
-      const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
       const oShape = barrier.length ? g.concat([...barrier, g.constI64([-1, H * hd])], 0) : g.constI64([-1, H * hd]);
-      o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
+      if (looped) o = g.reshape(looped, oShape);
+      else {
+        const o5 = contexts.length === 1 ? contexts[0] : g.concat(contexts, 3); // [B,KV,G,T,hd]
+        o = g.reshape(g.transpose(g.reshape(o5, dims([-1, H, T, hd])), [0, 2, 1, 3]), oShape);
+      }
     }
     x = g.add(x, linear(o, w.o, D, H * hd));
     x = mlpChunked(x, (xc) => {

@@ -101,7 +101,14 @@ describe(`npm run bench -- --quick${reason}`, () => {
       // Two rows per T: the denoising step (the goal row) and the plain all-rows forward.
       expect(mem.map((m) => m[0])).toEqual(["64", "64", "128", "128", "256", "256"]);
       expect(mem.map((m) => m[1].split(" ")[0])).toEqual(["denoising", "plain", "denoising", "plain", "denoising", "plain"]);
-      for (const m of mem) expect(Number(m[mh.indexOf("peak RSS MiB")])).toBeGreaterThanOrEqual(Number(m[mh.indexOf("RSS before MiB")]));
+      // "above weights" is the peak less the weight bytes the model description states; "above RSS before" the peak less the RSS before
+      const weightsMiB = Number(/f32 \((\d+) MiB of weights\)/.exec(md.slice(md.indexOf("## Peak memory")))![1]);
+      for (const m of mem) {
+        const [before, peak] = [Number(m[mh.indexOf("RSS before MiB")]), Number(m[mh.indexOf("peak RSS MiB")])];
+        expect(peak).toBeGreaterThanOrEqual(before);
+        expect(Math.abs(peak - Number(m[mh.indexOf("above weights MiB")]) - weightsMiB)).toBeLessThan(1);
+        expect(Math.abs(peak - Number(m[mh.indexOf("above RSS before MiB")]) - before)).toBeLessThan(0.15);
+      }
     },
     600_000,
   );

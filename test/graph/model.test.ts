@@ -129,6 +129,44 @@ describe('queryChunks "auto" and the unmasked path', () => {
     }
   });
 
+  it("the Loop over query chunks: causal GQA with region sums and interventions equals one chunk", async () => {
+    const ck = makeTinyEngineCheckpoint({ causal: true, heads: 4, kvHeads: 2, seed: 16 });
+    made.push(ck);
+    const spec = { ...ck.spec, maxPositionEmbeddings: 512 };
+    const chunkBudgetBytes = 12 * 48 * 64; // attention chunks of 16 rows (the floor), as above
+    const T = 37; // ceil(37 / 16) = 3 loop iterations of 16 rows; the last has 5 rows and 11 rows of padding
+    expect(rowsPerChunk(spec, T, "auto", chunkBudgetBytes)).toBe(16);
+    const probes: ProbeRequest = { ...REDUCTIONS, regionSum: { regions: 3 } };
+    const opts = { probes, threads: 1, interventions: true } as const;
+    const auto = await createEngine({ spec, tensors: ck.tensors }, { ...opts, chunkBudgetBytes });
+    const one = await createEngine({ spec, tensors: ck.tensors }, { ...opts, queryChunks: 1 });
+    try {
+      const graph = buildModelGraph(spec, ck.tensors, { probes, queryChunks: "auto", chunkBudgetBytes, interventions: true }).graph;
+      expect(graph.node.filter((n) => n.opType === "Loop").length).toBe(spec.numLayers); // one Loop per layer, whatever T is
+      const B = 2;
+      const ids = randomIds(B * T, spec.vocabSize, 5);
+      const r = seeded(6);
+      const regionOneHot = new Float32Array(B * T * 3);
+      for (let i = 0; i < B * T; i++) regionOneHot[i * 3 + Math.floor(r() * 3)] = 1;
+      const n = B * spec.numLayers * spec.numHeads * T;
+      const keyHidden = Uint8Array.from({ length: n }, () => (r() < 0.2 ? 1 : 0));
+      const keyBias = Float32Array.from({ length: n }, () => r() - 0.5);
+      const selfOnly = Uint8Array.from({ length: B * T }, () => (r() < 0.1 ? 1 : 0));
+      const input = { ids, batch: B, seq: T, regionOneHot, intervention: { keyHidden, keyBias, selfOnly } };
+      const a = await auto.forward(input);
+      const b = await one.forward(input);
+      expectClose(a.logits, b.logits, 1e-5, "logits");
+      expect([...a.probes.keys()].sort()).toEqual([...b.probes.keys()].sort());
+      for (const [name, p] of b.probes) {
+        if (name.endsWith("argmax_key")) expect(Array.from(a.probes.get(name)!.data), name).toEqual(Array.from(p.data));
+        else expectClose(a.probes.get(name)!.data, p.data, 1e-6, name);
+      }
+    } finally {
+      await auto.dispose();
+      await one.dispose();
+    }
+  });
+
   it("a bidirectional graph masks only behind If(any padding); a causal one always masks", () => {
     const where = (g: { node: { opType: string; attribute: { g?: unknown }[] }[] }) => g.node.filter((n) => n.opType === "Where").length;
     const bi = makeTinyEngineCheckpoint({ causal: false, family: "llada", seed: 15, layers: 2 });

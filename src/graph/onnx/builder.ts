@@ -65,7 +65,8 @@ export class GraphBuilder {
     return `${prefix}_${n}`;
   }
 
-  input(name: string, elemType: number, shape: Dim[]): string {
+  /** A graph input; `shape` undefined: rank unknown (a Loop body's carried values). */
+  input(name: string, elemType: number, shape?: Dim[]): string {
     this.inputs.push({ name, elemType, shape });
     return name;
   }
@@ -264,6 +265,33 @@ export class GraphBuilder {
     const outs = then.output.map(() => this.fresh("If"));
     this.node("If", [cond], { then_branch: { graph: then }, else_branch: { graph: else_ } }, outs);
     return outs;
+  }
+
+  /**
+   * `Loop(trips)`: runs `body` `trips` times (an int64 scalar value), one iteration after the other.
+   * `carried` are the loop-carried values (initial value, element type): the body receives their
+   * current values and returns their next ones; the Loop's first outputs are their final values.
+   * Each of the body's `scans` is stacked over the iterations along a new axis 0 (onnxruntime
+   * requires the same shape in every iteration). The body reads outer values by name.
+   */
+  loop(
+    trips: string,
+    carried: [string, number][],
+    body: (b: GraphBuilder, iteration: string, carried: string[]) => { carried: string[]; scans: [string, number][] },
+  ): { carried: string[]; scans: string[] } {
+    const b = new GraphBuilder(this);
+    const iteration = b.input(this.fresh("loop_iter"), DataType.INT64, []);
+    const condIn = b.input(this.fresh("loop_cond"), DataType.BOOL, []);
+    const carriedIn = carried.map(([, type]) => b.input(this.fresh("loop_carried"), type));
+    const made = body(b, iteration, carriedIn);
+    if (made.carried.length !== carried.length) throw new Error("internal: Loop body returns a different number of carried values");
+    b.output(condIn, this.fresh("loop_cond_out"), DataType.BOOL, []);
+    made.carried.forEach((v, j) => b.output(v, this.fresh("loop_carried_out"), carried[j][1]));
+    made.scans.forEach(([v, type]) => b.output(v, this.fresh("loop_scan_out"), type));
+    const outs = [...carried, ...made.scans].map(() => this.fresh("Loop"));
+    const always = this.constRaw(DataType.BOOL, new Uint8Array([1]), [], "true");
+    this.node("Loop", [trips, always, ...carried.map(([v]) => v)], { body: { graph: b.toGraph(this.fresh("loop_body")) } }, outs);
+    return { carried: outs.slice(0, carried.length), scans: outs.slice(carried.length) };
   }
 
   toGraph(name: string): GraphProto {
