@@ -72,6 +72,8 @@ const reps = (T: number, slow = false): number => (quick ? (slow ? 1 : 2) : slow
 
 // ----------------------------------------------------------------------------- goals (the issue's numbers)
 
+/** A forward at this share of onnxruntime's own MatMul rate (same run) is bounded by that kernel (the GEMM goal's "or name the bound"). */
+const BOUND_BY_KERNEL = 0.95;
 const GOALS = {
   stepVsOutputAttentions: 1.5,
   gemmFraction: 0.85,
@@ -324,10 +326,17 @@ async function forwardVsTorch(dir: string, core: CoreChoice): Promise<Result & {
     const frac = forwardFlops(FORWARD, Tbig) / byKey.get(`${Tbig}/1/engine`)! / 1e6 / gemmPeak;
     const scaling = threads.length > 1 ? byKey.get(`${Tbig}/1/engine`)! / byKey.get(`${Tbig}/2/engine`)! : NaN;
     const tScaling = byKey.get(`${Tbig}/1/torch`)! / byKey.get(`${Tbig}/2/torch`)!;
+    // The goal accepts a share below the target when the bound is named, and the bound is checked, not
+    // just stated: the forward (all its ops) runs at ≥ 95 % of onnxruntime's own MatMul rate measured in
+    // this run, i.e. the GEMM kernel it is made of, not the rest of the graph, is what holds it back.
+    const forwardRate = forwardFlops(FORWARD, Tbig) / e1 / 1e6;
+    const boundByKernel = forwardRate >= BOUND_BY_KERNEL * ortGemm;
     const bound =
       frac >= GOALS.gemmFraction
         ? ""
-        : ` What bounds it at T ${Tbig}, 1 thread: the forward's linear layers alone, timed as separate onnxruntime MatMuls at their ` +
+        : ` What bounds it at T ${Tbig}, 1 thread: the forward runs at ${f1(forwardRate)} GFLOP/s, ${pct(forwardRate / ortGemm)} of onnxruntime's own MatMul ` +
+          `rate in this run (${f1(ortGemm)} GFLOP/s, against PyTorch's ${f1(torchGemm)})${boundByKernel ? ": onnxruntime's GEMM kernel is the bound" : ""}. ` +
+          `The forward's linear layers alone, timed as separate onnxruntime MatMuls at their ` +
           `own shapes in this run, take ${f1(linearMs)} ms of the forward's ${f1(e1)} ms (${pct(linearMs / e1)}); the other ${f1(Math.max(0, e1 - linearMs))} ms ` +
           `go to attention (QKᵀ, the [H, T, T] softmax, P·V: ${pct(attentionShare(FORWARD, Tbig))} of the FLOPs), norms, RoPE and copies. ` +
           `PyTorch on the same weights reaches ${pct(forwardFlops(FORWARD, Tbig) / byKey.get(`${Tbig}/1/torch`)! / 1e6 / gemmPeak)} of the peak.`;
@@ -357,8 +366,12 @@ Thread scaling at T ${Tbig}, 1 → 2 threads: engine ${f2(scaling)}×, PyTorch $
         {
           goal: `plain forward, share of the GEMM peak (1 thread, T ${Tbig})`,
           target: `≥ ${pct(GOALS.gemmFraction)} or name the bound`,
-          measured: pct(frac) + (frac < GOALS.gemmFraction ? " (bound named in its section)" : ""),
-          met: frac >= GOALS.gemmFraction,
+          measured:
+            pct(frac) +
+            (frac < GOALS.gemmFraction
+              ? `; the forward runs at ${pct(forwardRate / ortGemm)} of onnxruntime's own MatMul rate (bound: ${boundByKernel ? "onnxruntime's GEMM kernel" : "not only the kernel; see its section"})`
+              : ""),
+          met: frac >= GOALS.gemmFraction || boundByKernel,
         },
         {
           goal: `plain forward vs PyTorch eager (1 thread, T ${Tbig})`,

@@ -105,9 +105,7 @@ async function evaluate(name: string, counts: Record<string, number>, o: { threa
         tokenizer: m.tokenizer,
         records,
         setting: SETTINGS[key],
-        promptFormat: preset.promptFormat,
-        sampler: preset.sampler,
-        extraction: preset.extraction,
+        ...preset, // promptFormat, sampler, extraction
         modelName: name,
         dataFile: data,
         batchSize: o.batchSize,

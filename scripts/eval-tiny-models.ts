@@ -107,9 +107,7 @@ async function main(): Promise<void> {
           tokenizer: m.tokenizer,
           records,
           setting: CARD_SETTINGS[key],
-          promptFormat: preset.promptFormat,
-          sampler: preset.sampler,
-          extraction: preset.extraction,
+          ...preset, // promptFormat, sampler, extraction
           modelName: name,
           dataFile: data,
           batchSize,

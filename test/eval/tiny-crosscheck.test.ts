@@ -40,9 +40,7 @@ describe("tiny models: engine + samplers = training/evaluate.py", () => {
             tokenizer: m.tokenizer,
             records,
             setting,
-            promptFormat: preset.promptFormat,
-            sampler: preset.sampler,
-            extraction: preset.extraction,
+            ...preset, // promptFormat, sampler, extraction
             batchSize: 4,
           });
           expect(run.progress.errors).toBe(0);

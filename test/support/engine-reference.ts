@@ -160,9 +160,7 @@ async function evalCase(
             tokenizer: m.tokenizer,
             records,
             setting,
-            promptFormat: preset.promptFormat,
-            sampler: preset.sampler,
-            extraction: preset.extraction,
+            ...preset, // promptFormat, sampler, extraction
             modelName: m.name,
             batchSize: 16,
             dataFile: DATA_FILE,
