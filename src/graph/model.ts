@@ -262,8 +262,10 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     weightCache.set(name, v);
     return v;
   };
-  const toF32 = (x: string) => (f16 ? g.cast(x, DataType.FLOAT) : x);
-  const toCT = (x: string) => (f16 ? g.cast(x, CT) : x);
+  // The helpers below take the builder to emit into (default: the graph itself; a Loop body when a
+  // layer's attention loops over query chunks). Weights and their casts always go to the outer graph.
+  const toF32 = (x: string, b: GraphBuilder = g) => (f16 ? b.cast(x, DataType.FLOAT) : x);
+  const toCT = (x: string, b: GraphBuilder = g) => (f16 ? b.cast(x, CT) : x);
   const dims = (parts: (number | string)[]) =>
     g.concat(
       parts.map((p) => (typeof p === "number" ? g.constI64([p]) : p)),
@@ -283,14 +285,14 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   // weight feeds one MatMulNBits node per chunk, and each must read the same initializers (a second copy
   // under the same name would point at an external buffer that is never written).
   const nbitsInputs = new Map<string, { inputs: string[]; attrs: Record<string, number> } | null>();
-  const nbitsLinear = (x: string, w: string, out: number, inp: number): string | undefined => {
+  const nbitsLinear = (x: string, w: string, out: number, inp: number, b: GraphBuilder = g): string | undefined => {
     let made = nbitsInputs.get(w);
     if (made === undefined) {
       made = nbitsInitializers(w, out, inp);
       nbitsInputs.set(w, made);
     }
     if (made === null) return undefined;
-    return g.node("MatMulNBits", [x, ...made.inputs], made.attrs, 1, "com.microsoft");
+    return b.node("MatMulNBits", [x, ...made.inputs], made.attrs, 1, "com.microsoft");
   };
   const nbitsInitializers = (w: string, out: number, inp: number): { inputs: string[]; attrs: Record<string, number> } | null => {
     const info = tensors.get(w);
@@ -320,19 +322,19 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     if (q.zeroPoints) inputs.push(external("nbits_zero_points", DataType.FLOAT, [q.n * nb], u8(q.zeroPoints)));
     return { inputs, attrs: { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level: options.nbitsAccuracyLevel ?? 0 } };
   };
-  const linear = (x: string, w: string, out: number, inp: number, bias?: string) => {
-    const y = nbitsLinear(x, w, out, inp);
-    if (y !== undefined) return bias ? g.add(y, weight(bias, [out])) : y;
-    return g.gemmTransB(x, weight(w, [out, inp]), bias ? weight(bias, [out]) : undefined);
+  const linear = (x: string, w: string, out: number, inp: number, bias?: string, b: GraphBuilder = g) => {
+    const y = nbitsLinear(x, w, out, inp, b);
+    if (y !== undefined) return bias ? b.add(y, weight(bias, [out])) : y;
+    return b.gemmTransB(x, weight(w, [out, inp]), bias ? weight(bias, [out]) : undefined);
   };
 
   /** RMSNorm over the last axis, in f32 (HF: normalise in f32, cast back, then × weight). */
   const eps = g.constF32([spec.rmsNormEps], []);
-  const rmsNorm = (x: string, w: string): string => {
-    const xf = toF32(x);
-    const ms = g.reduceMean(g.mul(xf, xf), -1, true);
-    const normed = g.mul(xf, g.reciprocal(g.sqrt(g.add(ms, eps))));
-    return g.mul(toCT(normed), weight(w, [D]));
+  const rmsNorm = (x: string, w: string, b: GraphBuilder = g): string => {
+    const xf = toF32(x, b);
+    const ms = b.reduceMean(b.mul(xf, xf), -1, true);
+    const normed = b.mul(xf, b.reciprocal(b.sqrt(b.add(ms, eps))));
+    return b.mul(toCT(normed, b), weight(w, [D]));
   };
 
   // ---- inputs and shared per-run tensors ----
@@ -420,11 +422,11 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   const cos = toCT(g.cos(emb));
   const sin = toCT(g.sin(emb));
   const half = hd / 2;
-  /** x·cos + rotate_half(x)·sin on [B,T,heads,hd]. */
-  const rope = (x: string): string => {
-    const x1 = g.slice(x, 0, half, 3);
-    const x2 = g.slice(x, half, hd, 3);
-    return g.add(g.mul(x, cos), g.mul(g.concat([g.neg(x2), x1], 3), sin));
+  /** x·cos + rotate_half(x)·sin on [B,T,heads,hd] (or on rows of T, with those rows of cos and sin). */
+  const rope = (x: string, b: GraphBuilder = g, c = cos, s = sin): string => {
+    const x1 = b.slice(x, 0, half, 3);
+    const x2 = b.slice(x, half, hd, 3);
+    return b.add(b.mul(x, c), b.mul(b.concat([b.neg(x2), x1], 3), s));
   };
 
   const ctx: ProbeContext = { spec, req, batch: B, seq: T };
@@ -522,7 +524,12 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   // results (the context rows, self, argmax) are scan outputs, which onnxruntime stacks only when
   // every iteration has the same shape, so a short last chunk is padded to r' rows and the padding
   // is sliced off after the loop. Returns the context as [B, T, H·d] and the layer's combined partials.
-  const attentionLoop = (l: number, q5: string, kT5: string, v5: string): { context: string; partials: ChunkPartials[] } => {
+  const attentionLoop = (
+    l: number,
+    queries: (b: GraphBuilder, start: string, end: string) => string,
+    kT5: string,
+    v5: string,
+  ): { context: string; partials: ChunkPartials[] } => {
     const { rows, trips } = attentionLoopSize();
     type Part = "rh" | "region" | "diag" | "am" | "amp"; // the ChunkPartials a looped layer can have
     const sums: [Part, string][] = [];
@@ -545,7 +552,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
           if (axis < rank - 1) parts.push(b.constI64(new Array<number>(rank - axis - 1).fill(0)));
           return b.node("Pad", [x, b.concat(parts, 0)]);
         };
-        const qc = b.node("Slice", [q5, start, end, b.constI64([3])]);
+        const qc = queries(b, start, end);
         let allowedC = spec.causal ? b.node("Slice", [allowed, start, end, b.constI64([3])]) : allowed;
         if (iv) allowedC = iv.allowed(l, start, end, b);
         let scores = b.matmul(qc, kT5); // [B,KV,G,Qc,K]
@@ -592,30 +599,54 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       });
     const h = rmsNorm(x, w.attnNorm);
     const bias = (b?: string) => (spec.qkvBias ? b : undefined);
-    const q = g.reshape(linear(h, w.q, H * hd, D, bias(w.qBias)), dims([-1, T, H, hd])); // [B,T,H,hd]
+    const fusedLayer = fuse && !needsProbabilities(req, l);
+    // a layer exposing its full map runs as one chunk under "auto" (chunks.ts); any other decomposed
+    // layer runs its chunks as a Loop under "auto", and unrolled into `slots` chunks for a chunk count
+    const fullMap = req.pattern?.layers.includes(l) || req.patternMean?.layers.includes(l);
+    const looping = chunking === "auto" && !fullMap && !fusedLayer;
+    // A looping layer without q probes projects its queries per chunk, inside the Loop: the whole
+    // [B, T, H, d] q (and its scaled, transposed copy) is then never alive beside K and V.
+    const qPerChunk = looping && !req.qk?.layers.includes(l);
+    /** (q/√d) for rows of x [B·rows, D] (or all rows), grouped per kv head: [B,KV,G,rows,hd]. */
+    const scaledQ = (xRows: string, b: GraphBuilder, c = cos, s = sin) => {
+      const qc = b.reshape(linear(xRows, w.q, H * hd, D, bias(w.qBias), b), b.concat([B, b.constI64([-1, H, hd])], 0)); // [B,rows,H,hd]
+      const qr = rope(qc, b, c, s);
+      return {
+        q: qc,
+        qRot: qr,
+        q5: b.reshape(b.transpose(b.mul(qr, qScale), [0, 2, 1, 3]), b.concat([B, b.constI64([KV, G, -1, hd])], 0)),
+      };
+    };
+    const full = qPerChunk ? undefined : scaledQ(h, g);
     const k = g.reshape(linear(h, w.k, KV * hd, D, bias(w.kBias)), dims([-1, T, KV, hd]));
     const v = g.reshape(linear(h, w.v, KV * hd, D, bias(w.vBias)), dims([-1, T, KV, hd]));
-    const qRot = rope(q);
     const kRot = rope(k);
-    emitQkProbes(g, req, l, { q, k, qRot, kRot }, toF32);
+    if (full) emitQkProbes(g, req, l, { q: full.q, k, qRot: full.qRot, kRot }, toF32);
 
     let o: string;
-    if (fuse && !needsProbabilities(req, l)) {
-      o = fusedAttention(qRot, kRot, v);
+    if (fusedLayer) {
+      o = fusedAttention(full!.qRot, kRot, v);
     } else {
       // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
-      const q5 = g.reshape(g.transpose(g.mul(qRot, qScale), [0, 2, 1, 3]), dims([-1, KV, G, T, hd]));
       const kT5 = g.unsqueeze(g.transpose(kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
       const v5 = g.unsqueeze(g.transpose(v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
       let partials: ChunkPartials[] = [];
       const contexts: string[] = [];
       let after: string[] = []; // values of the previous chunk that the next one must wait for
-      // a layer exposing its full map runs as one chunk under "auto" (chunks.ts); any other layer
-      // runs its chunks as a Loop under "auto", and unrolled into `slots` chunks for a chunk count
-      const fullMap = req.pattern?.layers.includes(l) || req.patternMean?.layers.includes(l);
-      const K = chunking === "auto" ? (fullMap ? 1 : 0) : slots;
+      const K = looping ? 0 : chunking === "auto" ? 1 : slots;
       let looped: string | undefined; // [B, T, H·d]
-      if (K === 0) ({ context: looped, partials } = attentionLoop(l, q5, kT5, v5));
+      if (looping) {
+        // rows [start, end) of every batch row of x (a [B, T, D] view), normed and projected per chunk
+        const x3 = qPerChunk ? g.reshape(x, dims([-1, T, D])) : undefined;
+        const queries = (b: GraphBuilder, start: string, end: string): string => {
+          const rows = (t: string, axis: number) => b.node("Slice", [t, start, end, b.constI64([axis])]);
+          if (!x3) return rows(full!.q5, 3);
+          const xRows = b.reshape(rows(x3, 1), b.constI64([-1, D]));
+          return scaledQ(rmsNorm(xRows, w.attnNorm, b), b, rows(cos, 1), rows(sin, 1)).q5;
+        };
+        ({ context: looped, partials } = attentionLoop(l, queries, kT5, v5));
+      }
+      const q5 = full?.q5 ?? "";
       for (let c = 0; c < K; c++) {
         let qc = q5,
           allowedC = allowed,

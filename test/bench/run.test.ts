@@ -107,7 +107,11 @@ describe(`npm run bench -- --quick${reason}`, () => {
         const [before, peak] = [Number(m[mh.indexOf("RSS before MiB")]), Number(m[mh.indexOf("peak RSS MiB")])];
         expect(peak).toBeGreaterThanOrEqual(before);
         expect(Math.abs(peak - Number(m[mh.indexOf("above weights MiB")]) - weightsMiB)).toBeLessThan(1);
-        expect(Math.abs(peak - Number(m[mh.indexOf("above RSS before MiB")]) - before)).toBeLessThan(0.15);
+        // the step rows are the median of several fresh processes (each one's peak listed), the plain forward one process
+        const each = m[mh.indexOf("each process's peak MiB")].split(", ").map(Number);
+        expect(each.length).toBe(m[1].startsWith("denoising") ? 2 : 1);
+        expect(Math.abs(median(each) - peak)).toBeLessThan(0.15);
+        if (each.length === 1) expect(Math.abs(peak - Number(m[mh.indexOf("above RSS before MiB")]) - before)).toBeLessThan(0.15);
       }
     },
     600_000,
