@@ -11,7 +11,7 @@ import { openModel } from "../eval/open.js";
 import { defaultPreset } from "../eval/presets.js";
 import { PROMPT_FORMATS, type PromptFormat } from "../eval/prompts.js";
 import { readResults, runEval, summarizeResults } from "../eval/runner.js";
-import type { RunConfig } from "../samplers/config.js";
+import { ALGS, DEFAULT_SAMPLER, SAMPLERS, type RunConfig, type SamplerKind } from "../samplers/config.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath, requireFile } from "../util/paths.js";
@@ -47,8 +47,12 @@ Prompt and decoding (defaults: the paper's, or the tiny models' for models/tiny-
   --format <f>           ${PROMPT_FORMATS.join(" | ")}
   --no-chat-template     use the bare prompt text
   --double-bos           reproduce upstream's double BOS for Llama-3 templates
+  --sampler <s>          llada | dream | arm: another decoder than the preset's (the engine's logits are
+                         already aligned to positions, so a Dream-style model also runs under llada)
+  --alg <a>              its order, default the sampler's: ${SAMPLERS.map((k) => `${k}: ${ALGS[k].join(" | ")}`).join("; ")}
   --gen-length <n>       new tokens      --steps <n>    denoising steps
-  --block-length <n>     LLaDA block     --temperature <t>
+  --block-length <n>     LLaDA block (semi-autoregressive decoding: genLength / blockLength blocks)
+  --temperature <t>
   --extraction <e>       ${ANSWER_EXTRACTIONS.join(" | ")} (what is scored)
 Run:
   --batch-size <n>       questions per forward batch (default 1)
@@ -93,6 +97,8 @@ export const command: CliCommand = {
       "gen-length": { type: "string" },
       steps: { type: "string" },
       "block-length": { type: "string" },
+      sampler: { type: "string" },
+      alg: { type: "string" },
       temperature: { type: "string" },
       extraction: { type: "string" },
       "batch-size": { type: "string" },
@@ -130,6 +136,7 @@ export const command: CliCommand = {
     const gen = int("gen-length", v["gen-length"], 1);
     const steps = int("steps", v.steps, 1);
     const blockLength = int("block-length", v["block-length"], 1);
+    const samplerKind = v.sampler !== undefined ? keyword<SamplerKind>(String(v.sampler), SAMPLERS, { field: "--sampler" }) : undefined;
     const batchSize = int("batch-size", v["batch-size"], 1) ?? 1;
     const threads = int("threads", v.threads, 1);
     // Output paths before any work: a folder given as --out, or a missing folder without --mkdir, is a usage error.
@@ -174,6 +181,12 @@ export const command: CliCommand = {
     try {
       const preset = defaultPreset(m.spec, m.tokenizer, m.checkpoint.dir);
       const sampler: Partial<RunConfig> = { ...preset.sampler, seed };
+      if (samplerKind !== undefined && samplerKind !== (preset.sampler.sampler ?? DEFAULT_SAMPLER[m.spec.family])) {
+        // another decoder: the preset's unmasking order belongs to its own sampler
+        sampler.sampler = samplerKind;
+        delete sampler.alg;
+      }
+      if (v.alg !== undefined) sampler.alg = String(v.alg) as RunConfig["alg"]; // checked against the sampler's orders by resolveRunConfig
       if (gen !== undefined) {
         sampler.genLength = gen;
         delete sampler.steps;

@@ -76,10 +76,10 @@ export function niceTicks(lo: number, hi: number, count = 5, inside = false): nu
   return out;
 }
 
-/** How a line shows its model's paradigm: ARMs solid, MDMs dashed (besides each model's colour). */
-export const PARADIGM_DASH: Record<"arm" | "mdm", { plotly: "solid" | "dash"; svg: string | undefined }> = {
-  arm: { plotly: "solid", svg: undefined },
-  mdm: { plotly: "dash", svg: "6 4" },
+/** How a line shows its model's paradigm: ARMs solid, MDMs dashed (besides each model's colour); `svg` is the stroke-dasharray. */
+export const PARADIGM_DASH: Record<"arm" | "mdm", { svg: string | undefined }> = {
+  arm: { svg: undefined },
+  mdm: { svg: "6 4" },
 };
 
 /** The paradigm of a series by its label ("ARM"/"MDM", any case); unknown → ARM's style. */

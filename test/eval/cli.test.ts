@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
 import { readResults } from "../../src/eval/runner.js";
+import { readTraceHeader } from "../../src/trace/reader.js";
 import { HELDOUT, PARITY } from "./helpers.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-evalcli-"));
@@ -60,6 +61,36 @@ describe("floatscope eval", () => {
     const single = path.join(tmp, "s.jsonl");
     expect(await main([...args.slice(0, -4), "--batch-size", "1", "--out", single], io().io)).toBe(0);
     expect(readResults(single).map((r) => r.response)).toEqual(rows.map((r) => r.response));
+  });
+  it("--sampler / --alg / --block-length: a Dream-style model decoded semi-autoregressively by the LLaDA sampler", async () => {
+    const dream = path.join(PARITY, "dream", "model");
+    const base = ["eval", dream, "--data", HELDOUT, "--limit", "1", "--gen-length", "4", "--steps", "4"];
+    const traces = path.join(tmp, "semi-ar");
+    const a = io();
+    expect(await main([...base, "--sampler", "llada", "--block-length", "2", "--traces", traces, "--mkdir"], a.io), a.err.join("\n")).toBe(
+      0,
+    );
+    const files = (fs.readdirSync(traces, { recursive: true }) as string[]).filter((f) => f.endsWith(".fstrace")); // one folder per setting
+    expect(files.length).toBe(1);
+    const settings = readTraceHeader(path.join(traces, files[0])).settings;
+    // the preset's Dream order (entropy) is dropped with its sampler: LLaDA's default order, 2 blocks of 2
+    expect([settings.sampler, settings.alg, settings.genLength, settings.blockLength, settings.steps]).toEqual([
+      "llada",
+      "low_confidence",
+      4,
+      2,
+      4,
+    ]);
+    // blocks are LLaDA's: the Dream sampler refuses them with the setting named, and an order must be the sampler's
+    const b = io();
+    expect(await main([...base, "--block-length", "2"], b.io)).not.toBe(0);
+    expect(b.err.join("\n")).toMatch(/blockLength/);
+    const c = io();
+    expect(await main([...base, "--sampler", "llada", "--alg", "entropy"], c.io)).not.toBe(0);
+    expect(c.err.join("\n")).toMatch(/low_confidence/);
+    const d = io();
+    expect(await main([...base, "--sampler", "mdm"], d.io)).toBe(2);
+    expect(d.err.join("\n")).toMatch(/--sampler/);
   });
   it("usage errors", async () => {
     const saved = process.env.FLOATSCOPE_NQ;

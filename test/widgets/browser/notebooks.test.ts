@@ -243,7 +243,7 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
         expected.length,
         { timeout: 120_000 },
       );
-      // plotly draws asynchronously: wait for its axes where there are plots
+      // the widgets lay out on the next frames (resize observers, fonts): give them a moment
       await page.waitForTimeout(500);
       expect(await figures.count()).toBe(expected.length);
       const problems: string[] = [];
@@ -255,7 +255,7 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
         if (HEAT_KINDS.has(kind) && (await f.locator(".fs-colorbar, .fs-colourbar").count()) === 0)
           problems.push(`${where}: no colour bar`);
         if (POSITION_KINDS.has(kind) && tokens.length) {
-          // Words of the prompt (4+ letters) printed as tick labels: widget DOM ticks or plotly/SVG tick text.
+          // Words of the prompt (4+ letters) printed as tick labels: widget DOM ticks or SVG tick text.
           const words = [...new Set(tokens.map((t) => t.trim()).filter((t) => /^[A-Za-z]{4,}$/.test(t)))];
           const axisText = [
             ...(await f.locator(".fs-token-tick").allTextContents()),
