@@ -518,6 +518,27 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     return g.concat(parts, 0);
   };
 
+  // ---- one query chunk of a decomposed layer's attention, emitted into `b` (the graph, or a Loop body) ----
+  // scores [B,KV,G,Qc,K] = (q/√d) · kᵀ for the chunk's rows [start, end) (all rows when not given), the
+  // masked softmax, the chunk's probe partials, and its context rows P·V [B,KV,G,Qc,hd].
+  const attendChunk = (b: GraphBuilder, l: number, qc: string, kT5: string, v5: string, start?: string, end?: string) => {
+    let allowedC = start && end && spec.causal ? b.node("Slice", [allowed, start, end, b.constI64([3])]) : allowed;
+    if (iv) allowedC = iv.allowed(l, start, end, b); // built for this chunk's rows only
+    let scores = toF32(b.matmul(qc, kT5), b);
+    if (iv) scores = b.add(scores, iv.layerBias(l));
+    // Nothing to mask (bidirectional, no padding in this run, no interventions): skip the Where,
+    // a full pass over every [B, H, Qc, K] score tensor (8 % of a forward at T 1024).
+    const masked = (bb: GraphBuilder, sc: string) => bb.softmax(bb.where(allowedC, sc, maskFill), -1);
+    const p5 = anyPadding
+      ? b.ifElse(
+          anyPadding,
+          (bb) => [[masked(bb, scores), DataType.FLOAT]],
+          (bb) => [[bb.softmax(scores, -1), DataType.FLOAT]],
+        )[0]
+      : masked(b, scores);
+    return { partial: chunkProbes(b, ctx, l, { p5, start, end }), context: b.matmul(toCT(p5, b), v5) };
+  };
+
   // ---- a decomposed layer's attention as a Loop over query chunks ("auto"; see attentionLoopSize) ----
   // Iteration i computes rows [i·r', (i+1)·r') ∩ [0, T) exactly as an unrolled chunk does. Sums over
   // queries (received, region) are loop-carried (0 + c0 + c1 + …: the unrolled order); per-query
@@ -552,22 +573,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
           if (axis < rank - 1) parts.push(b.constI64(new Array<number>(rank - axis - 1).fill(0)));
           return b.node("Pad", [x, b.concat(parts, 0)]);
         };
-        const qc = queries(b, start, end);
-        let allowedC = spec.causal ? b.node("Slice", [allowed, start, end, b.constI64([3])]) : allowed;
-        if (iv) allowedC = iv.allowed(l, start, end, b);
-        let scores = b.matmul(qc, kT5); // [B,KV,G,Qc,K]
-        if (f16) scores = b.cast(scores, DataType.FLOAT);
-        if (iv) scores = b.add(scores, iv.layerBias(l));
-        const masked = (bb: GraphBuilder, sc: string) => bb.softmax(bb.where(allowedC, sc, maskFill), -1);
-        const p5 = anyPadding
-          ? b.ifElse(
-              anyPadding,
-              (bb) => [[masked(bb, scores), DataType.FLOAT]],
-              (bb) => [[bb.softmax(scores, -1), DataType.FLOAT]],
-            )[0]
-          : masked(b, scores);
-        const part = chunkProbes(b, ctx, l, { p5, start, end });
-        const c5 = b.matmul(f16 ? b.cast(p5, CT) : p5, v5); // [B,KV,G,Qc,hd]
+        const { partial: part, context: c5 } = attendChunk(b, l, queries(b, start, end), kT5, v5, start, end);
         const cRows = b.reshape(b.transpose(b.reshape(c5, b.constI64([0, H, -1, hd])), [0, 2, 1, 3]), b.constI64([0, -1, H * hd]));
         return {
           carried: sums.map(([k], j) => b.add(carried[j], part[k]!)),
@@ -649,31 +655,16 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       const q5 = full?.q5 ?? "";
       for (let c = 0; c < K; c++) {
         let qc = q5,
-          allowedC = allowed,
           start: string | undefined,
           end: string | undefined;
         if (K > 1) {
           // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
           [start, end] = chunkBounds(chunkSize, T, K, c, after);
           qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
-          if (spec.causal) allowedC = g.node("Slice", [allowed, start, end, g.constI64([3])]);
         }
-        if (iv) allowedC = iv.allowed(l, start, end); // built for this chunk's rows only
-        let scores = toF32(g.matmul(qc, kT5)); // [B,KV,G,Qc,K]
-        if (iv) scores = g.add(scores, iv.layerBias(l));
-        // Nothing to mask (bidirectional, no padding in this run, no interventions): skip the Where,
-        // a full pass over every [B, H, Qc, K] score tensor (8 % of a forward at T 1024).
-        const masked = (b: GraphBuilder, s: string) => b.softmax(b.where(allowedC, s, maskFill), -1);
-        const p5 = anyPadding
-          ? g.ifElse(
-              anyPadding,
-              (b) => [[masked(b, scores), DataType.FLOAT]],
-              (b) => [[b.softmax(scores, -1), DataType.FLOAT]],
-            )[0]
-          : masked(g, scores);
-        const partial = chunkProbes(g, ctx, l, { p5, start, end });
+        const { partial, context } = attendChunk(g, l, qc, kT5, v5, start, end);
         partials.push(partial);
-        contexts.push(g.matmul(toCT(p5), v5)); // [B,KV,G,Qc,hd]
+        contexts.push(context);
         after = [contexts[c], ...partial.values];
       }
       const firstOutput = g.outputs.length;

@@ -8,6 +8,7 @@ import { mlpRowsPerChunk, rowsPerChunk } from "../../src/graph/chunks.js";
 import { buildModelGraph } from "../../src/graph/model.js";
 import { probesFromAttention, referenceForward } from "../../src/reference/forward.js";
 import { createEngine } from "../../src/runtime/engine.js";
+import type { ForwardOutput } from "../../src/runtime/types.js";
 import type { ProbeRequest } from "../../src/util/probes.js";
 import { probeName } from "../../src/util/probes.js";
 import { expectClose } from "../support/close.js";
@@ -94,6 +95,16 @@ describe("ONNX graph vs TS reference forward", () => {
     ));
 });
 
+/** Chunked and one-chunk forwards agree: logits to 1e-5, the same probes, argmax keys exactly, the rest to 1e-6. */
+function expectSameForward(a: ForwardOutput, b: ForwardOutput): void {
+  expectClose(a.logits, b.logits, 1e-5, "logits");
+  expect([...a.probes.keys()].sort()).toEqual([...b.probes.keys()].sort());
+  for (const [name, p] of b.probes) {
+    if (name.endsWith("argmax_key")) expect(Array.from(a.probes.get(name)!.data), name).toEqual(Array.from(p.data));
+    else expectClose(a.probes.get(name)!.data, p.data, 1e-6, name);
+  }
+}
+
 describe('queryChunks "auto" and the unmasked path', () => {
   const REDUCTIONS: ProbeRequest = { received: true, receivedHeads: true, self: true, argmax: true };
   it("auto chunks (attention 16 rows, MLP 64 rows here) give the probes and logits of one chunk, padded or not", async () => {
@@ -115,13 +126,10 @@ describe('queryChunks "auto" and the unmasked path', () => {
       const padded = new Uint8Array(2 * T).fill(1);
       padded.fill(0, T, T + 5); // row 1 left-padded by 5
       for (const attentionMask of [undefined, padded]) {
-        const a = await auto.forward({ ids, batch: 2, seq: T, attentionMask });
-        const b = await one.forward({ ids, batch: 2, seq: T, attentionMask });
-        expectClose(a.logits, b.logits, 1e-5, "logits");
-        for (const [name, p] of b.probes) {
-          if (name.endsWith("argmax_key")) expect(Array.from(a.probes.get(name)!.data), name).toEqual(Array.from(p.data));
-          else expectClose(a.probes.get(name)!.data, p.data, 1e-6, name);
-        }
+        expectSameForward(
+          await auto.forward({ ids, batch: 2, seq: T, attentionMask }),
+          await one.forward({ ids, batch: 2, seq: T, attentionMask }),
+        );
       }
     } finally {
       await auto.dispose();
@@ -153,14 +161,7 @@ describe('queryChunks "auto" and the unmasked path', () => {
       const keyBias = Float32Array.from({ length: n }, () => r() - 0.5);
       const selfOnly = Uint8Array.from({ length: B * T }, () => (r() < 0.1 ? 1 : 0));
       const input = { ids, batch: B, seq: T, regionOneHot, intervention: { keyHidden, keyBias, selfOnly } };
-      const a = await auto.forward(input);
-      const b = await one.forward(input);
-      expectClose(a.logits, b.logits, 1e-5, "logits");
-      expect([...a.probes.keys()].sort()).toEqual([...b.probes.keys()].sort());
-      for (const [name, p] of b.probes) {
-        if (name.endsWith("argmax_key")) expect(Array.from(a.probes.get(name)!.data), name).toEqual(Array.from(p.data));
-        else expectClose(a.probes.get(name)!.data, p.data, 1e-6, name);
-      }
+      expectSameForward(await auto.forward(input), await one.forward(input));
     } finally {
       await auto.dispose();
       await one.dispose();
