@@ -4,6 +4,7 @@
  * label when the axis is `lengthPx` long and a label needs `minSpacingPx`. The cells left unlabelled
  * keep their full text on hover (the widget) or in a <title> (SVG).
  */
+import { labelStride } from "./markup.js";
 
 /**
  * Indices of the cells to label: every k-th cell (k the smallest step with k·cell ≥ minSpacingPx),
@@ -13,7 +14,7 @@
 export function thinLabels(count: number, lengthPx: number, minSpacingPx: number, always: number[] = []): number[] {
   if (count <= 0) return [];
   const cell = lengthPx / count;
-  const every = cell >= minSpacingPx ? 1 : Math.ceil(minSpacingPx / Math.max(cell, 1e-9));
+  const every = labelStride(count, lengthPx, minSpacingPx); // the static figures' stride rule (markup.ts)
   const must = [...new Set(always.filter((i) => Number.isInteger(i) && i >= 0 && i < count))];
   const gap = Math.max(1, Math.ceil(minSpacingPx / Math.max(cell, 1e-9)));
   const out = new Set(must);
