@@ -16,12 +16,12 @@
  * A decomposed layer's attention runs its chunks as an ONNX Loop (model.ts `attentionLoop`), so their
  * number is not fixed by the graph: n = ceil(T / min(T, r(T))) chunks of r' = min(T, ceil(T / n)
  * rounded up to the quantum) rows (≤ r(T); the last chunk is padded to r' rows for the Loop's stacked
- * outputs, and the padding is cut off). The MLP loops the same way over the N = batch·T rows of the
- * residual stream: k = ceil(N / min(N, m)) chunks of m' = min(N, ceil(N / k) rounded up to its quantum)
- * rows; a model whose longest sequence fits one MLP chunk (ceil(maxPositions / m) = 1) runs its MLP
- * whole. Fused attention stays unrolled into ceil(maxPositions / r(maxPositions)) chunk slots, at most
- * `maxSlots` = 16 (more unrolled slots made session creation much slower on 30-layer models,
- * docs/engine.md), using max(ceil(T / slots), min(T, 3·r(T))) rows per chunk.
+ * outputs, and the padding is cut off). The MLP and fused attention are unrolled into a fixed number
+ * of chunk slots (MLP: ceil(maxPositions / m); fused: ceil(maxPositions / r(maxPositions))), each at
+ * most `maxSlots` = 16: more unrolled slots made session creation much slower on 30-layer models
+ * (docs/engine.md). A run uses max(ceil(N / slots), min(N, m)) of the N = batch·T MLP rows per
+ * chunk, so short inputs run as one chunk (the other slots are empty and cost a few node launches)
+ * and inputs beyond slots·m rows get longer chunks (more scratch) rather than failing.
  * Fused layers (model.ts: MultiHeadAttention, one [B, H, rows, T] buffer instead of three) use
  * 3·r rows per chunk under "auto": the same memory, and fewer calls that each re-lay K and V out.
  * Layers whose probes expose the full map (`pattern`, `patternMean`) run their attention as one
@@ -97,15 +97,9 @@ export function rowsPerChunk(spec: ModelSpec, T: number, chunks: QueryChunks, bu
   return Math.min(T, Math.ceil(Math.ceil(T / n) / q) * q);
 }
 
-/**
- * Rows per MLP chunk when the residual stream has N = batch·T rows (the largest chunk): ceil(N / n) for n
- * chunks; under "auto" the Loop's m' = min(N, ceil(N / k) rounded up to the quantum) with
- * k = ceil(N / min(N, m)), or N when the model's longest sequence fits one chunk (one MLP slot: no chunks).
- */
+/** Rows per MLP chunk when the residual stream has N = batch·T rows (the largest chunk). */
 export function mlpRowsPerChunk(spec: ModelSpec, N: number, chunks: QueryChunks, budgetBytes?: number): number {
-  if (chunks !== "auto") return Math.ceil(N / Math.max(1, chunks));
-  if (mlpSlots(spec, chunks, budgetBytes) === 1) return N;
-  const q = AUTO_CHUNKS.mlpQuantum;
-  const k = Math.ceil(N / Math.min(N, autoMlpRows(spec, budgetBytes)));
-  return Math.min(N, Math.ceil(Math.ceil(N / k) / q) * q);
+  const even = Math.ceil(N / Math.max(1, mlpSlots(spec, chunks, budgetBytes)));
+  if (chunks !== "auto") return even;
+  return Math.max(even, Math.min(N, autoMlpRows(spec, budgetBytes)));
 }

@@ -498,44 +498,22 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   };
 
   // ---- the MLP block in row chunks of the [B·T, D] residual stream (chunks.ts) ----
-  // Every op of the block is per row, so a chunk computes rows [start, end) ∩ [0, N) on its own and the
-  // chunks are stacked back: [rows, ffn] intermediates instead of [N, ffn]. Under "auto" the chunks are
-  // a Loop, like the attention's (n = ceil(N / min(N, m)) chunks of m' ≤ m rows, the last one padded to
-  // m' rows for the stacked output, the padding cut off after); for a chunk count they are unrolled, an
-  // empty slice of the previous chunk's Shape ordering chunk c after chunk c − 1. A model whose longest
-  // sequence fits one chunk runs its MLP whole.
-  let mlpChunk: string | undefined; // rows per unrolled MLP chunk, [1] int64
+  // Every op of the block is per row, so chunk c computes rows [c·m, (c+1)·m) ∩ [0, N) on its own and
+  // the chunks are concatenated back: [rows, ffn] intermediates instead of [N, ffn]. As for the
+  // attention chunks, an empty slice of the previous chunk's Shape orders chunk c after chunk c − 1.
+  let mlpChunk: string | undefined; // rows per MLP chunk, [1] int64
   let flatRows: string | undefined; // B·T, [1] int64
-  let mlpLoopSize: { rows: string; trips: string } | undefined;
-  const mlpChunked = (xIn: string, block: (xc: string, b: GraphBuilder) => string): string => {
-    if (slotsMlp === 1) return block(xIn, g);
-    flatRows ??= g.mul(B, T);
-    const N = flatRows;
-    if (chunking === "auto") {
-      if (!mlpLoopSize) {
-        const q = AUTO_CHUNKS.mlpQuantum;
-        const one = g.constI64([1]);
-        const first = g.node("Min", [N, g.constI64([autoMlpRows(spec, budget)])]);
-        const n = g.div(g.sub(g.add(N, first), one), first); // ceil(N / first)
-        const even = g.div(g.sub(g.add(N, n), one), n); // ceil(N / n)
-        const up = g.mul(g.div(g.add(even, g.constI64([q - 1])), g.constI64([q])), g.constI64([q]));
-        mlpLoopSize = { rows: g.node("Min", [N, up]), trips: g.reshape(n, g.constI64([], [0])) };
-      }
-      const { rows, trips } = mlpLoopSize;
-      const loop = g.loop(trips, [], (b, i) => {
-        const start = b.mul(b.reshape(i, b.constI64([1])), rows);
-        const end = b.node("Min", [b.add(start, rows), N]);
-        const out = block(b.node("Slice", [xIn, start, end, b.constI64([0])]), b); // [rows of this chunk, D]
-        const pads = b.concat([b.constI64([0, 0]), b.sub(b.add(start, rows), end), b.constI64([0])], 0); // end of axis 0 only
-        return { carried: [], scans: [[b.node("Pad", [out, pads]), CT]] };
-      });
-      return g.node("Slice", [g.reshape(loop.scans[0], g.constI64([-1, D])), g.constI64([0]), N, g.constI64([0])]);
+  const mlpChunked = (xIn: string, block: (xc: string) => string): string => {
+    if (slotsMlp === 1) return block(xIn);
+    if (!flatRows || !mlpChunk) {
+      flatRows = g.mul(B, T);
+      const even = g.div(g.add(flatRows, g.constI64([slotsMlp - 1])), g.constI64([slotsMlp]));
+      mlpChunk = chunking === "auto" ? g.node("Max", [even, g.node("Min", [flatRows, g.constI64([autoMlpRows(spec, budget)])])]) : even;
     }
-    mlpChunk ??= g.div(g.add(N, g.constI64([slotsMlp - 1])), g.constI64([slotsMlp]));
     const parts: string[] = [];
     for (let c = 0; c < slotsMlp; c++) {
-      const [start, end] = chunkBounds(mlpChunk, N, slotsMlp, c, c > 0 ? [parts[c - 1]] : []);
-      parts.push(block(g.node("Slice", [xIn, start, end, g.constI64([0])]), g));
+      const [start, end] = chunkBounds(mlpChunk, flatRows, slotsMlp, c, c > 0 ? [parts[c - 1]] : []);
+      parts.push(block(g.node("Slice", [xIn, start, end, g.constI64([0])])));
     }
     return g.concat(parts, 0);
   };
@@ -704,11 +682,11 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
       }
     }
     x = g.add(x, linear(o, w.o, D, H * hd));
-    x = mlpChunked(x, (xc, b) => {
-      const h2 = rmsNorm(xc, w.mlpNorm, b);
-      const gate = linear(h2, w.gate, spec.intermediateSize, D, undefined, b);
-      const up = linear(h2, w.up, spec.intermediateSize, D, undefined, b);
-      return b.add(xc, linear(b.mul(b.mul(gate, b.sigmoid(gate)), up), w.down, D, spec.intermediateSize, undefined, b));
+    x = mlpChunked(x, (xc) => {
+      const h2 = rmsNorm(xc, w.mlpNorm);
+      const gate = linear(h2, w.gate, spec.intermediateSize, D);
+      const up = linear(h2, w.up, spec.intermediateSize, D);
+      return g.add(xc, linear(g.mul(g.mul(gate, g.sigmoid(gate)), up), w.down, D, spec.intermediateSize));
     });
   }
 

@@ -8,12 +8,10 @@
  *     T 1024: n = ceil(1024 / 160) = 7, ceil(1024 / 7) = 147 → 160; T 2048: n = 26, 79 → 80;
  *     T 4096: n = 128, 32; T 8192: n = 512, 16 (no slot limit: the Loop's trip count is per run).
  *     Fused attention stays unrolled: 8192 / 16 = 512 slots, capped at 16.
- *     MLP S / (12·2816) = 992.9 → 960 rows (multiple of 64), ceil(8192 / 960) = 9 > 1 slots, so it loops:
- *     N 256: one chunk; N 1024: k = 2, 512 rows; N 4096: k = 5, ceil(4096 / 5) = 820 → 832; N 8192: k = 9,
- *     911 → 960; N 32 768: k = 35, 937 → 960 (no longer chunks beyond slots · rows: the Loop keeps 960).
+ *     MLP S / (12·2816) = 992.9 → 960 rows (multiple of 64), ceil(8192 / 960) = 9 slots.
  *   LLaDA-8B (32 heads, ffn 12288, 4096 positions): 87 381 row·keys, r(1024) = 85 → 80, n = 13,
- *     ceil(1024 / 13) = 79 → 80; r(4096) = 21 → 16, n = 256, 16 rows; MLP 227.5 → 192 rows, at N 4096
- *     k = 22, ceil(4096 / 22) = 187 → 192.
+ *     ceil(1024 / 13) = 79 → 80; r(4096) = 21 → 16, n = 256, 16 rows; MLP 227.5 → 192 rows,
+ *     ceil(4096 / 192) = 22 slots, capped at 16 → ceil(4096 / 16) = 256 rows at T 4096.
  * The chunked graph itself is tested against the unchunked one and the f64 reference in model.test.ts.
  */
 import { describe, expect, it } from "vitest";
@@ -49,18 +47,19 @@ const BENCH = shape(1024, 16, 2816, 8, 8192);
 const LLADA_8B = shape(4096, 32, 12288, 32, 4096);
 
 describe('queryChunks "auto"', () => {
-  it("bench shape: attention rows shrink like 1/T down to the 16-row floor, MLP chunks balanced up to m rows", () => {
+  it("bench shape: attention rows shrink like 1/T down to the 16-row floor, MLP rows are fixed", () => {
     expect(chunkSlots(BENCH, "auto")).toBe(16);
     expect(mlpSlots(BENCH, "auto")).toBe(9);
     expect([256, 512, 1024, 2048, 4096, 8192].map((T) => rowsPerChunk(BENCH, T, "auto"))).toEqual([256, 256, 160, 80, 32, 16]);
-    expect([256, 1024, 4096, 8192, 4 * 8192].map((N) => mlpRowsPerChunk(BENCH, N, "auto"))).toEqual([256, 512, 832, 960, 960]);
+    expect([256, 1024, 4096, 8192].map((N) => mlpRowsPerChunk(BENCH, N, "auto"))).toEqual([256, 960, 960, 960]);
+    expect(mlpRowsPerChunk(BENCH, 4 * 8192, "auto")).toBe(Math.ceil((4 * 8192) / 9)); // beyond slots·rows: longer chunks
   });
 
   it("LLaDA-8B shape", () => {
     expect(chunkSlots(LLADA_8B, "auto")).toBe(16);
     expect(mlpSlots(LLADA_8B, "auto")).toBe(16);
     expect([1024, 4096].map((T) => rowsPerChunk(LLADA_8B, T, "auto"))).toEqual([80, 16]);
-    expect(mlpRowsPerChunk(LLADA_8B, 4096, "auto")).toBe(192);
+    expect(mlpRowsPerChunk(LLADA_8B, 4096, "auto")).toBe(256);
   });
 
   it("an integer n splits attention and MLP into n chunks; the budget is a parameter", () => {
@@ -68,7 +67,7 @@ describe('queryChunks "auto"', () => {
     expect(mlpRowsPerChunk(BENCH, 2000, 3)).toBe(667);
     // 4× the budget: 4× the attention rows (before rounding) and MLP rows
     expect(rowsPerChunk(BENCH, 1024, "auto", 128 * 2 ** 20)).toBe(512); // 699 050 / 1024 = 682 → 672: 2 chunks of 512
-    expect(mlpRowsPerChunk(BENCH, 8192, "auto", 128 * 2 ** 20)).toBe(2752); // 3971.9 → 3968, k = 3: 2731 → 2752
+    expect(mlpRowsPerChunk(BENCH, 8192, "auto", 128 * 2 ** 20)).toBe(3968); // 3971.9 → 3968
   });
 
   it("estimateMemory follows the rule: attention 12·H·r·T, MLP intermediates for one chunk of rows", () => {
@@ -76,7 +75,7 @@ describe('queryChunks "auto"', () => {
     const est = estimateMemory(BENCH, { batch: 1, seq: T, queryChunks: "auto" });
     expect(est.attention).toBe(12 * 16 * 32 * T);
     const perTokenNonMlp = 4 * 1024 + 64 * (2 * 16 + 2 * 16); // residual, normed, q/k/v, context
-    expect(est.activations).toBe(2 * 4 * (T * perTokenNonMlp + 832 * 3 * 2816));
+    expect(est.activations).toBe(2 * 4 * (T * perTokenNonMlp + 960 * 3 * 2816));
     const one = estimateMemory(BENCH, { batch: 1, seq: T, queryChunks: 1 });
     expect(one.attention).toBe(12 * 16 * T * T);
     expect(one.activations).toBe(2 * 4 * T * (perTokenNonMlp + 3 * 2816));

@@ -114,18 +114,14 @@ describe('queryChunks "auto" and the unmasked path', () => {
     // a budget of 64 MLP rows (12·ffn bytes each, ffn 48); the attention's r(T) = S/(12·H·T) is then
     // below its floor of 16 rows
     const chunkBudgetBytes = 12 * 48 * 64;
-    const T = 150; // attention: 9 chunks of 16 and one of 6; MLP over 2·150 rows: 4 of 64 and one of 44 (padded to 64)
+    const T = 150; // attention: 9 chunks of 16 and one of 6; MLP over 2·150 rows: 4 of 64 and one of 44
     expect(rowsPerChunk(spec, T, "auto", chunkBudgetBytes)).toBe(16);
     expect(mlpRowsPerChunk(spec, 2 * T, "auto", chunkBudgetBytes)).toBe(64);
     const auto = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1, chunkBudgetBytes });
     const one = await createEngine({ spec, tensors: ck.tensors }, { probes: REDUCTIONS, threads: 1, queryChunks: 1 });
     try {
       expect(auto.queryChunks).toBe("auto");
-      // the auto graph really chunks: a Loop over attention rows and one over MLP rows per layer (their
-      // nodes live in the Loop bodies, so it has fewer top-level nodes than the one-chunk graph)
-      const loops = (o: { queryChunks: "auto" | number; chunkBudgetBytes?: number }) =>
-        buildModelGraph(spec, ck.tensors, { probes: REDUCTIONS, ...o }).graph.node.filter((n) => n.opType === "Loop").length;
-      expect([loops({ queryChunks: "auto", chunkBudgetBytes }), loops({ queryChunks: 1 })]).toEqual([2 * spec.numLayers, 0]);
+      expect(auto.nodeCount).toBeGreaterThan(one.nodeCount);
       const ids = randomIds(2 * T, spec.vocabSize, 3);
       const padded = new Uint8Array(2 * T).fill(1);
       padded.fill(0, T, T + 5); // row 1 left-padded by 5
@@ -154,8 +150,7 @@ describe('queryChunks "auto" and the unmasked path', () => {
     const one = await createEngine({ spec, tensors: ck.tensors }, { ...opts, queryChunks: 1 });
     try {
       const graph = buildModelGraph(spec, ck.tensors, { probes, queryChunks: "auto", chunkBudgetBytes, interventions: true }).graph;
-      // two Loops per layer (attention rows, MLP rows), whatever T is
-      expect(graph.node.filter((n) => n.opType === "Loop").length).toBe(2 * spec.numLayers);
+      expect(graph.node.filter((n) => n.opType === "Loop").length).toBe(spec.numLayers); // one Loop per layer, whatever T is
       const B = 2;
       const ids = randomIds(B * T, spec.vocabSize, 5);
       const r = seeded(6);
