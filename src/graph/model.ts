@@ -365,8 +365,8 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     iv = emitInterventions(g, { allowed, T, KV, G, numLayers: spec.numLayers, numHeads: H });
     inputNames.push(...iv.inputs);
   }
-  // query rows per chunk: ceil(T / slots), and under "auto" at least min(T, r(T)) (chunks.ts), with
-  // r(T) = max(q, floor(rowKeys / T / q)·q) computed here from this run's T
+  // query rows per unrolled chunk: ceil(T / slots) (a chunk count; under "auto" only fused layers are
+  // unrolled, with at least min(T, 3·r(T)) rows), r(T) = max(q, floor(rowKeys / T / q)·q) from this run's T
   const evenRows = g.div(g.add(T, g.constI64([slots - 1])), g.constI64([slots]));
   const autoRows = (rowKeys: number) => {
     const q = g.constI64([AUTO_CHUNKS.attentionQuantum]);
@@ -374,7 +374,6 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   };
   const atLeast = (rows: string) => g.node("Max", [evenRows, g.node("Min", [T, rows])]);
   const rowKeys = attentionRowKeys(spec, budget);
-  const chunkSize = chunking === "auto" ? atLeast(autoRows(rowKeys)) : evenRows;
   // A fused layer holds one [B, H, rows, T] buffer, not three, so under "auto" its chunks are 3×
   // longer for the same memory (fewer chunks: MultiHeadAttention re-lays K and V out per call).
   const fusedChunkSize = chunking === "auto" ? atLeast(autoRows(3 * rowKeys)) : evenRows;
@@ -652,14 +651,14 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
         };
         ({ context: looped, partials } = attentionLoop(l, queries, kT5, v5));
       }
-      const q5 = full?.q5 ?? "";
       for (let c = 0; c < K; c++) {
+        const q5 = full!.q5; // an unrolled layer projects all its queries up front
         let qc = q5,
           start: string | undefined,
           end: string | undefined;
         if (K > 1) {
           // rows [c·cs, (c+1)·cs) ∩ [0, T); the empty Shape slices order this chunk after the last one
-          [start, end] = chunkBounds(chunkSize, T, K, c, after);
+          [start, end] = chunkBounds(evenRows, T, K, c, after); // K > 1 only for a chunk count
           qc = g.node("Slice", [q5, start, end, g.constI64([3])]);
         }
         const { partial, context } = attendChunk(g, l, qc, kT5, v5, start, end);

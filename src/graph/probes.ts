@@ -91,7 +91,10 @@ export interface ProbeContext {
   regionT?: string;
   /** [batch, query, region], when regionSum is on. */
   region?: string;
-  /** [1, head] constant 1/H (made by the first head mean, shared by every layer and chunk). */
+  /**
+   * [1, head] constant 1/H, shared by every layer and chunk; made by the graph builder in the outer
+   * graph when regionSum or patternMean is on (a chunk's probes may be built inside a Loop body).
+   */
   headMeanWeights?: string;
 }
 
@@ -153,7 +156,7 @@ export function chunkProbes(g: GraphBuilder, ctx: ProbeContext, layer: number, c
     if (pm) return pm;
     const H = ctx.spec.numHeads;
     const flat = g.reshape(c.p5, g.constI64([0, H, -1])); // [B,KV,G,Qc,K] → [B,H,Qc·K]: a view
-    ctx.headMeanWeights ??= g.constF32(new Array<number>(H).fill(1 / H), [1, H], "head_mean_w");
+    if (!ctx.headMeanWeights) throw new Error("internal: head-mean weights missing from the probe context");
     const mean = g.matmul(ctx.headMeanWeights, flat);
     return (pm = keep(g.reshape(mean, dims(g, [0, -1, ctx.seq]))));
   };

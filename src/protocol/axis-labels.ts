@@ -13,12 +13,11 @@ import { labelStride } from "./markup.js";
  */
 export function thinLabels(count: number, lengthPx: number, minSpacingPx: number, always: number[] = []): number[] {
   if (count <= 0) return [];
-  const cell = lengthPx / count;
-  const every = labelStride(count, lengthPx, minSpacingPx); // the static figures' stride rule (markup.ts)
+  // the static figures' stride rule (markup.ts); a regular label closer than one stride to a forced one is dropped
+  const every = labelStride(count, lengthPx, minSpacingPx);
   const must = [...new Set(always.filter((i) => Number.isInteger(i) && i >= 0 && i < count))];
-  const gap = Math.max(1, Math.ceil(minSpacingPx / Math.max(cell, 1e-9)));
   const out = new Set(must);
-  for (let i = 0; i < count; i += every) if (must.every((m) => Math.abs(m - i) >= gap || m === i)) out.add(i);
+  for (let i = 0; i < count; i += every) if (must.every((m) => Math.abs(m - i) >= every || m === i)) out.add(i);
   return [...out].sort((a, b) => a - b);
 }
 
