@@ -68,4 +68,6 @@ done
 echo "vitest: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
 # The fuzz suite's own line (test/fuzz/fuzz.test.ts), when it ran.
 grep -E '^fuzz: [0-9]+ cases, [0-9]+ crashes' <<<"$plain" | tail -1 || true
+# The hostile-string suites' lines (test/fuzz/hostile-*.test.ts, the browser's hostile-names test), when they ran.
+grep -E '^hostile-[a-z-]+: ' <<<"$plain" | sort -u || true
 exit "$rc"
