@@ -19,7 +19,8 @@
  */
 import type { RolloutSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
-import { SettingsError, keyword } from "../util/errors.js";
+import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
+import { probeInfo } from "../util/probes.js";
 import { getProbe, partialWarnings, probeLayers } from "./probes-access.js";
 import { type ColumnTable, concatTables, longTable, sampleLabel } from "./tables.js";
 
@@ -28,6 +29,12 @@ export interface RegionLayout {
   names: string[];
   /** [seq] region index of each token, −1 for tokens in no region. */
   assign: Int32Array;
+  /**
+   * Regions of `trace.prompt.regions` left out because they hold no token of their own (nested in an
+   * outer region, or outside the sequence): an empty region would get an identity row in the rollout
+   * and absorb a share of the stationary vector.
+   */
+  empty?: string[];
 }
 
 /** Layout from character-offset regions: every token belongs to exactly one region. */
@@ -61,17 +68,31 @@ export function offsetsLayout(trace: Trace): RegionLayout {
     if (t === 0 || assign[t - 1] !== names.length - 1 || !names[names.length - 1].startsWith("template")) names.push(`template ${++gaps}`);
     assign[t] = names.length - 1;
   }
-  if (T > P) {
-    names.push("answer");
-    assign.fill(names.length - 1, P);
+  // Generated tokens no region claims form "answer". A trace labelled by promptRegionsToTokens already
+  // has an "answer" region [P, P + genLength): its tokens stay there (a second, layout-made "answer"
+  // used to take them all and leave the trace's own one empty).
+  for (let t = P; t < T; t++) {
+    if (assign[t] >= 0) continue;
+    let idx = names.indexOf("answer");
+    if (idx < 0) idx = names.push("answer") - 1;
+    assign[t] = idx;
   }
   if (gaps === 1) names[names.indexOf("template 1")] = "template";
-  // Order regions by their first token so the figure reads left to right.
+  // Order regions by their first token so the figure reads left to right; regions left without a
+  // token (first = −1) are dropped and named in `empty`.
   const first = names.map((_, r) => assign.indexOf(r));
-  const order = names.map((_, r) => r).sort((a, b) => first[a] - first[b]);
-  const rank = new Int32Array(names.length);
+  const order = names
+    .map((_, r) => r)
+    .filter((r) => first[r] >= 0)
+    .sort((a, b) => first[a] - first[b]);
+  const rank = new Int32Array(names.length).fill(-1);
   order.forEach((r, k) => (rank[r] = k));
-  return { names: order.map((r) => names[r]), assign: assign.map((a) => (a < 0 ? a : rank[a])) };
+  const empty = names.filter((_, r) => first[r] < 0);
+  return {
+    names: order.map((r) => names[r]),
+    assign: assign.map((a) => (a < 0 ? a : rank[a])),
+    ...(empty.length ? { empty } : {}),
+  };
 }
 
 /**
@@ -200,6 +221,12 @@ export interface RolloutOptions {
    */
   source?: "region_sum" | "pattern_mean" | "pattern";
   samples?: string[];
+  /**
+   * "all" (default): every layer of the model must carry the map, else `ProbeMissingError` names the
+   * missing layers (a rollout over some layers is a different quantity). "recorded": roll out over
+   * the layers the trace has, with a warning in the result naming the ones left out.
+   */
+  layers?: "all" | "recorded";
 }
 
 export interface RolloutResult {
@@ -244,6 +271,16 @@ export function regionMaps(
   return { layers, maps };
 }
 
+/** Layers 0…numLayers−1 the trace has no map for. */
+function missingLayers(trace: Trace, have: number[]): number[] {
+  const set = new Set(have);
+  const out: number[] = [];
+  for (let l = 0; l < trace.model.numLayers; l++) if (!set.has(l)) out.push(l);
+  return out;
+}
+
+const listLayers = (layers: number[]) => `layer${layers.length === 1 ? "" : "s"} ${layers.join(", ")}`;
+
 /**
  * Region rollout over samples of one model (all traces must share the region names).
  * @example
@@ -253,6 +290,7 @@ export function regionMaps(
 export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}): RolloutResult {
   const list = Array.isArray(traces) ? traces : [traces];
   const layoutName = keyword(opts.layout ?? "offsets", ["offsets", "upstream"] as const, { field: "layout" });
+  const layerRule = keyword(opts.layers ?? "all", ["all", "recorded"] as const, { field: "layers" });
   let names: string[] | undefined;
   let sum: Float64Array | undefined;
   const layerTables: ColumnTable[] = [];
@@ -278,6 +316,8 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
       if (rec.uncovered) warnings.add(`${label}: ${rec.uncovered} tokens lie in no recorded region and are left out of region_sum`);
       layout = rec;
     } else layout = layoutName === "upstream" ? upstreamLayout(trace) : offsetsLayout(trace);
+    for (const e of layout.empty ?? [])
+      warnings.add(`${label}: region ${e} has no token of its own (it lies inside another region) and is left out`);
     if (names && names.join("|") !== layout.names.join("|"))
       throw new SettingsError("traces have different regions", {
         file: label,
@@ -288,6 +328,24 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
     names = layout.names;
     const R = names.length;
     const { layers, maps } = regionMaps(trace, layout, source, label);
+    const missing = missingLayers(trace, layers);
+    if (missing.length > 0) {
+      if (layerRule === "all") {
+        throw new ProbeMissingError(
+          `${label} has ${source} for ${listLayers(layers)} only: a rollout multiplies every layer's map, so ${listLayers(missing)} ${missing.length === 1 ? "is" : "are"} missing`,
+          {
+            file: trace.source?.file ?? label,
+            field: `blocks.${missing[0]}.attn.${source}`,
+            expected: `layers 0…${trace.model.numLayers - 1} (model.numLayers ${trace.model.numLayers})`,
+            found: listLayers(layers),
+            hint: `record every layer (${probeInfo(source)?.hint(missing[0]) ?? source} with all layers listed), or pass layers: "recorded" to roll out over the recorded layers only`,
+          },
+        );
+      }
+      warnings.add(
+        `${label}: rolled out over ${listLayers(layers)} only; ${listLayers(missing)} of ${trace.model.numLayers} ${missing.length === 1 ? "was" : "were"} not recorded, so this is not the model's full rollout`,
+      );
+    }
     const sample = sampleLabel(trace.settings, i, opts.samples);
     const R2 = R * R;
     const normed = maps.map((m) => rowNormalize(m, R));

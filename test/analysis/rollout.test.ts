@@ -130,6 +130,7 @@ describe("regionRollout over traces", () => {
   it("region_sum: the region axis is trace.prompt.regions as the sampler fed them; overlaps and gaps are warned", () => {
     const R = 5; // query, doc 1, doc 2, gold, instruction
     const t = rag();
+    t.model.numLayers = 1; // one region_sum map: a one-layer model (a missing layer is refused)
     const ident = Array.from({ length: R * R }, (_, x) => (x % (R + 1) === 0 ? 1 : 0));
     t.final.probes = probeMap(probe(0, "region_sum", [R, R], ident));
     const { spec } = regionRollout(t);
