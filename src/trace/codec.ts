@@ -139,6 +139,8 @@ export interface RecordPlace {
   file: string;
   index: number;
   offset: number;
+  /** Bytes in the whole file (or buffer), quoted when a claimed size is refused. */
+  fileSize?: number;
 }
 
 const where = (p: RecordPlace, field: string) => ({ file: p.file, field: `record ${p.index} (byte ${p.offset}): ${field}` });

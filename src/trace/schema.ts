@@ -84,6 +84,44 @@ export class Check {
 }
 
 /**
+ * The largest sizes a meta record may claim. Nothing in the meta is backed by bytes of its own (a
+ * meta-only file is a valid partial trace), so a claim is bounded by these limits — far above any
+ * model (Llama-3.1-405B: 126 layers, 128 heads of 128) or run (contexts of 10^6 tokens) — before
+ * anything sizes an array, a loop or a message from it. The records' own sizes need no limit: each
+ * tensor is checked against the bytes its record holds.
+ */
+export const META_SIZE_LIMITS = {
+  "model.numLayers": 1 << 16,
+  "model.numHeads": 1 << 16,
+  "model.numKvHeads": 1 << 16,
+  "model.headDim": 1 << 16,
+  "settings.genLength": 1 << 24,
+  "settings.steps": 1 << 24,
+  "settings.blockLength": 1 << 24,
+} as const;
+
+/**
+ * Refuse meta sizes beyond `META_SIZE_LIMITS` (2^31 heads, genLength 2^40, 10^12 steps), naming
+ * the field, the limit and the file's size. Settings are the run's config verbatim: a size there
+ * that is not a number is left alone (hand-built traces), a number must be a whole count in range.
+ */
+export function checkMetaSizes(c: Check, model: TraceModelInfo, settings: unknown): void {
+  const size = c.place.fileSize;
+  const inFile = size === undefined ? "" : ` in a file of ${size} bytes`;
+  const check = (field: keyof typeof META_SIZE_LIMITS, v: unknown) => {
+    if (typeof v !== "number") return;
+    const max = META_SIZE_LIMITS[field];
+    if (!Number.isSafeInteger(v) || v < 0 || v > max)
+      c.fail(field, `≤ ${max} (the trace format's limit${size === undefined ? "" : `; the file holds ${size} bytes`})`, `${v}${inFile}`);
+  };
+  for (const k of ["numLayers", "numHeads", "numKvHeads", "headDim"] as const) check(`model.${k}`, model[k]);
+  if (settings !== null && typeof settings === "object") {
+    const s = settings as Record<string, unknown>;
+    for (const k of ["genLength", "steps", "blockLength"] as const) check(`settings.${k}`, s[k]);
+  }
+}
+
+/**
  * Validate and collect the probe tensors of a step or final record: every listed probe is present,
  * has a canonical name, the axes of its kind (batch removed), F32 (I32 for argmax_key), and
  * sizes that agree with the model and the sequence length `seq`.

@@ -232,6 +232,17 @@ const EDITS: Edit[] = [
     },
   },
   {
+    what: "meta claims an absurd size (2^31 heads, genLength 2^40, 10^12 steps)",
+    expect: "reject",
+    apply: (r, g) => {
+      const m = meta(r);
+      const which = g.int(3);
+      if (which === 0) m.model.numHeads = m.model.numKvHeads = 2 ** 31;
+      else if (which === 1) m.settings.genLength = 2 ** 40;
+      else m.settings.steps = 1e12;
+    },
+  },
+  {
     what: "meta numKvHeads does not divide numHeads",
     expect: "reject",
     apply: (r) => {
