@@ -23,7 +23,7 @@ import {
   type TraceRecord,
 } from "./codec.js";
 import { readPassIntervention, readTraceIntervention } from "./intervention.js";
-import { Check, checkProbeCoverage, readProbes } from "./schema.js";
+import { Check, checkMetaSizes, checkProbeCoverage, readProbes } from "./schema.js";
 import {
   TRACE_FORMAT_VERSION,
   type CharSpan,
@@ -135,7 +135,7 @@ function* decodedRecords(read: ReadAt, size: number, file: string, options: Read
   const stream = framedRecords(read, size, file);
   let index = 0;
   for (const r of stream.records) {
-    const place: RecordPlace = { file, index: index++, offset: r.offset };
+    const place: RecordPlace = { file, index: index++, offset: r.offset, fileSize: size };
     yield { place, rec: decodeBlob(r.blob, place) };
   }
   const cut = stream.truncation();
@@ -315,6 +315,7 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
     c.fail("model.numKvHeads", `a count that divides numHeads ${model.numHeads}`, String(model.numKvHeads));
   if (!["llama", "qwen2", "llada", "dream"].includes(model.family)) c.fail("model.family", "llama | qwen2 | llada | dream", model.family);
   for (const k of ["maskTokenId", "bosTokenId", "padTokenId"] as const) if (m[k] !== undefined) model[k] = c.int(m, k);
+  checkMetaSizes(c, model, j.settings);
   const p = c.obj(j, "prompt");
   const ids = c.ints(p, "ids");
   const promptLength = c.int(p, "promptLength", 1);
