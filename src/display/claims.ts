@@ -14,6 +14,7 @@
  * unclear otherwise. All supporting → "reproduced"; contradicting and none supporting → "not
  * reproduced"; anything else → "inconclusive at this n". No finding → "not measured".
  */
+import { escapeMarkdown, markdownCode } from "./escape.js";
 import { CLAIM_IDS, readFindings, type ClaimId, type Finding } from "./findings.js";
 
 export type Paradigm = "ARM" | "MDM";
@@ -203,6 +204,7 @@ export function judgeClaims(findingsIn: readonly SourcedFinding[]): ClaimResult[
   });
 }
 
+/** A table cell of our own text (the CLAIMS constants): only the pipe and line breaks matter. */
 function cell(s: string): string {
   return s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
@@ -214,7 +216,7 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     "# Claims of the paper, and what floatscope measured",
     "",
     "Built by `npm run reproduce` from the findings outputs of the executed notebooks " +
-      `(${notebooks.map((n) => `\`${n.file}\``).join(", ") || "none"}); every number under "ours" is read from them. ` +
+      `(${notebooks.map((n) => markdownCode(n.file)).join(", ") || "none"}); every number under "ours" is read from them. ` +
       "Verdicts compare 95 % intervals (see src/display/claims.ts): *reproduced* when every comparison is separated the way the paper says, " +
       "*not reproduced* when some are separated the other way and none the paper's way, *inconclusive at this n* otherwise, " +
       "*not measured* when no notebook reported a number.",
@@ -223,20 +225,21 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     "|---|---|---|",
     ...results.map(
       (r) =>
-        `| ${cell(CLAIMS[r.claim].title)} | ${cell(CLAIMS[r.claim].paper)} | ${r.verdicts.map((v) => (v.tier === "—" ? v.verdict : `${v.tier}: ${v.verdict}`)).join("; ")} |`,
+        `| ${cell(CLAIMS[r.claim].title)} | ${cell(CLAIMS[r.claim].paper)} | ${r.verdicts.map((v) => (v.tier === "—" ? v.verdict : `${escapeMarkdown(v.tier)}: ${v.verdict}`)).join("; ")} |`,
     ),
     "",
   ];
   for (const r of results) {
     const t = CLAIMS[r.claim];
     out.push(`## ${t.title}`, "", `\`${r.claim}\` · **paper:** ${t.paper}`, "");
-    for (const v of r.verdicts) out.push(`- **${v.tier === "—" ? "" : `${v.tier} tier: `}${v.verdict}** — ${v.why}`);
+    for (const v of r.verdicts) out.push(`- **${v.tier === "—" ? "" : `${escapeMarkdown(v.tier)} tier: `}${v.verdict}** — ${v.why}`);
     out.push("");
     if (r.findings.length === 0) continue;
     out.push("| model | family | tier | quantity | ours | 95 % interval | n | notebook |", "|---|---|---|---|---|---|---|---|");
     for (const f of r.findings) {
       out.push(
-        `| ${cell(f.model)} | ${cell(f.family)} | ${cell(f.tier)} | ${cell(f.quantity)} | ${formatClaimNumber(f.value)} | ${f.ci95 ? `[${formatClaimNumber(f.ci95[0])}, ${formatClaimNumber(f.ci95[1])}]` : "—"} | ${f.n} | ${cell(f.source)} |`,
+        // The findings' strings come from the notebooks (model folder names, quantities): user text, escaped.
+        `| ${escapeMarkdown(f.model)} | ${escapeMarkdown(f.family)} | ${escapeMarkdown(f.tier)} | ${escapeMarkdown(f.quantity)} | ${formatClaimNumber(f.value)} | ${f.ci95 ? `[${formatClaimNumber(f.ci95[0])}, ${formatClaimNumber(f.ci95[1])}]` : "—"} | ${f.n} | ${escapeMarkdown(f.source)} |`,
       );
     }
     out.push("");

@@ -4,6 +4,7 @@
  * numbers once and the text can never disagree with them.
  */
 import { bootstrapCi, mean } from "../util/stats.js";
+import { escapeMarkdown } from "./escape.js";
 import type { Finding } from "./findings.js";
 import type { Displayable } from "./mime.js";
 
@@ -76,20 +77,35 @@ export interface FindingsTextOptions {
   missing?: string[];
 }
 
-/** The "What we see" paragraph: headline, one line per model with each of its numbers, the paper's numbers, what is missing. */
+/**
+ * The "What we see" paragraph: headline, one line per model with each of its numbers, the paper's numbers, what is missing.
+ * Every string in it (model names, quantities, headline, paper, missing names) is user text: escaped for
+ * Markdown (escape.ts), so a model called `<script>…` is shown, never run. text/plain is built from the
+ * same parts unescaped.
+ */
 export function findingsText(rows: Measurement[], o: FindingsTextOptions = {}): Displayable {
-  const models = [...new Set(rows.map((f) => f.model))];
-  const lines = models.map((m) => {
-    const fs = rows.filter((f) => f.model === m);
-    const kind = PARADIGM_OF_FAMILY[fs[0].family];
-    return `- **${m}**${kind ? ` (${kind})` : ""}: ${fs.map((f) => `${f.quantity} ${withCi(f)} (n = ${f.n})`).join("; ")}`;
-  });
-  const parts = [
-    o.headline ? `**${o.headline}.**` : "",
-    lines.length ? lines.join("\n") : "_No numbers: none of this notebook's models ran._",
-    rows.some((f) => f.ci95) ? "Brackets: 95 % bootstrap interval over the samples." : "",
-    o.paper ? `Paper: ${o.paper}` : "",
-    o.missing?.length ? `_Not in this run (missing): ${o.missing.join(", ")} — the text covers only the models above._` : "",
-  ];
-  return markdown(parts.filter(Boolean).join("\n\n"));
+  const build = (t: (s: string) => string, bold: (s: string) => string, em: (s: string) => string) => {
+    const models = [...new Set(rows.map((f) => f.model))];
+    const lines = models.map((m) => {
+      const fs = rows.filter((f) => f.model === m);
+      const kind = PARADIGM_OF_FAMILY[fs[0].family];
+      return `- ${bold(t(m))}${kind ? ` (${kind})` : ""}: ${fs.map((f) => `${t(f.quantity)} ${withCi(f)} (n = ${f.n})`).join("; ")}`;
+    });
+    const parts = [
+      o.headline ? bold(`${t(o.headline)}.`) : "",
+      lines.length ? lines.join("\n") : em("No numbers: none of this notebook's models ran."),
+      rows.some((f) => f.ci95) ? "Brackets: 95 % bootstrap interval over the samples." : "",
+      o.paper ? `Paper: ${t(o.paper)}` : "",
+      o.missing?.length ? em(`Not in this run (missing): ${o.missing.map(t).join(", ")} — the text covers only the models above.`) : "",
+    ];
+    return parts.filter(Boolean).join("\n\n");
+  };
+  const same = (s: string) => s;
+  const md = build(
+    escapeMarkdown,
+    (s) => `**${s}**`,
+    (s) => `_${s}_`,
+  );
+  const text = build(String, same, same);
+  return { toMimeBundle: () => ({ "text/markdown": md, "text/plain": text }) };
 }

