@@ -11,11 +11,18 @@
  *   submit.sh      submits both, the merge with --dependency=afterok:<array job> (it runs once every
  *                  task has succeeded; after a rerun, submit merge.sbatch by hand).
  * Logs go to <folder>/logs/. Nothing is submitted by this command.
+ *
+ * Every value in the scripts is data, never code (issue #25: names come from shared grid files): in the
+ * bash part each value is one single-quoted word (src/util/shell.ts), and in the `#SBATCH` header, which
+ * sbatch reads with its own rules, each value is one double-quoted argument with \ " ' # escaped. Values
+ * with control characters are refused (a line break would end a header line whatever the quoting), and
+ * the default folder grid-runs/<name> is refused for a name that is not one plain folder name ("../../x").
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { readGrid } from "../eval/grid.js";
+import { defaultRunFolder, readGrid } from "../eval/grid.js";
+import { printable, shellCommand, shellQuote, unsafeCharIn } from "../util/shell.js";
 import { TABLE_FORMATS } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -38,7 +45,8 @@ for the same shards.
   --scripts <dir>        where to write the scripts (default <out>/slurm)
   --merged <file>        merged table (default <out>/merged.parquet; .jsonl/.csv/.arrow also work)
   --device <d>           cpu | cuda | auto (default cpu, or cuda with --gpus-per-task)
-  --floatscope <cmd>     how tasks start floatscope (default: node and this installation's CLI)
+  --floatscope <cmd>     how tasks start floatscope: words separated by spaces, each passed as it is
+                         (no shell expansion; default: node and this installation's CLI)
   -h, --help             this help`;
 
 export interface SlurmOptions {
@@ -48,7 +56,8 @@ export interface SlurmOptions {
   outDir: string;
   scriptsDir: string;
   merged: string;
-  floatscope: string;
+  /** The command that starts floatscope, as words (each becomes one argument). */
+  floatscope: string[];
   device: string;
   cpusPerTask: number;
   gpusPerTask?: number;
@@ -60,75 +69,116 @@ export interface SlurmOptions {
   maxParallel?: number;
 }
 
-/** Single-quote for sh. */
-export function shq(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+/**
+ * One value as one argument of an `#SBATCH` line, as sbatch reads those lines (its own parser, not bash's):
+ * words split at spaces, `"…"` groups, a backslash takes the next character as it is, an unquoted `#`
+ * starts a comment. So anything but a plain word goes in double quotes with \ " ' # escaped (older sbatch
+ * also ended a line at a # inside quotes). Control characters never get here (refused in `run`).
+ */
+export function sbatchQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `"${s.replace(/[\\"'#]/g, "\\$&")}"`;
+}
+
+/** A path for a Slurm file-name pattern (--output): `%` doubled, so a % in a folder name is not read as %j, %a, … */
+function slurmPattern(p: string): string {
+  return p.replace(/%/g, "%%");
 }
 
 /** The three files (name → text) for these options. */
 export function slurmScripts(o: SlurmOptions): Record<string, string> {
   const logs = path.join(o.scriptsDir, "logs");
+  const directive = (option: string, value: string | number) => `#SBATCH --${option}=${sbatchQuote(String(value))}`;
   const common = [
-    o.partition && `#SBATCH --partition=${o.partition}`,
-    o.account && `#SBATCH --account=${o.account}`,
-    o.qos && `#SBATCH --qos=${o.qos}`,
+    o.partition && directive("partition", o.partition),
+    o.account && directive("account", o.account),
+    o.qos && directive("qos", o.qos),
   ].filter(Boolean) as string[];
   const array = `1-${o.tasks}${o.maxParallel ? `%${o.maxParallel}` : ""}`;
+  const floatscope = (...args: string[]) => shellCommand([...o.floatscope, ...args]);
   const shards = [
     "#!/bin/bash",
-    `#SBATCH --job-name=fs-${o.gridName}`,
-    `#SBATCH --array=${array}`,
-    `#SBATCH --ntasks=1`,
-    `#SBATCH --cpus-per-task=${o.cpusPerTask}`,
-    o.gpusPerTask !== undefined && `#SBATCH --gpus-per-task=${o.gpusPerTask}`,
-    o.mem && `#SBATCH --mem=${o.mem}`,
-    o.time && `#SBATCH --time=${o.time}`,
+    directive("job-name", `fs-${o.gridName}`),
+    directive("array", array),
+    directive("ntasks", 1),
+    directive("cpus-per-task", o.cpusPerTask),
+    o.gpusPerTask !== undefined && directive("gpus-per-task", o.gpusPerTask),
+    o.mem && directive("mem", o.mem),
+    o.time && directive("time", o.time),
     ...common,
-    `#SBATCH --output=${logs}/shard-%a.out`,
+    directive("output", `${slurmPattern(logs)}/shard-%a.out`),
     "#SBATCH --open-mode=append",
     "#SBATCH --requeue",
-    `# floatscope grid "${o.gridName}", ${o.tasks} shards. Written by \`floatscope slurm\`; see docs/cluster.md.`,
-    "# A task resumes from its shard file: rerun one with  sbatch --array=<i> " + shq(path.join(o.scriptsDir, "shards.sbatch")),
+    // The name in a comment is safe: it has no line break (refused), so the comment cannot end early.
+    `# floatscope grid ${JSON.stringify(o.gridName)}, ${o.tasks} shards. Written by \`floatscope slurm\`; see docs/cluster.md.`,
+    "# A task resumes from its shard file: rerun one with  sbatch --array=<i> " + shellQuote(path.join(o.scriptsDir, "shards.sbatch")),
     "set -euo pipefail",
+    // Only numbers and Slurm's variables inside these double quotes; no value from the user.
     `echo "[floatscope] shard $SLURM_ARRAY_TASK_ID/${o.tasks} on $(hostname) at $(date -u +%FT%TZ) (job $SLURM_JOB_ID, restart \${SLURM_RESTART_COUNT:-0})"`,
-    `exec ${o.floatscope} eval --grid ${shq(o.gridFile)} --shard "$SLURM_ARRAY_TASK_ID/${o.tasks}" --out ${shq(o.outDir)} --device ${o.device} --threads ${o.cpusPerTask}`,
+    `exec ${floatscope("eval", "--grid", o.gridFile)} --shard "$SLURM_ARRAY_TASK_ID/${o.tasks}" --out ${shellQuote(o.outDir)} --device ${shellQuote(o.device)} --threads ${o.cpusPerTask}`,
     "",
   ].filter((l) => l !== false && l !== undefined && l !== "") as string[];
   const merge = [
     "#!/bin/bash",
-    `#SBATCH --job-name=fs-${o.gridName}-merge`,
+    directive("job-name", `fs-${o.gridName}-merge`),
     "#SBATCH --ntasks=1",
     "#SBATCH --cpus-per-task=1",
     ...common,
-    `#SBATCH --output=${logs}/merge.out`,
+    directive("output", `${slurmPattern(logs)}/merge.out`),
     "#SBATCH --open-mode=append",
     "set -euo pipefail",
-    `${o.floatscope} status ${shq(o.outDir)} || true`,
-    `exec ${o.floatscope} merge ${shq(o.outDir)} --out ${shq(o.merged)}`,
+    `${floatscope("status", o.outDir)} || true`,
+    `exec ${floatscope("merge", o.outDir, "--out", o.merged)}`,
   ];
   const submit = [
     "#!/bin/bash",
-    `# Submit the ${o.tasks}-task array of grid "${o.gridName}" and its merge (runs after every task succeeded).`,
+    `# Submit the ${o.tasks}-task array of grid ${JSON.stringify(o.gridName)} and its merge (runs after every task succeeded).`,
     "set -euo pipefail",
-    `cd ${shq(o.scriptsDir)}`,
-    `mkdir -p ${shq(logs)}`,
+    `cd ${shellQuote(o.scriptsDir)}`,
+    `mkdir -p ${shellQuote(logs)}`,
     "array=$(sbatch --parsable shards.sbatch)",
     "array=${array%%;*}",
     'merge=$(sbatch --parsable --dependency=afterok:"$array" --kill-on-invalid-dep=yes merge.sbatch)',
     "merge=${merge%%;*}",
     'echo "array job $array (shards), merge job $merge"',
-    `echo "progress: ${o.floatscope.replace(/"/g, '\\"')} status ${shq(o.outDir).replace(/"/g, '\\"')}"`,
+    // The progress command is printed for pasting into a shell: built here, quoted, and printed as one
+    // single-quoted string (never inside double quotes, where $(…) and backticks would run).
+    `printf '%s\\n' ${shellQuote(`progress: ${floatscope("status", o.outDir)}`)}`,
     'echo "$array $merge" > submitted.txt',
   ];
   return { "shards.sbatch": shards.join("\n") + "\n", "merge.sbatch": merge.join("\n") + "\n", "submit.sh": submit.join("\n") + "\n" };
 }
 
 /** `node /abs/…/cli/main.js` of this installation (works on any node of a shared file system). */
-function defaultFloatscope(): string {
+function defaultFloatscope(): string[] {
   const here = fileURLToPath(import.meta.url);
   const main = path.join(path.dirname(here), here.endsWith(".ts") ? "main.ts" : "main.js");
-  if (main.endsWith(".ts")) return `npx tsx ${shq(main)}`;
-  return `${shq(process.execPath)} ${shq(main)}`;
+  if (main.endsWith(".ts")) return ["npx", "tsx", main];
+  return [process.execPath, main];
+}
+
+/**
+ * A value that will be written into the scripts: refused when it holds a control character (say which,
+ * and where). `field` is the flag or argument as the help names it.
+ */
+function scriptValue(value: string, field: string, expected: string): string {
+  const bad = unsafeCharIn(value);
+  if (bad)
+    throw new UsageError(`Bad value for ${field}: it would be written into the job scripts`, {
+      field,
+      expected,
+      found: `${bad} of ${printable(value)}`,
+    });
+  return value;
+}
+
+/** `--floatscope`: words separated by spaces, each one argument (no quotes, variables or other shell syntax are read from it). */
+function floatscopeWords(s: string): string[] {
+  const expected = 'a command and its arguments separated by spaces, e.g. "node /opt/floatscope/src/dist/cli/main.js"';
+  const words = scriptValue(s, "--floatscope", expected)
+    .split(" ")
+    .filter((w) => w !== "");
+  if (words.length === 0) throw new UsageError("Bad value for --floatscope", { field: "--floatscope", expected, found: JSON.stringify(s) });
+  return words;
 }
 
 export const command: CliCommand = {
@@ -180,13 +230,29 @@ export const command: CliCommand = {
         });
       return String(s);
     };
-    const gridFile = path.resolve(positionals[0]);
+    const gridFile = path.resolve(scriptValue(positionals[0], "<grid.json>", "a path without control characters"));
     const grid = readGrid(gridFile);
     const tasks = int("tasks", 1)!;
     const gpus = int("gpus-per-task", 0);
-    const outDir = path.resolve(String(v.out ?? path.join("grid-runs", grid.name)));
-    const scriptsDir = path.resolve(String(v.scripts ?? path.join(outDir, "slurm")));
-    const merged = path.resolve(String(v.merged ?? path.join(outDir, "merged.parquet")));
+    // Names and paths reach the scripts: no control characters in any of them. The grid's name was
+    // checked by readGrid; as the default folder it must also be one plain folder name.
+    const noControl = "a path without control characters (line breaks, tabs, escapes)";
+    const outDir = path.resolve(v.out === undefined ? defaultRunFolder(grid) : scriptValue(String(v.out), "--out", noControl));
+    const scriptsDir = path.resolve(
+      v.scripts === undefined
+        ? scriptValue(path.join(outDir, "slurm"), "--out", noControl)
+        : scriptValue(String(v.scripts), "--scripts", noControl),
+    );
+    // Slurm reads a backslash in a log file name as "no %-patterns": every task would log to one file.
+    if (scriptsDir.includes("\\"))
+      throw new UsageError("Bad scripts folder: Slurm's log file names cannot hold a backslash", {
+        field: v.scripts === undefined ? "--out" : "--scripts",
+        expected: "a folder path without '\\'",
+        found: printable(scriptsDir),
+      });
+    const merged = path.resolve(
+      v.merged === undefined ? path.join(outDir, "merged.parquet") : scriptValue(String(v.merged), "--merged", noControl),
+    );
     if (!TABLE_FORMATS.some((f) => merged.endsWith(`.${f}`) || (f === "jsonl" && merged.endsWith(".ndjson")))) {
       throw new UsageError("Bad --merged", {
         field: "--merged",
@@ -205,7 +271,7 @@ export const command: CliCommand = {
       scriptsDir,
       merged,
       device,
-      floatscope: v.floatscope !== undefined ? String(v.floatscope) : defaultFloatscope(),
+      floatscope: v.floatscope !== undefined ? floatscopeWords(String(v.floatscope)) : defaultFloatscope(),
       cpusPerTask: int("cpus-per-task", 1) ?? 2,
       gpusPerTask: gpus,
       mem: slurmWord("mem"),
@@ -221,7 +287,7 @@ export const command: CliCommand = {
       fs.writeFileSync(file, text, { mode: 0o755 });
     }
     io.out(
-      `wrote ${path.join(scriptsDir, "shards.sbatch")} (array 1-${tasks}), merge.sbatch and submit.sh\nsubmit with: bash ${shq(path.join(scriptsDir, "submit.sh"))}`,
+      `wrote ${path.join(scriptsDir, "shards.sbatch")} (array 1-${tasks}), merge.sbatch and submit.sh\nsubmit with: bash ${shellQuote(path.join(scriptsDir, "submit.sh"))}`,
     );
     return 0;
   },

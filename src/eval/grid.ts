@@ -18,6 +18,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { GridError, SettingsError } from "../util/errors.js";
+import { printable, unsafeCharIn } from "../util/shell.js";
 import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "./contexts.js";
 import { policyLabel } from "../samplers/interventions.js";
 
@@ -110,6 +111,24 @@ function bad(file: string, field: string, expected: string, found: unknown, hint
   return new GridError("Bad grid spec", { file, field, expected, found: typeof found === "string" ? found : JSON.stringify(found), hint });
 }
 
+/**
+ * A grid, model or dataset name: a non-empty string without control characters. Names reach unit ids,
+ * shard files, tables, folder names and job scripts (src/cli/slurm.ts), and grids are shared: a line
+ * break in a name would end a line of a script or a header wherever it lands.
+ */
+function checkName(v: unknown, file: string, field: string): string {
+  if (typeof v !== "string" || v === "") throw bad(file, field, "a non-empty string", v);
+  const c = unsafeCharIn(v);
+  if (c)
+    throw bad(
+      file,
+      field,
+      "a name without control characters (line breaks, tabs, escapes, bidirectional controls)",
+      `${c} of ${printable(v)}`,
+    );
+  return v;
+}
+
 function nonNegInt(v: unknown): v is number {
   return typeof v === "number" && Number.isInteger(v) && v >= 0;
 }
@@ -193,7 +212,7 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
     const o = typeof m === "string" ? { path: m } : (m as GridModel);
     if (!o || typeof o.path !== "string" || o.path === "") throw bad(file, field, "a folder path or {name, path}", m);
     const p = path.resolve(baseDir, expandEnv(o.path, file, field));
-    const name = o.name ?? path.basename(p);
+    const name = checkName(o.name ?? path.basename(p), file, o.name === undefined ? `${field} (its folder name)` : `${field}.name`);
     unique(name, field);
     return { name, path: p };
   });
@@ -206,7 +225,7 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
     if (o.limit !== undefined && o.limit !== null && !(nonNegInt(o.limit) && o.limit > 0))
       throw bad(file, `${field}.limit`, "an integer ≥ 1 (or null: all)", o.limit);
     const p = path.resolve(baseDir, expandEnv(o.path, file, field));
-    const name = o.name ?? stripExt(path.basename(p));
+    const name = checkName(o.name ?? stripExt(path.basename(p)), file, o.name === undefined ? `${field} (its file name)` : `${field}.name`);
     unique(name, field);
     return { name, path: p, skip: o.skip ?? 0, limit: o.limit ?? null };
   });
@@ -245,8 +264,29 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
           }
         });
   if (new Set(interventions).size !== interventions.length) throw bad(file, "interventions", "distinct policies", interventions);
-  const name = g.name ?? stripExt(path.basename(file)).replace(/\.json$/, "");
+  const name = checkName(
+    g.name ?? stripExt(path.basename(file)).replace(/\.json$/, ""),
+    file,
+    g.name === undefined ? "name (the grid file's name)" : "name",
+  );
   return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize, interventions };
+}
+
+/**
+ * The default shard folder of a grid, grid-runs/<name> (relative to the working folder). Refused when the
+ * name is not one plain folder name: "../../x", "a/b" or ".." would put the runs somewhere else.
+ */
+export function defaultRunFolder(grid: ResolvedGrid): string {
+  const n = grid.name;
+  if (n === "." || n === ".." || /[/\\]/.test(n))
+    throw new GridError("The grid's name cannot be the default run folder grid-runs/<name>", {
+      file: grid.file,
+      field: "name",
+      expected: "one folder name (no '/' or '\\', not '.' or '..')",
+      found: printable(n),
+      hint: "name the folder with --out, or rename the grid",
+    });
+  return path.join("grid-runs", n);
 }
 
 /** Read and resolve a grid file. */
