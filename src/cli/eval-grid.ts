@@ -5,7 +5,7 @@
  * saved; running the same command again continues.
  */
 import * as path from "node:path";
-import { parseShard, readGrid } from "../eval/grid.js";
+import { defaultRunFolder, parseShard, readGrid } from "../eval/grid.js";
 import { prepareGrid, runShard } from "../eval/shard.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import { EXIT } from "./exit.js";
@@ -51,7 +51,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   if (device !== "cpu" && device !== "cuda" && device !== "auto")
     throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
   const grid = readGrid(gridFile);
-  const outDir = String(v.out ?? path.join("grid-runs", grid.name));
+  const outDir = String(v.out ?? defaultRunFolder(grid));
   const pg = await prepareGrid(grid);
   const controller = new AbortController();
   const stop = (sig: string) => () => {

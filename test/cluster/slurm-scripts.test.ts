@@ -198,6 +198,22 @@ describe("issue #25: hostile names in `floatscope slurm`", () => {
     }
   });
 
+  it("`eval --grid` refuses the same default folder for ../../x (nothing run or written outside grid-runs/)", async () => {
+    const root = path.resolve(__dirname, "..", "..");
+    const { grid, dir } = caseDir({
+      name: "../../x",
+      models: [path.join(root, "models", "tiny-llada")],
+      datasets: [{ path: path.join(root, "models", "world", "eval-heldout.jsonl.gz"), limit: 1 }],
+    });
+    const work = path.join(dir, "a", "b");
+    fs.mkdirSync(work, { recursive: true });
+    const r = await inDir(work, () => cli("eval", "--grid", grid));
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/field: name/);
+    expect(fs.readdirSync(path.join(dir, "a"))).toEqual(["b"]);
+    expect(fs.readdirSync(work)).toEqual([]);
+  });
+
   it("a plain grid name still makes grid-runs/<name>/", async () => {
     const { grid, dir } = caseDir({ name: "fig 6 (v2)" });
     const cwd = process.cwd();
