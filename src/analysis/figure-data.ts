@@ -155,4 +155,41 @@ export interface DistractorSpec extends FigureDataBase {
   xTitle?: string;
 }
 
-export type AnalysisSpec = AbsorptionSpec | QKSpec | RetrievalSpec | RolloutSpec | DriftSpec | TokenTypesSpec | DistractorSpec;
+/**
+ * Anchors vs the masked/unmasked frontier (analysis/frontier.ts): per layer, the share of anchors
+ * within `radius` positions of the frontier and of the just-unmasked tokens, each beside its exact
+ * chance share; and one trace's step × position strip at one layer.
+ */
+export interface FrontierSpec extends FigureDataBase {
+  kind: "frontier";
+  model: string;
+  /** Words describing the anchor rule. */
+  rule: string;
+  radius: number;
+  /** Traces pooled into the per-layer series. */
+  traces: number;
+  layers: number[];
+  /** Share of anchors within the radius of the frontier, [layer], with its 95 % interval over traces. */
+  within: number[];
+  withinLo: number[];
+  withinHi: number[];
+  /** The chance share (uniform over candidate keys), [layer]. */
+  chance: number[];
+  /** The same against the positions unmasked at the step, and its chance share. */
+  unmasked: number[];
+  unmaskedChance: number[];
+  strip: {
+    sample: string;
+    layer: number;
+    /** The `step` value of each row. */
+    steps: number[];
+    /** [step, key]: 0 prompt, 1 decoded, 2 masked, 3 unmasked at this step; NaN where the canvas is shorter. */
+    state: Grid;
+    /** [step, key]: 1 at the layer's anchors. */
+    anchors: Grid;
+    tokens: string[];
+  };
+}
+
+export type AnalysisSpec =
+  AbsorptionSpec | QKSpec | RetrievalSpec | RolloutSpec | DriftSpec | TokenTypesSpec | DistractorSpec | FrontierSpec;

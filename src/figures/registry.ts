@@ -13,6 +13,7 @@ import { drawFigure } from "../protocol/draw.js";
 import { absorptionFigure } from "./absorption.js";
 import { distractorFigure } from "./distractor.js";
 import { driftFigure } from "./drift.js";
+import { frontierFigure } from "./frontier.js";
 import { heatmap, heatmapFigure } from "./heatmap.js";
 import { qkFigure } from "./qk.js";
 import { retrievalFigure } from "./retrieval.js";
@@ -36,6 +37,7 @@ export const FIGURE_KINDS: Record<string, { describe: Describe } | { bundle: (in
   retrieval: { describe: retrievalFigure },
   rollout: { describe: rolloutFigure },
   drift: { describe: driftFigure },
+  frontier: { describe: frontierFigure },
   "token-types": { describe: tokenTypesFigure },
   distractor: { describe: distractorFigure },
   // hand-written specs are re-validated by heatmap()

@@ -8,6 +8,7 @@ import type {
   AbsorptionSpec,
   DistractorSpec,
   DriftSpec,
+  FrontierSpec,
   QKSpec,
   RetrievalSpec,
   RolloutSpec,
@@ -135,6 +136,31 @@ export const distractor: DistractorSpec = {
   warnings: [],
 };
 
+export const frontier: FrontierSpec = {
+  kind: "frontier",
+  model: "tiny-llada",
+  rule: "top-k (k=1)",
+  radius: 2,
+  traces: 8,
+  layers: [0, 1, 2, 3, 4, 5],
+  within: [0.8, 0.6, 0.45, 0.3, 0.25, 0.2],
+  withinLo: [0.7, 0.5, 0.35, 0.2, 0.15, 0.1],
+  withinHi: [0.9, 0.7, 0.55, 0.4, 0.35, 0.3],
+  chance: [0.35, 0.35, 0.35, 0.35, 0.35, 0.35],
+  unmasked: [0.6, 0.4, 0.3, 0.2, 0.1, 0.1],
+  unmaskedChance: [0.3, 0.3, 0.3, 0.3, 0.3, 0.3],
+  // prompt 0–5; the answer 6–11 decoded left to right, one slot per step; the anchor walks one behind the front
+  strip: {
+    sample: "0",
+    layer: 0,
+    steps: [0, 1, 2, 3, 4, 5],
+    state: grid(6, 12, (s, j) => (j < 6 ? 0 : j < 6 + s ? 1 : j === 6 + s ? 3 : 2)),
+    anchors: grid(6, 12, (s, j) => (j === 5 + s ? 1 : 0)),
+    tokens: TOKENS,
+  },
+  warnings: [],
+};
+
 export const heatmapSpec: HeatmapSpec = {
   kind: "heatmap",
   title: "attention received",
@@ -162,5 +188,6 @@ export const FIGURE_INPUTS = {
   drift,
   "token-types": tokenTypes,
   distractor,
+  frontier,
   heatmap: heatmapSpec,
 } as const;
