@@ -11,7 +11,8 @@ training text, so no answer word is untrained.
     /usr/bin/python3 training/world.py --out DIR [--seed 1234] [--n-eval 300]
 
 writes DIR/world.json (seed, sizes), DIR/split.json.gz (the people of each split), DIR/eval-heldout.jsonl.gz
-(test people, each with 9 distractors) and optionally DIR/val.jsonl.gz and DIR/sample-train.jsonl, in the
+(test people, each with 9 distractors), DIR/eval-heldout-long.jsonl.gz (long-answer questions about test
+people: the gold passages, then 4 distractors; see World.long_example) and optionally DIR/val.jsonl.gz and DIR/sample-train.jsonl, in the
 Lost-in-the-Middle
 schema: {question, answers, ctxs: [{title, text, hasanswer, isgold}], ...}. The first ctx is the gold
 passage; the others are distractors (the harness chooses how many and where the gold goes).
@@ -65,6 +66,18 @@ RELATIONS: dict[str, tuple[str, tuple[str, str], tuple[str, str]]] = {
                ("Who is a friend of {s} ?", "Whom does {s} often visit ?")),
 }
 REL_NAMES = list(RELATIONS)
+
+# The long-answer task (real-base models only; the tiny models' word-level vocabulary does not hold these
+# question words): "what do the passages say about X?", answered by restating every fact about X that the
+# gold passages state, one canonical sentence per fact (the relation's first statement template, in the
+# order the facts appear in the prompt). 3–6 facts are drawn; the last is dropped while the answer is
+# longer than LONG_MAX_CHARS, never below LONG_MIN_FACTS. Why 150 characters: the answer plus one
+# end-of-turn token must fit the real-base decoders' 64-slot canvas; at 150 characters the longest answer
+# in 5,000 draws was 63 SmolLM2 tokens (median 43; at 160 characters 24 of 5,000 were longer than 63).
+# So in practice 3–5 facts (6 never fit: six full sentences average ≈ 66 tokens).
+LONG_QUESTIONS = ("What do the passages say about {s} ?", "What do we learn about {s} ?")
+LONG_MIN_FACTS, LONG_MAX_FACTS, LONG_MAX_CHARS = 3, 6, 150
+LONG_MAX_GOLD = 3
 
 
 def _syllable_words(rng: random.Random, n: int, taken: set, lo: int, hi: int) -> list[str]:
@@ -199,6 +212,70 @@ class World:
                "subject": name, "relation": rel, "gold_index": pos}
         return rec
 
+    def long_example(self, rng: random.Random, split: str, k: int, *, name: str | None = None,
+                     fresh: bool = False, gold_first: bool = False) -> dict:
+        """A long-answer question about one person of `split`: 3–6 of their facts (see LONG_MAX_CHARS),
+        spread over 1–3 gold passages (each states only facts about the subject, ≥ 1 each), among k
+        distractor passages about other people of the split (1–3 facts each; about half of them state a
+        relation the subject's answer also has, so relation words alone do not pick the gold passages; a
+        distractor never states a fact whose value is the subject). Gold passages keep their relative order;
+        with `gold_first` they come first (held-out file), otherwise each takes a random place.
+
+        Record: the Lost-in-the-Middle fields (question, answers = [the reference answer], ctxs in prompt
+        order with isgold / hasanswer) plus `kind` "long", `subject`, `gold_count`, and `facts` in answer
+        order: [{relation, object, ctx (index in ctxs of the passage stating it), statement (its sentence
+        as written there), templates (the relation's two statement templates, for the scorer)}]."""
+        facts = self.facts
+        pool = self.split[split]
+        if fresh:
+            pool, facts = self.fresh_people(rng, k + 1)
+            name = pool[0]
+        name = name or rng.choice(pool)
+        rels = rng.sample(REL_NAMES, rng.randint(LONG_MIN_FACTS, LONG_MAX_FACTS))
+        while len(rels) > LONG_MIN_FACTS and len(_long_answer(name, rels, facts)) > LONG_MAX_CHARS:
+            rels.pop()
+        n_gold = rng.randint(1, min(LONG_MAX_GOLD, len(rels)))
+        cuts = sorted(rng.sample(range(1, len(rels)), n_gold - 1))  # contiguous groups, each non-empty
+        groups = [rels[a:b] for a, b in zip([0] + cuts, cuts + [len(rels)])]
+        golds = []
+        for g in groups:
+            sents = [(r, self.statement(rng, name, r, facts)) for r in g]
+            golds.append({"title": name, "text": " ".join(t for _, t in sents), "sents": sents})
+        others: list[str] = []  # a list, not a set: set order depends on PYTHONHASHSEED
+        while len(others) < k:
+            o = rng.choice(pool)
+            if o != name and o not in others:
+                others.append(o)
+        ctxs = []
+        for o in others:
+            must = rng.choice(rels) if rng.random() < 0.5 else None
+            if must and facts[o][must] == name:
+                must = None
+            cand = [r for r in REL_NAMES if r != must and facts[o][r] != name]
+            rng.shuffle(cand)
+            n = rng.randint(1, 3)
+            chosen = ([must] if must else []) + cand[: n - (1 if must else 0)]
+            rng.shuffle(chosen)
+            ctxs.append({"title": o, "text": " ".join(self.statement(rng, o, r, facts) for r in chosen)})
+        if gold_first:
+            ctxs = golds + ctxs
+        else:  # each gold at a random place, the golds in their order
+            slots = sorted(rng.sample(range(k + n_gold), n_gold))
+            it = iter(ctxs)
+            ctxs = [golds[slots.index(i)] if i in slots else next(it) for i in range(k + n_gold)]
+        fact_list = []
+        for i, c in enumerate(ctxs):
+            for r, sent in c.get("sents", []):
+                fact_list.append({"relation": r, "object": facts[name][r], "ctx": i, "statement": sent,
+                                  "templates": list(RELATIONS[r][1])})
+        objects = [f["object"] for f in fact_list]
+        return {"question": rng.choice(LONG_QUESTIONS).format(s=name),
+                "answers": [_long_answer(name, [f["relation"] for f in fact_list], facts)],
+                "ctxs": [{"title": c["title"], "text": c["text"],
+                          "hasanswer": any(_has_answer(c["text"], v) for v in objects), "isgold": "sents" in c}
+                         for c in ctxs],
+                "kind": "long", "subject": name, "gold_count": n_gold, "facts": fact_list}
+
     def lm_document(self, rng: random.Random, split: str = "train", n_people: int | None = None,
                     fresh: bool = False, p_same: float = 0.0) -> str:
         """Plain text for language modelling: passages about 2–4 people, then some of the same facts
@@ -253,6 +330,27 @@ def _has_answer(text: str, answer: str) -> bool:
     return f" {answer} " in f" {text} "
 
 
+def _long_answer(name: str, rels: list[str], facts: dict) -> str:
+    """The reference long answer: one sentence per fact, the relation's first statement template."""
+    return " ".join(RELATIONS[r][1][0].format(s=name, v=facts[name][r]) for r in rels)
+
+
+def long_eval_records(world: World, split: str, n: int, seed: int, n_distractors: int = 4) -> list[dict]:
+    """n long-answer questions about distinct people of `split`, the gold passages first (ctxs[:gold_count])
+    and then n_distractors distractors; ids `<split>-long-0000`. Seeded apart from eval_records, so the
+    short held-out file is unchanged by this task's existence."""
+    rng = random.Random(f"eval-long:{split}:{seed}")
+    out = []
+    people = list(world.split[split])
+    rng.shuffle(people)
+    for i in range(n):
+        sub = random.Random(f"eval-long:{split}:{seed}:{i}")
+        rec = world.long_example(sub, split, n_distractors, name=people[i % len(people)], gold_first=True)
+        rec["id"] = f"{split}-long-{i:04d}"
+        out.append(rec)
+    return out
+
+
 def eval_records(world: World, split: str, n: int, seed: int, n_distractors: int = 9) -> list[dict]:
     """n questions about distinct people of `split`; ctxs[0] is the gold passage, ctxs[1:] distractors."""
     rng = random.Random(f"eval:{split}:{seed}")
@@ -287,12 +385,15 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--n-eval", type=int, default=300)
+    ap.add_argument("--n-long", type=int, default=200, help="long-answer held-out questions (eval-heldout-long.jsonl.gz)")
     ap.add_argument("--n-val", type=int, default=0, help="also write val.jsonl.gz (validation people)")
     ap.add_argument("--samples", type=int, default=0, help="also write sample-train.jsonl with N training examples")
     a = ap.parse_args()
     w = World(a.seed)
     os.makedirs(a.out, exist_ok=True)
     write_jsonl(os.path.join(a.out, "eval-heldout.jsonl.gz"), eval_records(w, "test", a.n_eval, a.seed))
+    if a.n_long:
+        write_jsonl(os.path.join(a.out, "eval-heldout-long.jsonl.gz"), long_eval_records(w, "test", a.n_long, a.seed))
     if a.n_val:
         write_jsonl(os.path.join(a.out, "val.jsonl.gz"), eval_records(w, "val", a.n_val, a.seed))
     if a.samples:

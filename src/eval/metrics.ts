@@ -112,3 +112,91 @@ export function extractAnswer(response: string, mode: AnswerExtraction): string 
   }
   return response;
 }
+
+/**
+ * One gold fact of a long-answer record (models/world/eval-heldout-long.jsonl.gz, `facts`): its object
+ * and the relation's two statement templates with `{s}` (subject) and `{v}` (object) slots.
+ */
+export interface LongFact {
+  object: string;
+  templates: readonly string[];
+}
+
+export interface FactScores {
+  /** Gold facts stated by at least one claim / gold facts. */
+  recall: number;
+  /** Claims that state a gold fact no earlier claim stated / claims (0 when there are no claims). */
+  precision: number;
+  f1: number;
+  /** 1 when recall and precision are both 1. */
+  complete: number;
+  claims: number;
+  /** Indices of the recalled gold facts, ascending. */
+  stated: number[];
+}
+
+/**
+ * Claims of a long answer: cut at each of `. , ; : ! ?` and newline, each piece normalised
+ * (`normalizeAnswer`) and cut again at every whole token "and"; empty claims dropped.
+ */
+export function splitClaims(prediction: string): string[] {
+  const out: string[] = [];
+  for (const piece of prediction.split(/[.,;:!?\n]/)) {
+    let run: string[] = [];
+    for (const t of [...pySplit(normalizeAnswer(piece)), "and"]) {
+      if (t === "and") {
+        if (run.length > 0) out.push(run.join(" "));
+        run = [];
+      } else run.push(t);
+    }
+  }
+  return out;
+}
+
+/** The fixed parts of a statement template (text around `{s}` / `{v}`), normalised, empty ones dropped. */
+export function templateParts(template: string): string[] {
+  return template
+    .split(/\{s\}|\{v\}/)
+    .map(normalizeAnswer)
+    .filter((p) => p !== "");
+}
+
+/** A claim states a fact: it holds the normalised object and every fixed part of one template, as whole-token runs. */
+export function claimStates(claim: string, fact: LongFact): boolean {
+  const c = ` ${claim} `;
+  const obj = normalizeAnswer(fact.object);
+  if (obj === "" || !c.includes(` ${obj} `)) return false;
+  return fact.templates.some((t) => templateParts(t).every((p) => c.includes(` ${p} `)));
+}
+
+/**
+ * Fact recall and precision of a long answer — the rule of training/qa_metrics.py `fact_scores` (its
+ * comment is the documentation), pinned for both by test/training/long-answer-vectors.json. The subject's
+ * name is not required in a claim; a repeated fact counts once, so repetition lowers precision.
+ */
+export function factScores(prediction: string, facts: readonly LongFact[]): FactScores {
+  const cs = splitClaims(prediction);
+  const seen = new Set<number>();
+  let supported = 0;
+  for (const c of cs) {
+    let fresh = false;
+    facts.forEach((f, i) => {
+      if (claimStates(c, f)) {
+        if (!seen.has(i)) fresh = true;
+        seen.add(i);
+      }
+    });
+    if (fresh) supported++;
+  }
+  const recall = facts.length > 0 ? seen.size / facts.length : 0;
+  const precision = cs.length > 0 ? supported / cs.length : 0;
+  const f1 = precision + recall > 0 ? (2 * precision * recall) / (precision + recall) : 0;
+  return {
+    recall,
+    precision,
+    f1,
+    complete: recall === 1 && precision === 1 ? 1 : 0,
+    claims: cs.length,
+    stated: [...seen].sort((a, b) => a - b),
+  };
+}

@@ -8,6 +8,10 @@
    test/fixtures/samplers/dream-schedule.json (torch, independent of this code).
 3. A LoRA layer's merged weight gives the same output as the unmerged layer.
 4. With a KV cache, causal decoding gives the same logits as the full forward pass (tiny random model).
+5. Phase 4's canvas: the MDM's answer region is the answer + <|im_end|> padding to 8–64 slots
+   (log-uniform), padding masked and predicted; the twin's loss covers answer + one <|im_end|>; the
+   loss rows are the masked positions shifted by one; batches are reproducible and `--long-share 0`
+   gives the earlier phases' batches.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.append(os.path.dirname(HERE))  # world.py; after HERE, so `import train` is training/real/train.py
 import smol  # noqa: E402
 import decode  # noqa: E402
 
@@ -86,6 +91,116 @@ def test_kv_cache() -> None:
         rest = [m(torch.tensor([[t]]), cache=cache)[0, -1] for t in ids[4:]]
     got = torch.cat([first, torch.stack(rest)])
     assert torch.allclose(got, full, atol=1e-5), f"KV cache differs by {(got - full).abs().max():.2e}"
+
+
+def _train():
+    """training/real/train.py by path (decode.py puts training/ first on sys.path, where the tiny models'
+    train.py lives)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("real_train", os.path.join(HERE, "train.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class _Args:
+    """train.py's arguments as the phase-4 command sets them (only those make_batch / mdm_regions read)."""
+    seed, batch, oracle_steps, k_every, k_top, oracle_share = 1234, 8, 40, 20, 4, 0.5
+    canvas, long_share = "8-64", 0.0
+
+
+class _Tok:
+    """A stand-in tokenizer: one id per word (its length), so no base model is needed."""
+    chat = staticmethod(smol.Tok.chat)
+
+    @staticmethod
+    def encode(text):
+        return [len(w) for w in text.split()]
+
+
+def test_canvas_length() -> None:
+    import random
+    train = _train()
+    rng = random.Random(0)
+    # the earlier phases' rule, unchanged: [n + 1, max(8, n + 1)]
+    assert {train.canvas_length(rng, 3, None) for _ in range(400)} == set(range(4, 9))
+    assert {train.canvas_length(rng, 9, None) for _ in range(50)} == {10}
+    short = [train.canvas_length(rng, 3, (8, 64)) for _ in range(3000)]
+    assert min(short) == 8 and max(short) == 64
+    # log-uniform over [8, 64]: about a third in each octave (uniform would put 9/57 = 16 % at ≤ 16)
+    for lo, hi in ((8, 16), (17, 32), (33, 64)):
+        share = sum(lo <= x <= hi for x in short) / len(short)
+        assert 0.27 < share < 0.40, (lo, hi, share)
+    long = [train.canvas_length(rng, 50, (8, 64)) for _ in range(500)]
+    assert min(long) == 51 and max(long) == 64, (min(long), max(long))
+    assert {train.canvas_length(rng, 70, (8, 64)) for _ in range(20)} == {71}  # longer than the canvas: one <|im_end|>
+    assert train.parse_canvas("8-64") == (8, 64) and train.parse_canvas(None) is None
+
+
+def test_mdm_regions_pad_with_end_of_turn() -> None:
+    train = _train()
+    a = _Args()
+    batch = [([1, 2, 3], [11, 12]), ([1, 2], list(range(20, 60)))]
+    pad_masked = 0
+    for step in range(30):
+        for (p, ans), (p2, region, masked, t) in zip(batch, train.mdm_regions(batch, step, a)):
+            assert p2 == p and region[:len(ans)] == ans
+            assert all(x == smol.IM_END for x in region[len(ans):]) and len(region) > len(ans)
+            assert 8 <= len(region) <= 64 and len(masked) == len(region) and any(masked) and 0.1 <= t <= 1
+            pad_masked += sum(mk for mk in masked[len(ans):])
+    assert pad_masked > 0  # the padding is part of the masked, predicted canvas
+
+
+class _Stub(torch.nn.Module):
+    """Records which rows a loss asks for and returns zero logits for them."""
+    def forward(self, ids, key_pad=None, rows=None):
+        self.rows, self.ids = rows, ids
+        return torch.zeros(int(rows.sum()), 100, requires_grad=True)
+
+
+def test_loss_rows() -> None:
+    train = _train()
+    a = _Args()
+    batch = [([1, 2, 3], [11, 12]), ([1, 2], [30, 31, 32, 33])]
+    st = _Stub()
+    train.loss_arm(st, batch)
+    assert int(st.rows.sum()) == (2 + 1) + (4 + 1)  # the twin: answer + one <|im_end|>, no padding
+    assert st.rows[0].tolist() == [False, False, True, True, True, False, False]  # rows 2..4 predict 11, 12, <|im_end|>
+    train.loss_mdm(st, batch, 5, a)
+    regs = train.mdm_regions(batch, 5, a)
+    assert int(st.rows.sum()) == sum(sum(mk) for _, _, mk, _ in regs)
+    for b, (p, region, masked, _) in enumerate(regs):  # shifted: row len(p)+j−1 predicts region position j
+        want = [False] * st.rows.shape[1]
+        for j, mk in enumerate(masked):
+            want[len(p) + j - 1] = mk
+        assert st.rows[b].tolist() == want
+        assert st.ids[b, len(p):len(p) + len(region)].tolist() == [smol.MASK_ID if mk else x for x, mk in zip(region, masked)]
+
+
+def test_batches_reproducible() -> None:
+    """--long-share 0 draws exactly the earlier phases' examples (the qa stream alone); a positive share
+    mixes in long-answer examples (≥ 3 facts, gold passages in the prompt) and leaves the other ones'
+    stream untouched."""
+    import random
+    train = _train()
+    from world import World
+    w, a = World(), _Args()
+    for step in (0, 45, 300):
+        _, got = train.make_batch(w, _Tok, step, a)
+        rng = random.Random(f"qa:{a.seed}:{step}")  # the pre-phase-4 make_batch, written out
+        k = train.k_for_step(step, a)
+        want = []
+        for _ in range(a.batch):
+            r = w.qa_example(rng, "train", k, fresh=True)
+            want.append((decode.prompt_ids(_Tok, r["question"], [c["text"] for c in r["ctxs"]]), _Tok.encode(r["answers"][0])))
+        assert got == want, step
+    a.long_share = 0.3
+    n_long = 0
+    for step in range(20):
+        _, b1 = train.make_batch(w, _Tok, step, a)
+        assert b1 == train.make_batch(w, _Tok, step, a)[1]
+        n_long += sum(len(ans) > 12 for _, ans in b1)  # short answers are 1–2 words, long ones ≥ 3 sentences
+    assert 20 <= n_long <= 80, n_long  # 30 % of 160 = 48
 
 
 if __name__ == "__main__":

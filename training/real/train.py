@@ -37,17 +37,25 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import smol  # noqa: E402
 import decode  # noqa: E402
-from world import World, eval_records  # noqa: E402
+from world import World, eval_records, long_eval_records  # noqa: E402
 from hf_formats import write_safetensors  # noqa: E402
 
 GEN_MAX = decode.GEN
+
+
+def key(name: str, step: int, a) -> str:
+    """Seed string of a per-step stream. With `--phase-steps` the index is the continuation's own step
+    count (its first step is 0) and the string carries `phase`, so two continuations that start from
+    different published steps (the MDM stopped at 451, the twin at 480) still see identical batches and
+    masks step for step. Without it: the earlier phases' strings, unchanged."""
+    return f"{name}:{a.seed}:phase:{step}" if getattr(a, "phase_steps", 0) else f"{name}:{a.seed}:{step}"
 
 
 def k_for_step(step: int, a) -> int:
     if step < a.oracle_steps:
         return 0
     kmax = min(a.k_top, 1 + (step - a.oracle_steps) // a.k_every)
-    rng = random.Random(f"k:{a.seed}:{step}")
+    rng = random.Random(key("k", step, a))
     if a.oracle_share > 0 and rng.random() < a.oracle_share:
         return 0  # keep the oracle setting in the mix once distractors arrive
     return rng.randint(0, kmax)
@@ -66,15 +74,46 @@ def lr_at(step: int, start: int, a) -> float:
 
 
 def make_batch(world: World, tok, step: int, a):
-    """Examples for one step: (prompt ids, answer ids) × batch, identical for both objectives."""
+    """Examples for one step: (prompt ids, answer ids) × batch, identical for both objectives. With
+    `--long-share` s > 0, each example is a long-answer one (World.long_example, the same k distractors)
+    with probability s, decided by its own seeded stream, so short examples are drawn from the `qa` stream
+    exactly as before and `--long-share 0` reproduces the earlier phases' batches."""
     k = k_for_step(step, a)
-    rng = random.Random(f"qa:{a.seed}:{step}")
+    rng = random.Random(key("qa", step, a))
+    lrng = random.Random(key("long", step, a))
     out = []
     for _ in range(a.batch):
-        r = world.qa_example(rng, "train", k, fresh=True)
+        if a.long_share > 0 and lrng.random() < a.long_share:
+            r = world.long_example(lrng, "train", k, fresh=True)
+        else:
+            r = world.qa_example(rng, "train", k, fresh=True)
         ids = decode.prompt_ids(tok, r["question"], [c["text"] for c in r["ctxs"]])
         out.append((ids, tok.encode(r["answers"][0])))
     return k, out
+
+
+def parse_canvas(text: str | None) -> tuple[int, int] | None:
+    """`--canvas 8-64` → (8, 64); None keeps the earlier phases' rule (length in [answer + 1, 8])."""
+    if not text:
+        return None
+    lo, hi = (int(x) for x in text.split("-"))
+    if not 1 <= lo <= hi:
+        raise SystemExit(f"--canvas {text}: expected LO-HI with 1 <= LO <= HI")
+    return lo, hi
+
+
+def canvas_length(rng: random.Random, n_answer: int, canvas: tuple[int, int] | None) -> int:
+    """Length of the MDM's answer region (answer + end-of-turn padding) for an answer of n_answer tokens.
+    Without a canvas: uniform in [n+1, max(8, n+1)] (phases 1–3). With (lo, hi): log-uniform over
+    [max(lo, n+1), max(hi, n+1)], rounded — as LLaDA's SFT pads answers with EOS to the batch length, the
+    padding is part of what is masked and predicted, so the model learns to end an answer anywhere in a
+    canvas of any size. Log-uniform, so that a short answer sees canvases of 8–16, 16–32 and 32–64 slots
+    equally often (the decoders run at 8, 32 and 64); a long answer (30–63 tokens) gets what is left up to 64.
+    An answer longer than hi − 1 gets exactly one end-of-turn."""
+    if canvas is None:
+        return rng.randint(n_answer + 1, max(GEN_MAX, n_answer + 1))
+    lo, hi = max(canvas[0], n_answer + 1), max(canvas[1], n_answer + 1)
+    return min(hi, max(lo, round(math.exp(rng.uniform(math.log(lo), math.log(hi))))))
 
 
 def loss_arm(m, batch) -> tuple[torch.Tensor, int]:
@@ -93,17 +132,26 @@ def loss_arm(m, batch) -> tuple[torch.Tensor, int]:
     return F.cross_entropy(logits, torch.tensor(tgt)), T * len(seqs)
 
 
-def loss_mdm(m, batch, step: int, a) -> tuple[torch.Tensor, int]:
-    rng = random.Random(f"mask:{a.seed}:{step}")
-    seqs, regions = [], []
+def mdm_regions(batch, step: int, a) -> list[tuple[list[int], list[int], list[bool], float]]:
+    """Per example: (prompt, answer region = answer + end-of-turn padding, masked flags, t). The region's
+    length is `canvas_length`; t ~ U(0.1, 1); every region token (padding included) is masked with
+    probability t, at least one."""
+    rng = random.Random(key("mask", step, a))
+    canvas = parse_canvas(getattr(a, "canvas", None))
+    seqs = []
     for p, ans in batch:
-        L = rng.randint(len(ans) + 1, max(GEN_MAX, len(ans) + 1))
+        L = canvas_length(rng, len(ans), canvas)
         region = ans + [smol.IM_END] * (L - len(ans))
         t = rng.uniform(0.1, 1.0)
         masked = [rng.random() < t for _ in region]
         if not any(masked):
             masked[rng.randrange(L)] = True
         seqs.append((p, region, masked, t))
+    return seqs
+
+
+def loss_mdm(m, batch, step: int, a) -> tuple[torch.Tensor, int]:
+    seqs = mdm_regions(batch, step, a)
     T = max(len(p) + len(r) for p, r, _, _ in seqs)
     ids = torch.full((len(seqs), T), smol.IM_END)
     pad = torch.ones(len(seqs), T, dtype=torch.bool)
@@ -143,6 +191,19 @@ def main() -> None:
     ap.add_argument("--min-lr", type=float, default=0.0, help="cosine schedule: the rate at --steps")
     ap.add_argument("--oracle-share", type=float, default=0.0,
                     help="after the oracle steps, the share of steps with k = 0 drawn first (0: k ~ U{0..k_max} only)")
+    ap.add_argument("--phase-steps", type=int, default=0, metavar="N",
+                    help="a continuation of N steps from wherever it starts (overrides --steps: target = start + N); "
+                         "its batches, masks and curriculum are indexed by its own step count, so both objectives "
+                         "get the same data even when their published models stopped at different steps")
+    ap.add_argument("--canvas", default=None, metavar="LO-HI",
+                    help="MDM: pad each answer with <|im_end|> to a canvas of LO–HI slots (log-uniform; e.g. 8-64); "
+                         "default: the earlier phases' [answer + 1, 8]. The twin's loss always covers answer + one <|im_end|>")
+    ap.add_argument("--long-share", type=float, default=0.0,
+                    help="share of long-answer examples (World.long_example) in each batch, drawn per example")
+    ap.add_argument("--val-gens", default="8", help="MDM: canvas sizes of the short validation (comma list; "
+                    "the first is eval.csv's val_oracle_accuracy, the others go to eval-extra.csv)")
+    ap.add_argument("--val-long-n", type=int, default=0,
+                    help="also validate long answers (oracle, 64 slots) on this many val people → eval-extra.csv")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--alpha", type=float, default=32.0)
     ap.add_argument("--seed", type=int, default=1234)
@@ -167,6 +228,8 @@ def main() -> None:
     opt = torch.optim.AdamW(params, lr=a.lr, betas=(0.9, 0.95), weight_decay=0.0)
     world = World()
     val = eval_records(world, "val", a.val_n, world.seed, n_distractors=0)
+    val_long = long_eval_records(world, "val", a.val_long_n, world.seed) if a.val_long_n else []
+    gens = [int(g) for g in a.val_gens.split(",")] if mdm else [decode.GEN]
     ck = os.path.join(a.run, "ckpt.pt")
     step, tokens, best, start = 0, 0, -1.0, 0
     if os.path.exists(ck):
@@ -176,7 +239,7 @@ def main() -> None:
         step, tokens, best = st["step"], st["tokens"], st["best"]
         start = st.get("start", 0)
         print(f"resumed at step {step}", flush=True)
-        for name in ("metrics.csv", "eval.csv"):  # drop rows written after the checkpoint
+        for name in ("metrics.csv", "eval.csv", "eval-extra.csv"):  # drop rows written after the checkpoint
             path = os.path.join(a.run, name)
             if os.path.exists(path):
                 with open(path) as f:
@@ -188,6 +251,8 @@ def main() -> None:
         step, tokens = init_from(m, a)
         start = step
         print(f"continuing {a.init_from} from step {step} (fresh optimiser state)", flush=True)
+    if a.phase_steps:
+        a.steps = start + a.phase_steps
     with open(os.path.join(a.run, "run.json"), "w") as f:
         json.dump({**vars(a), "start_step": start, "trainable_params": n_params, "blas_core": smol.blas_core(),
                    "mask_id": smol.MASK_ID if mdm else None}, f, indent=2)
@@ -207,6 +272,25 @@ def main() -> None:
                 w.writerow(header)
             w.writerow(row)
 
+    def extra_eval(at: int):
+        """eval-extra.csv: the short oracle at the other canvas sizes of --val-gens, and the long answers'
+        fact recall/precision (oracle passages, 64 slots). Rows after a resumed checkpoint are dropped
+        with eval.csv's (same step rule)."""
+        hdr = ["step", "task", "gen", "n", "metric", "value", "seconds"]
+        for g in gens[1:]:
+            t1 = time.time()
+            r = decode.evaluate(m, kind, tok, val, ["oracle"], gen=g)["oracle"]
+            append("eval-extra.csv", [at, "short_oracle", g, a.val_n, "accuracy", round(r["accuracy"], 4),
+                                      round(time.time() - t1, 1)], hdr)
+            print(f"step {at}: val oracle at {g} slots {r['accuracy']:.3f}", flush=True)
+        if val_long:
+            t1 = time.time()
+            r = decode.evaluate_long(m, kind, tok, val_long, "oracle", 64)
+            for k in ("recall", "precision"):
+                append("eval-extra.csv", [at, "long_oracle", 64, len(val_long), k, round(r[k], 4),
+                                          round(time.time() - t1, 1)], hdr)
+            print(f"step {at}: val long recall {r['recall']:.3f} precision {r['precision']:.3f}", flush=True)
+
     last_ck = time.time()
     kind = "dream" if mdm else "arm"
     target = os.path.join(a.run, "target_steps")  # write a number here to change --steps of a live run
@@ -217,9 +301,10 @@ def main() -> None:
                 break
         if step % a.eval_every == 0 and not _evaluated(a.run, step):
             t0 = time.time()
-            acc = decode.evaluate(m, kind, tok, val, ["oracle"])["oracle"]["accuracy"]
+            acc = decode.evaluate(m, kind, tok, val, ["oracle"], gen=gens[0])["oracle"]["accuracy"]
             append("eval.csv", [step, tokens, round(acc, 4), a.val_n, round(time.time() - t0, 1)],
                    ["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
+            extra_eval(step)
             print(f"step {step}: val oracle {acc:.3f} (n={a.val_n}, {time.time() - t0:.0f} s)", flush=True)
             if acc >= best:
                 best = acc
@@ -232,8 +317,9 @@ def main() -> None:
         lr = lr_at(step, start, a)
         for g in opt.param_groups:
             g["lr"] = lr
-        k, batch = make_batch(world, tok, step, a)
-        loss, ntok = loss_mdm(m, batch, step, a) if mdm else loss_arm(m, batch)
+        ds = step - start if a.phase_steps else step  # the data index (see `key`)
+        k, batch = make_batch(world, tok, ds, a)
+        loss, ntok = loss_mdm(m, batch, ds, a) if mdm else loss_arm(m, batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -248,8 +334,9 @@ def main() -> None:
             checkpoint()
             last_ck = time.time()
     if not _evaluated(a.run, step):
-        acc = decode.evaluate(m, kind, tok, val, ["oracle"])["oracle"]["accuracy"]
+        acc = decode.evaluate(m, kind, tok, val, ["oracle"], gen=gens[0])["oracle"]["accuracy"]
         append("eval.csv", [step, tokens, round(acc, 4), a.val_n, 0], ["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
+        extra_eval(step)
         if acc >= best:
             best = acc
             save_delta(m, os.path.join(a.run, "delta-best.safetensors"),
