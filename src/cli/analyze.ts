@@ -10,15 +10,16 @@ import { qkDecomposition } from "../analysis/qk-decomposition.js";
 import { type Evidence, retrievalHeads } from "../analysis/retrieval-heads.js";
 import { regionRollout } from "../analysis/rollout.js";
 import { tokenTypes } from "../analysis/token-types.js";
-import { describePartial } from "../trace/partial.js";
+import { describePartial, partialCounts, TruncatedTraceError } from "../trace/partial.js";
 import { readTrace } from "../trace/reader.js";
 import type { Trace } from "../trace/types.js";
 import { keyword, TraceFormatError } from "../util/errors.js";
-import { requireFile } from "../util/paths.js";
 import { writeTable } from "../util/table-export.js";
 import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
 import { EXPORT_FLAGS, EXPORT_HELP, exportTarget, tableFile } from "./export-flags.js";
+import { inputFile } from "./inputs.js";
+import { outputFile } from "./outputs.js";
 
 export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types"] as const;
 
@@ -48,6 +49,8 @@ Other options:
   --filter <f>      retrieval: rouge1 (default) | contains | none
   --layout <l>      rollout: offsets (default) | upstream
   --max-jump <n>    drift: largest position jump of one anchor track (default 0)
+  --allow-truncated read the complete records of a trace whose last record is cut short (a writer
+                    killed mid-record); the result is marked partial (text and --json)
   --json            print one JSON object
 ${EXPORT_HELP}
   --debug           print stack traces of errors
@@ -70,6 +73,7 @@ const FLAGS = {
   layout: { type: "string" },
   "max-jump": { type: "string" },
   json: { type: "boolean" },
+  "allow-truncated": { type: "boolean" },
   ...EXPORT_FLAGS,
 } as const;
 
@@ -165,8 +169,32 @@ export function analyze(
   }
 }
 
+/**
+ * `readTrace` with the CLI's word for its option: a torn trace's hint names `--allow-truncated`
+ * (the library's own error names `allowTruncated`, which a CLI user cannot pass).
+ */
+function readTraceFile(file: string, allowTruncated: boolean): Trace {
+  try {
+    return readTrace(file, { allowTruncated });
+  } catch (e) {
+    if (e instanceof TruncatedTraceError)
+      throw e.withHint(`pass --allow-truncated to analyse its ${e.complete} complete records as a partial trace`);
+    throw e;
+  }
+}
+
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    { arg: "<trace>", role: "input", expects: "file", name: "run.fstrace", example: (p) => ["drift", p] },
+    {
+      arg: "--export",
+      role: "output",
+      expects: "file",
+      name: "table.csv",
+      example: (p, f) => ["drift", f.trace, "--export", p],
+    },
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values, positionals } = parseFlags("analyze", argv, FLAGS);
     const [name, ...files] = positionals;
@@ -187,32 +215,50 @@ export const command: CliCommand = {
       });
     parseOptions(values);
     const target = exportTarget("analyze", values);
+    // Outputs before any trace is read, so a bad --export never costs an analysis.
+    if (target) outputFile("analyze", "export", target.file, false, io);
     // A folder (a checkpoint given by mistake), a FIFO or a dangling link is one clear error
     // before the trace reader opens anything.
     for (const f of files)
-      requireFile(f, {
+      inputFile(f, {
+        command: "analyze",
+        arg: "<trace>",
         what: "trace file",
         error: TraceFormatError,
-        field: "<trace>",
         hint: "give .fstrace files written by `floatscope generate --trace`",
       });
-    const traces = files.map((f) => readTrace(f));
+    const traces = files.map((f) => readTraceFile(f, !!values["allow-truncated"]));
+    const partial = traces.flatMap((t, i) => {
+      const r = describePartial(t);
+      return r ? [{ file: files[i], ...partialCounts(t), summary: r.summary }] : [];
+    });
     const { tables, extra, warnings } = analyze(analysis, traces, values);
     if (target) {
       const names = Object.keys(tables);
       for (const [k, t] of Object.entries(tables)) {
-        const file = names.length === 1 ? target.file : tableFile(target.file, k, target.format);
+        const file =
+          names.length === 1 ? target.file : outputFile("analyze", "export", tableFile(target.file, k, target.format), false, io);
         writeTable(file, rows(t), { format: target.format, columns: t.columnNames() });
         io.err(`analyze: ${k} (${t.numRows()} rows) → ${file}`);
       }
     }
     if (values.json) {
-      const partial = traces.flatMap((t) => describePartial(t)?.summary ?? []);
-      const out: Record<string, unknown> = { analysis, traces: files, partial, ...extra, warnings };
+      // `partial` is true when any trace is; `partialTraces` says, per partial trace, how many of
+      // its records were read (`records`) out of what a finished run writes (`expected`).
+      const out: Record<string, unknown> = {
+        analysis,
+        traces: files,
+        partial: partial.length > 0,
+        partialTraces: partial,
+        ...extra,
+        warnings,
+      };
       for (const [k, t] of Object.entries(tables)) out[k] = rows(t);
       io.out(JSON.stringify(out, (_k, v) => (typeof v === "number" && !Number.isFinite(v) ? null : v)));
       return 0;
     }
+    // Said first, so a table computed from an unfinished run is never read as a finished one's.
+    for (const p of partial) io.out(`PARTIAL: ${p.summary} (${p.records} of ${p.expected ?? "?"} records)\n`);
     for (const [k, t] of Object.entries(tables)) {
       io.out(`## ${k}\n`);
       io.out(

@@ -6,9 +6,59 @@
  */
 import * as path from "node:path";
 import { defaultRunFolder, parseShard, readGrid } from "../eval/grid.js";
-import { prepareGrid, runShard } from "../eval/shard.js";
+import { prepareGrid, runShard, shardFileName } from "../eval/shard.js";
+import { inspectPath } from "../util/paths.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import type { PathArgument } from "./commands.js";
 import { EXIT } from "./exit.js";
+import { inputFile, inputFilesIn, inputPath } from "./inputs.js";
+import { outputDirectory } from "./outputs.js";
+
+/** The paths `eval --grid` reads and writes (part of eval's `paths`). */
+export const GRID_PATHS: PathArgument[] = [
+  { arg: "--grid", role: "input", expects: "file", name: "grid.json", example: (p) => ["--grid", p] },
+  {
+    arg: "models[] (in the grid file)",
+    role: "input",
+    expects: "file or folder",
+    name: "model",
+    inside: "config.json",
+    example: (p, f) => ["--grid", f.grid({ model: p })],
+  },
+  {
+    arg: "datasets[] (in the grid file)",
+    role: "input",
+    expects: "file",
+    name: "data.jsonl",
+    example: (p, f) => ["--grid", f.grid({ data: p })],
+  },
+  {
+    arg: "--out (eval --grid)",
+    role: "output",
+    expects: "folder",
+    name: "runs",
+    inside: "shard-1-of-1.jsonl",
+    example: (p, f) => ["--grid", f.grid(), "--out", p],
+  },
+];
+
+/** The files `fingerprintModel` (src/eval/shard.ts) hashes in a checkpoint folder: all of them are opened. */
+const FINGERPRINTED = /^(config|generation_config|tokenizer|tokenizer_config)\.json$|\.safetensors$|\.safetensors\.index\.json$|\.gguf$/;
+
+/**
+ * Every path the grid names, checked before any is opened: the dataset files are read whole and
+ * hashed, and each model path is a checkpoint folder (whose files openCheckpoint checks one by one)
+ * or a .gguf file.
+ */
+function checkGridPaths(grid: ReturnType<typeof readGrid>): void {
+  for (const d of grid.datasets)
+    inputFile(d.path, { command: "eval", arg: `datasets.${d.name} (in ${grid.file})`, what: "QA data file (jsonl or jsonl.gz)" });
+  for (const m of grid.models) {
+    const spec = { command: "eval", arg: `models.${m.name} (in ${grid.file})`, what: "checkpoint folder or .gguf file" };
+    if (inputPath(m.path, "file or folder", spec).kind === "directory")
+      inputFilesIn(m.path, (n) => FINGERPRINTED.test(n), { ...spec, what: "checkpoint file (config, tokenizer or weights)" });
+  }
+}
 
 export const GRID_HELP = `Usage: floatscope eval --grid <grid.json> [--shard i/n] [--out <dir>] [options]
 
@@ -50,8 +100,14 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   const device = v.device === undefined ? "cpu" : String(v.device);
   if (device !== "cpu" && device !== "cuda" && device !== "auto")
     throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
-  const grid = readGrid(gridFile);
-  const outDir = String(v.out ?? defaultRunFolder(grid));
+  const grid = readGrid(inputFile(gridFile, { command: "eval", arg: "--grid", what: "grid file (JSON)" }));
+  checkGridPaths(grid);
+  // The shard folder is created when missing (as it always was); when it exists, the shard file in
+  // it is read to resume, so it must be a regular file or not there yet.
+  const outDir = outputDirectory("eval", "out", String(v.out ?? defaultRunFolder(grid)), true, io);
+  const shardFile = path.join(outDir, shardFileName(shard.index, shard.count));
+  if (inspectPath(shardFile).kind !== "missing")
+    inputFile(shardFile, { command: "eval", arg: "--out", what: "shard file to resume (written by an earlier run)" });
   const pg = await prepareGrid(grid);
   const controller = new AbortController();
   const stop = (sig: string) => () => {

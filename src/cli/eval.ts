@@ -14,10 +14,11 @@ import { readResults, runEval, summarizeResults } from "../eval/runner.js";
 import { ALGS, DEFAULT_SAMPLER, SAMPLERS, type RunConfig, type SamplerKind } from "../samplers/config.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
-import { inspectPath, requireFile } from "../util/paths.js";
+import { inspectPath } from "../util/paths.js";
 import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
-import { GRID_HELP, runGridEval } from "./eval-grid.js";
+import { checkpointPath, type CliCommand } from "./commands.js";
+import { GRID_HELP, GRID_PATHS, runGridEval } from "./eval-grid.js";
+import { checkpointInput, inputFile } from "./inputs.js";
 import { EXPORT_FLAGS, EXPORT_HELP, exportTarget } from "./export-flags.js";
 import { writeTable, type ColumnKind } from "../util/table-export.js";
 
@@ -80,6 +81,14 @@ function int(flag: string, value: string | boolean | undefined, min = 0): number
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    checkpointPath((f) => ["--data", f.data]),
+    { arg: "--data", role: "input", expects: "file", name: "data.jsonl", example: (p, f) => [f.model, "--data", p] },
+    { arg: "--out", role: "output", expects: "file", name: "results.jsonl", example: (p, f) => [f.model, "--data", f.data, "--out", p] },
+    { arg: "--traces", role: "output", expects: "folder", name: "traces", example: (p, f) => [f.model, "--data", f.data, "--traces", p] },
+    { arg: "--export", role: "output", expects: "file", name: "rows.csv", example: (p, f) => [f.model, "--data", f.data, "--export", p] },
+    ...GRID_PATHS,
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     if (argv.some((a) => a === "--grid" || a.startsWith("--grid="))) return runGridEval(argv, io);
     const { values: v, positionals } = parseFlags("eval", argv, {
@@ -142,7 +151,9 @@ export const command: CliCommand = {
     // Output paths before any work: a folder given as --out, or a missing folder without --mkdir, is a usage error.
     const resultsFile = v.out !== undefined ? outputFile("eval", "out", String(v.out), !!v.mkdir, io) : undefined;
     const traceDir = v.traces !== undefined ? outputDirectory("eval", "traces", String(v.traces), !!v.mkdir, io) : undefined;
-    requireFile(data, { what: "QA data file", error: DatasetError, field: v.data !== undefined ? "--data" : NQ_ENV });
+    if (target) outputFile("eval", "export", target.file, !!v.mkdir, io);
+    inputFile(data, { command: "eval", arg: v.data !== undefined ? "--data" : `$${NQ_ENV}`, what: "QA data file", error: DatasetError });
+    checkpointInput("eval", positionals[0]);
 
     const report = newDataReport();
     const all = await loadQaJsonl(data, { report });

@@ -9,7 +9,8 @@ import { openModelFiles, startEngine } from "../eval/open.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointInput } from "./inputs.js";
 import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
 import { PROBE_WORDS, probeRequestFromFlags, regionOneHot } from "./probe-flags.js";
 
@@ -56,6 +57,10 @@ function topK(values: ArrayLike<number>, k: number): number[] {
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    checkpointPath(() => ["--ids", "1,2,3"]),
+    { arg: "--out", role: "output", expects: "file", name: "out.safetensors", example: (p, f) => [f.model, "--ids", "1,2,3", "--out", p] },
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("forward", argv, {
       text: { type: "string" },
@@ -93,7 +98,7 @@ export const command: CliCommand = {
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
     // The weight scan reads every byte: it runs after the cheap checks below, so a bad flag or an
     // input that is too long never waits for it.
-    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: false });
+    const model = openModelFiles(checkpointInput("forward", positionals[0]), { tokenizer: "optional", scanWeights: false });
     const { checkpoint: ckpt, spec } = model;
 
     let ids: number[];

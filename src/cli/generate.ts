@@ -12,7 +12,8 @@ import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
 import { optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointInput, inputFile } from "./inputs.js";
 import { EXIT } from "./exit.js";
 import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
 import { readFileBounded } from "../util/paths.js";
@@ -65,6 +66,7 @@ Exit codes: 0 ok, 1 failure (checkpoint, budget, runtime), 2 usage (flags, setti
 (the partial trace is kept).`;
 
 function readConfigFile(file: string): Record<string, unknown> {
+  inputFile(file, { command: "generate", arg: "--config", what: "settings file (JSON)", error: UsageError });
   const text = readFileBounded(file, { what: "--config file", field: "--config", error: UsageError, maxBytes: 1 << 20 }).toString("utf8");
   let json: unknown;
   try {
@@ -79,6 +81,11 @@ function readConfigFile(file: string): Record<string, unknown> {
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    checkpointPath(() => ["--prompt", "hi"]),
+    { arg: "--config", role: "input", expects: "file", name: "config.json", example: (p, f) => [f.model, "--prompt", "hi", "--config", p] },
+    { arg: "--trace", role: "output", expects: "file", name: "run.fstrace", example: (p, f) => [f.model, "--prompt", "hi", "--trace", p] },
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("generate", argv, {
       prompt: { type: "string" },
@@ -137,7 +144,7 @@ export const command: CliCommand = {
     const traceFile = v.trace !== undefined ? outputFile(G, "trace", String(v.trace), !!v.mkdir, io) : undefined;
     // The weight scan reads every byte: it runs after the cheap checks below, so a bad flag or an
     // input that is too long never waits for it.
-    const model = openModelFiles(positionals[0], { tokenizer: "optional", scanWeights: false });
+    const model = openModelFiles(checkpointInput("generate", positionals[0]), { tokenizer: "optional", scanWeights: false });
     const { checkpoint: ckpt, spec, tokenizer } = model;
     if (!tokenizer)
       throw new UsageError("This checkpoint has no tokenizer.json", {

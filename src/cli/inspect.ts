@@ -10,7 +10,8 @@ import { estimateMemory, formatBytes } from "../runtime/memory.js";
 import { DEFAULT_PROBES } from "../util/probes.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointInput } from "./inputs.js";
 
 const HELP = `Usage: floatscope inspect <model-dir> [--seq 256,1024,4096] [--batch 1] [--scan-weights] [--json]
 
@@ -54,6 +55,7 @@ export function describeLines(d: CheckpointDescription): string[] {
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [checkpointPath(() => [])],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values, positionals } = parseFlags("inspect", argv, {
       seq: { type: "string" },
@@ -69,7 +71,7 @@ export const command: CliCommand = {
       });
     const requested = values.seq !== undefined ? intList("inspect", "seq", String(values.seq), { min: 1 }) : undefined;
     const batch = optionalInt("inspect", "batch", values.batch, { min: 1 }) ?? 1;
-    const ckpt = openCheckpoint(positionals[0]);
+    const ckpt = openCheckpoint(checkpointInput("inspect", positionals[0]));
     const spec = resolveModelSpec(ckpt);
     const maxPos = spec.maxPositionEmbeddings;
     if (requested) intList("inspect", "seq", String(values.seq), { min: 1, max: maxPos });

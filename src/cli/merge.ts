@@ -4,11 +4,13 @@
  * (src/eval/merge.ts). Refuses shards of different runs and duplicate results; lists what is missing
  * and fails on it unless --partial.
  */
-import { GRID_COLUMNS, GRID_TYPES, mergeShards, shardFilesIn } from "../eval/merge.js";
+import { GRID_COLUMNS, GRID_TYPES, mergeShards } from "../eval/merge.js";
 import { keyword } from "../util/errors.js";
 import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { shardInputs } from "./inputs.js";
+import { outputFile } from "./outputs.js";
 
 const HELP = `Usage: floatscope merge <shard-dir | shard files…> --out <table> [--format f] [--partial]
 
@@ -24,6 +26,18 @@ shard, and a question answered in two shards; lists what is missing and exits 1 
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    {
+      arg: "<shards>",
+      role: "input",
+      expects: "file or folder",
+      name: "shards",
+      inside: "shard-1-of-1.jsonl",
+      example: (p, f) => [p, "--out", `${f.tmp}/merged.jsonl`],
+    },
+    // Outputs are checked before any shard is read, so the input here need not be a shard.
+    { arg: "--out", role: "output", expects: "file", name: "merged.jsonl", example: (p, f) => [f.data, "--out", p] },
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("merge", argv, {
       out: { type: "string" },
@@ -60,7 +74,9 @@ export const command: CliCommand = {
         expected: "a name ending .jsonl, .csv, .parquet or .arrow, or --format",
         found: out,
       });
-    const files = shardFilesIn(positionals);
+    // The table is written to a temporary name and renamed; its folder is made as before (no --mkdir here).
+    outputFile("merge", "out", out, true, io);
+    const files = shardInputs("merge", positionals);
     const r = mergeShards(files, { partial: !!v.partial });
     const p = r.progress;
     if (!r.complete) {

@@ -26,6 +26,8 @@ import { printable, shellCommand, shellQuote, unsafeCharIn } from "../util/shell
 import { TABLE_FORMATS } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { inputFile } from "./inputs.js";
+import { outputFile } from "./outputs.js";
 
 const HELP = `Usage: floatscope slurm <grid.json> --tasks <n> [options]
 
@@ -183,6 +185,17 @@ function floatscopeWords(s: string): string[] {
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    { arg: "<grid.json>", role: "input", expects: "file", name: "grid.json", example: (p) => [p, "--tasks", "2"] },
+    {
+      arg: "--scripts",
+      role: "output",
+      expects: "folder",
+      name: "scripts",
+      inside: "shards.sbatch",
+      example: (p, f) => [f.grid(), "--tasks", "2", "--scripts", p],
+    },
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("slurm", argv, {
       tasks: { type: "string" },
@@ -231,7 +244,7 @@ export const command: CliCommand = {
       return String(s);
     };
     const gridFile = path.resolve(scriptValue(positionals[0], "<grid.json>", "a path without control characters"));
-    const grid = readGrid(gridFile);
+    const grid = readGrid(inputFile(gridFile, { command: "slurm", arg: "<grid.json>", what: "grid file (JSON)" }));
     const tasks = int("tasks", 1)!;
     const gpus = int("gpus-per-task", 0);
     // Names and paths reach the scripts: no control characters in any of them. The grid's name was
@@ -283,7 +296,8 @@ export const command: CliCommand = {
     };
     fs.mkdirSync(path.join(scriptsDir, "logs"), { recursive: true });
     for (const [name, text] of Object.entries(slurmScripts(opts))) {
-      const file = path.join(scriptsDir, name);
+      // A FIFO named shards.sbatch would block writeFileSync until a reader came: refused instead.
+      const file = outputFile("slurm", "scripts", path.join(scriptsDir, name), true, io);
       fs.writeFileSync(file, text, { mode: 0o755 });
     }
     io.out(

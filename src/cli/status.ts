@@ -2,9 +2,10 @@
  * `floatscope status <dir | shard files…>`: how far a grid run has got, from its shard files alone
  * (src/eval/merge.ts): per shard, units and questions done and failed; shards not started.
  */
-import { describeMissing, collectShards, shardFilesIn, summarizeProgress } from "../eval/merge.js";
+import { describeMissing, collectShards, summarizeProgress } from "../eval/merge.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { shardInputs } from "./inputs.js";
 
 const HELP = `Usage: floatscope status <shard-dir | shard files…> [--json]
 
@@ -17,6 +18,16 @@ when every question of every shard is done, 1 otherwise.
 
 export const command: CliCommand = {
   help: HELP,
+  paths: [
+    {
+      arg: "<shards>",
+      role: "input",
+      expects: "file or folder",
+      name: "shards",
+      inside: "shard-1-of-1.jsonl",
+      example: (p) => [p],
+    },
+  ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("status", argv, { json: { type: "boolean" } });
     if (positionals.length === 0)
@@ -25,7 +36,7 @@ export const command: CliCommand = {
         expected: "a folder of shard-*.jsonl or the files",
         found: "nothing",
       });
-    const { progress } = collectShards(shardFilesIn(positionals));
+    const { progress } = collectShards(shardInputs("status", positionals));
     const s = summarizeProgress(progress);
     const complete = s.done === s.questions;
     if (v.json) {

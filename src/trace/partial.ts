@@ -7,7 +7,54 @@
  * Pure and data-side only: works on any `Trace`, whether read from a file (`trace.source` names it)
  * or returned in memory by an interrupted sampler.
  */
+import { TraceFormatError, type FloatscopeErrorDetails } from "../util/errors.js";
 import type { Trace } from "./types.js";
+
+/**
+ * A trace file whose last record is cut short (a writer killed inside a write). `complete` is the
+ * number of whole records before the cut. The reader's hint names its option (`allowTruncated`);
+ * the CLI replaces it with its flag (`withHint`), since each caller can only use its own.
+ */
+export class TruncatedTraceError extends TraceFormatError {
+  constructor(
+    readonly summary: string,
+    details: FloatscopeErrorDetails,
+    readonly complete: number,
+  ) {
+    super(summary, details);
+  }
+
+  /** The same error with another hint. */
+  withHint(hint: string): TruncatedTraceError {
+    const { file, field, expected, found } = this;
+    return new TruncatedTraceError(this.summary, { file, field, expected, found, hint }, this.complete);
+  }
+}
+
+export interface PartialCounts {
+  /** Whole records read: meta, steps, final (a partial trace never has its end record). */
+  records: number;
+  /** Records a finished run of these settings writes (meta, steps, final, end); null when the settings do not say how many steps. */
+  expected: number | null;
+  /** Steps recorded, and planned (null when unknown; an upper bound when the run may stop at EOS). */
+  steps: number;
+  plannedSteps: number | null;
+  /** Whether the last record was cut short (loaded with allowTruncated). */
+  cut: boolean;
+}
+
+/** How much of a partial trace there is, in records and steps (for the CLI's JSON and a notebook's check). */
+export function partialCounts(trace: Trace): PartialCounts {
+  const planned = plannedSteps(trace) ?? null;
+  const hadFinal = trace.source?.final ?? trace.final.probes.size > 0;
+  return {
+    records: 1 + trace.steps.length + (hadFinal ? 1 : 0) + (trace.partial ? 0 : 1),
+    expected: planned === null ? null : planned + 3,
+    steps: trace.steps.length,
+    plannedSteps: planned,
+    cut: trace.source?.cut ?? false,
+  };
+}
 
 export interface PartialReport {
   /** One line: "partial trace <file> (<model>): the run stopped after 3 of 8 steps; missing: …". */

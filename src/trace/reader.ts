@@ -23,6 +23,7 @@ import {
   type TraceRecord,
 } from "./codec.js";
 import { readPassIntervention, readTraceIntervention } from "./intervention.js";
+import { TruncatedTraceError } from "./partial.js";
 import { Check, checkMetaSizes, checkProbeCoverage, readProbes } from "./schema.js";
 import {
   TRACE_FORMAT_VERSION,
@@ -140,13 +141,17 @@ function* decodedRecords(read: ReadAt, size: number, file: string, options: Read
   }
   const cut = stream.truncation();
   if (cut && !options.allowTruncated) {
-    throw new TraceFormatError("Trace file is truncated: its last record is cut short", {
-      file,
-      field: `record ${cut.complete} (byte ${cut.at})`,
-      expected: "a complete length-prefixed record",
-      found: `${cut.trailing} trailing bytes`,
-      hint: `readTrace(file, { allowTruncated: true }) loads the ${cut.complete} complete records as a partial trace`,
-    });
+    throw new TruncatedTraceError(
+      "Trace file is truncated: its last record is cut short",
+      {
+        file,
+        field: `record ${cut.complete} (byte ${cut.at})`,
+        expected: "a complete length-prefixed record",
+        found: `${cut.trailing} trailing bytes`,
+        hint: `readTrace(file, { allowTruncated: true }) loads the ${cut.complete} complete records as a partial trace`,
+      },
+      cut.complete,
+    );
   }
   if (cut) yield { place: { file, index, offset: cut.at }, rec: TRUNCATED as unknown as TraceRecord };
 }

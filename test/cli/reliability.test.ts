@@ -299,6 +299,7 @@ describe("one top-level handler: no stack trace unless --debug", () => {
       load: async () => ({
         command: {
           help: "Usage: floatscope test-boom",
+          paths: [],
           run: async () => {
             throw new TypeError("cannot read properties of undefined");
           },
@@ -325,6 +326,7 @@ describe("one top-level handler: no stack trace unless --debug", () => {
       load: async () => ({
         command: {
           help: "Usage: floatscope test-eisdir",
+          paths: [],
           run: async () => {
             fs.writeFileSync(tmp, "x");
             return 0;
