@@ -234,6 +234,7 @@ export type { AnchorRule, AnchorExclusion, AnchorOptions, AnchorContext, Resolve
 export { absorptionRate, absorptionOf, summarizeOverSamples } from "./analysis/absorption.js";
 export type { AbsorptionOptions, AbsorptionResult } from "./analysis/absorption.js";
 export { temporalDrift, trackAnchors, stackRows, meanVectors } from "./analysis/drift.js";
+export { anchorFrontier, poolFrontier, type FactSpan, type FrontierOptions, type FrontierResult } from "./analysis/frontier.js";
 export type { DriftOptions, DriftResult, AnchorTrack } from "./analysis/drift.js";
 export { qkDecomposition, qkParts, kvHeadOf, floatingAdvantage, headRows, meanHeadRows } from "./analysis/qk-decomposition.js";
 export type { QkOptions, QkResult, QkParts } from "./analysis/qk-decomposition.js";
@@ -282,6 +283,7 @@ export type {
   DriftSpec,
   TokenTypesSpec,
   DistractorSpec,
+  FrontierSpec,
   AnalysisSpec,
   Grid,
 } from "./analysis/figure-data.js";
@@ -302,6 +304,7 @@ export { qkFigure } from "./figures/qk.js";
 export { retrievalFigure } from "./figures/retrieval.js";
 export { rolloutFigure } from "./figures/rollout.js";
 export { driftFigure } from "./figures/drift.js";
+export { frontierFigure } from "./figures/frontier.js";
 export { tokenTypesFigure } from "./figures/token-types.js";
 export { distractorFigure } from "./figures/distractor.js";
 export { COLORMAPS, colorAt } from "./figures/colormap.js";

@@ -2,10 +2,12 @@
  * `floatscope analyze <analysis> <trace…>`: the paper's analyses (src/analysis/) on recorded traces,
  * printed as tables or, with --json, as one JSON object of numbers.
  */
+import * as fs from "node:fs";
 import type { ColumnTable } from "arquero";
 import { absorptionRate } from "../analysis/absorption.js";
 import { ANCHOR_EXCLUSIONS, type AnchorExclusion, type AnchorOptions } from "../analysis/anchors.js";
 import { temporalDrift } from "../analysis/drift.js";
+import { anchorFrontier, type FactSpan } from "../analysis/frontier.js";
 import { qkDecomposition } from "../analysis/qk-decomposition.js";
 import { type Evidence, retrievalHeads } from "../analysis/retrieval-heads.js";
 import { regionRollout } from "../analysis/rollout.js";
@@ -13,7 +15,7 @@ import { tokenTypes } from "../analysis/token-types.js";
 import { describePartial, partialCounts, TruncatedTraceError } from "../trace/partial.js";
 import { readTrace } from "../trace/reader.js";
 import type { Trace } from "../trace/types.js";
-import { keyword, TraceFormatError } from "../util/errors.js";
+import { keyword, SettingsError, TraceFormatError } from "../util/errors.js";
 import { writeTable } from "../util/table-export.js";
 import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
@@ -21,7 +23,7 @@ import { EXPORT_FLAGS, EXPORT_HELP, exportTarget, tableFile } from "./export-fla
 import { inputFile } from "./inputs.js";
 import { outputFile } from "./outputs.js";
 
-export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types"] as const;
+export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types", "frontier"] as const;
 
 const HELP = `Usage: floatscope analyze <analysis> <trace.fstrace…> [options] [--json]
 
@@ -32,8 +34,9 @@ Analyses (docs/analyses.md has every definition and where it differs from the pa
   retrieval    retrieval-head scores, layer × head (Fig. 5); needs --evidence or a region "evidence"
   rollout      region-level rollout, per-layer maps and stationary vector (Fig. rollout)
   token-types  structural vs lexical floating tokens per layer band (RQ2)
+  frontier     anchors vs the masked/unmasked frontier and the just-unmasked tokens, against chance
 
-Anchor rule options (absorption, drift, qk, token-types):
+Anchor rule options (absorption, drift, qk, token-types, frontier; frontier defaults to top-k):
   --rule <r>        first-token | bos | top-k | mean+ksigma | rulli-eps | upstream (default mean+ksigma;
                     qk falls back to the argmax)
   --k <x>           σ multiplier of mean+ksigma (default 3)
@@ -49,6 +52,8 @@ Other options:
   --filter <f>      retrieval: rouge1 (default) | contains | none
   --layout <l>      rollout: offsets (default) | upstream
   --max-jump <n>    drift: largest position jump of one anchor track (default 0)
+  --radius <n>      frontier: positions counted as near the frontier (default 2)
+  --facts <file>    frontier: JSON fact spans, [{factId, keySpan, answerTokens}] per trace (a list of lists)
   --allow-truncated read the complete records of a trace whose last record is cut short (a writer
                     killed mid-record); the result is marked partial (text and --json)
   --json            print one JSON object
@@ -72,6 +77,8 @@ const FLAGS = {
   filter: { type: "string" },
   layout: { type: "string" },
   "max-jump": { type: "string" },
+  radius: { type: "string" },
+  facts: { type: "string" },
   json: { type: "boolean" },
   "allow-truncated": { type: "boolean" },
   ...EXPORT_FLAGS,
@@ -162,6 +169,16 @@ export function analyze(
         warnings: r.spec.warnings ?? [],
       };
     }
+    case "frontier": {
+      const radius = optionalInt("analyze", "radius", values.radius, { min: 0 });
+      const facts = typeof values.facts === "string" ? readFacts(values.facts, traces.length) : undefined;
+      const r = anchorFrontier(traces, { ...anchor, rule: anchor.rule ?? "top-k", layers, radius, facts });
+      return {
+        tables: { summary: r.summary, layers: r.layers },
+        extra: { rule: r.spec.rule, radius: r.spec.radius },
+        warnings: r.spec.warnings,
+      };
+    }
     case "token-types": {
       const r = tokenTypes(traces, { ...anchor, layers });
       return { tables: { shares: r.shares }, extra: {}, warnings: r.spec.warnings ?? [] };
@@ -183,6 +200,26 @@ function readTraceFile(file: string, allowTruncated: boolean): Trace {
   }
 }
 
+/** `--facts`: one JSON list of fact spans per trace (a single list is taken for a single trace). */
+function readFacts(file: string, traces: number): FactSpan[][] {
+  let data: unknown;
+  inputFile(file, { command: "analyze", arg: "--facts", what: "facts file (JSON)" });
+  try {
+    data = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new SettingsError("unreadable --facts file", { file, field: "--facts", expected: "a JSON file", found: (e as Error).message });
+  }
+  const lists = Array.isArray(data) && data.length > 0 && data.every(Array.isArray) ? data : [data];
+  if (!lists.every(Array.isArray) || lists.length !== traces)
+    throw new SettingsError("--facts needs one list of fact spans per trace", {
+      file,
+      field: "--facts",
+      expected: `${traces} list(s) of {factId, keySpan: [start, end], answerTokens: [positions]}`,
+      found: Array.isArray(data) ? `${lists.length} list(s)` : typeof data,
+    });
+  return lists as FactSpan[][];
+}
+
 export const command: CliCommand = {
   help: HELP,
   paths: [
@@ -194,6 +231,7 @@ export const command: CliCommand = {
       name: "table.csv",
       example: (p, f) => ["drift", f.trace, "--export", p],
     },
+    { arg: "--facts", role: "input", expects: "file", name: "facts.json", example: (p, f) => ["frontier", f.trace, "--facts", p] },
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values, positionals } = parseFlags("analyze", argv, FLAGS);

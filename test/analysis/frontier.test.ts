@@ -2,7 +2,10 @@
  * The frontier analysis on hand-built traces; every expected value is worked out in the comments
  * from the canvases and planted anchors below, not read off our own output.
  */
-import { describe, expect, it } from "vitest";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   anchorDistances,
   anchorFrontier,
@@ -15,8 +18,10 @@ import {
   poolFrontier,
   sourceFollowing,
 } from "../../src/analysis/frontier.js";
+import { main } from "../../src/cli/main.js";
 import { frontierFigure } from "../../src/figures/frontier.js";
 import { kindBundle } from "../../src/figures/registry.js";
+import { writeTrace } from "../../src/trace/writer.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap, step } from "./make-trace.js";
 
@@ -60,6 +65,9 @@ function trace() {
     steps: CANVASES.map((c, s) =>
       step(s, c, probeMap(...[0, 1, 2].map((l) => probe(l, "received", [T], col(ANCHORS[s][l])))), {
         transferred: Int32Array.from(UNMASKED[s]),
+        tokens: Int32Array.from(UNMASKED[s], (p) => 17 + p), // the final sequence's token there
+        confidence: Float32Array.from(UNMASKED[s], () => 0.9),
+        producingRow: Int32Array.from(UNMASKED[s]),
       }),
     ),
   });
@@ -292,5 +300,51 @@ describe("bad input", () => {
     expect(() => anchorFrontier(trace(), { radius: 1.5 })).toThrow(/radius/);
     expect(() => anchorFrontier(trace(), { facts: [[{ factId: "x", keySpan: [3, 3], answerTokens: [4] }]] })).toThrow(/bad fact span/);
     expect(() => anchorFrontier(trace(), { facts: [FACTS, FACTS] })).toThrow(/one fact list per trace/);
+  });
+});
+
+describe("floatscope analyze frontier", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "floatscope-frontier-"));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, "t.fstrace");
+  writeTrace(file, trace());
+  const facts = path.join(dir, "facts.json");
+  fs.writeFileSync(facts, JSON.stringify(FACTS));
+  async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = "",
+      err = "";
+    const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
+    return { code, out, err };
+  }
+
+  it("--json: the summary and per-layer tables (the same hand-worked values as above)", async () => {
+    const r = await run("analyze", "frontier", file, "--radius", "1", "--facts", facts, "--json");
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out);
+    expect(j.analysis).toBe("frontier");
+    expect(j.radius).toBe(1);
+    expect(j.rule).toBe("top-k (k=1)");
+    const row = (name: string) => j.summary.find((x: { statistic: string }) => x.statistic === name);
+    expect(row("share of anchors within radius of the frontier").value).toBeCloseTo(4 / 9, 6); // written through the trace file: float32
+    expect(row("share of anchors within radius of the frontier").baseline).toBeCloseTo(7 / 12, 12);
+    expect(row("deep anchor in the written fact's source").value).toBe(1);
+    expect(row("deep anchor in the written fact's source").baseline).toBe(0.5);
+    expect(j.layers.map((x: { within: number }) => x.within)).toEqual([1, 0, 1 / 3]);
+  });
+  it("text: markdown tables; a bad radius is a usage error; a trace without steps fails with the probe hint", async () => {
+    const r = await run("analyze", "frontier", file);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("## summary");
+    expect(r.out).toContain("share of layers whose top-1 moves");
+    expect((await run("analyze", "frontier", file, "--radius", "-1")).code).toBe(2);
+    const bare = path.join(dir, "bare.fstrace");
+    writeTrace(
+      bare,
+      makeTrace({ model: { numLayers: 1 }, sequence: [1, 2], finalProbes: probeMap(probe(0, "received", [2], [0.5, 0.5])) }),
+    );
+    const e = await run("analyze", "frontier", bare);
+    expect(e.code).toBe(1);
+    expect(e.err).toMatch(/no per-step records/);
   });
 });
