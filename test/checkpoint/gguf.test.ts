@@ -306,6 +306,12 @@ describe("malformed GGUF headers give typed errors naming the field", () => {
       "tokenizer.ggml.tokens (array length)",
     ],
     ["duplicate key", () => ggufBytes({ kvCount: 2, kv: (b) => b.str("a").u32(4).u32(1).str("a").u32(4).u32(2) }), "a"],
+    // llama.cpp looks keys up by name: an empty one can name nothing (issue #25)
+    [
+      "empty key",
+      () => ggufBytes({ kvCount: 2, kv: (b) => b.str("general.architecture").u32(8).str("llama").str("").u32(4).u32(1) }),
+      "metadata[1].key",
+    ],
     ["bad alignment", () => ggufBytes({ kv: (b) => b.str("general.alignment").u32(4).u32(48) }), "general.alignment"],
     ["five dimensions", () => ggufBytes({ dims: [32, 1, 1, 1, 2] }), "w.n_dims"],
     ["zero dimension", () => ggufBytes({ dims: [32, 0] }), "w.dims[1]"],

@@ -118,10 +118,36 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       found: embd ? `dims [${embd.dims}]` : "missing",
     });
   }
+  // The keys llama.cpp's load_hparams reads without a default, in its order: context_length,
+  // embedding_length, block_count for every architecture, the RMS epsilon for these four. It reads
+  // head_count and feed_forward_length as optional, but no transformer here can be built without them.
+  const ctx = meta.requireInt(k("context_length"), { min: 1 });
   const hidden = meta.requireInt(k("embedding_length"), { min: 1 });
+  const layers = meta.requireInt(k("block_count"), { min: 1 });
+  const ff = meta.requireInt(k("feed_forward_length"), { min: 1 });
   const heads = meta.requireInt(k("attention.head_count"), { min: 1 });
+  const eps = meta.requireFloat(k("attention.layer_norm_rms_epsilon"), { min: 0, max: 1 });
   const kvHeads = meta.int(k("attention.head_count_kv"), { min: 1, max: heads }) ?? heads;
-  const headDim = meta.int(k("attention.key_length"), { min: 2 }) ?? hidden / heads;
+  // The embedding's row length is the one size stored twice: check it first, as the head size
+  // (embedding_length / head_count) depends on it.
+  if (embd.dims[0] !== hidden) {
+    throw new CheckpointError("GGUF embedding length disagrees with the token embedding", {
+      file: meta.file,
+      field: k("embedding_length"),
+      expected: `${embd.dims[0]} (the length of each row of token_embd.weight)`,
+      found: `${hidden}; token_embd.weight is [${embd.dims}] (ggml order: length, rows)`,
+    });
+  }
+  const keyLength = meta.int(k("attention.key_length"), { min: 2 });
+  if (keyLength === undefined && hidden % heads !== 0) {
+    throw new CheckpointError("GGUF head count does not divide the embedding length", {
+      file: meta.file,
+      field: k("attention.head_count"),
+      expected: `a divisor of ${k("embedding_length")} ${hidden} (the head size is embedding_length / head_count without ${k("attention.key_length")})`,
+      found: String(heads),
+    });
+  }
+  const headDim = keyLength ?? hidden / heads;
   const valueDim = meta.int(k("attention.value_length"), { min: 2 });
   if (valueDim !== undefined && valueDim !== headDim) {
     throw new CheckpointError("Different key and value head sizes are not supported", {
@@ -131,12 +157,56 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       found: String(valueDim),
     });
   }
+  const vocab = embd.dims[1];
+  const vocabSize = meta.int(k("vocab_size"), { min: 1 });
+  if (vocabSize !== undefined && vocabSize !== vocab) {
+    throw new CheckpointError("GGUF vocabulary size disagrees with the token embedding", {
+      file: meta.file,
+      field: k("vocab_size"),
+      expected: `${vocab} (the rows of token_embd.weight [${embd.dims}])`,
+      found: String(vocabSize),
+    });
+  }
+  // llama.cpp sizes token_embd by the token count: a token past the last row has no embedding.
+  const tokens = meta.stringArray("tokenizer.ggml.tokens");
+  if (tokens !== undefined && tokens.length > vocab) {
+    throw new CheckpointError("GGUF vocabulary has more tokens than the embedding has rows", {
+      file: meta.file,
+      field: "tokenizer.ggml.tokens",
+      expected: `≤ ${vocab} tokens (the rows of token_embd.weight [${embd.dims}])`,
+      found: `${tokens.length} tokens`,
+    });
+  }
+  const headText =
+    keyLength !== undefined
+      ? `head size ${headDim} (${k("attention.key_length")})`
+      : `head size ${headDim} (= embedding_length ${hidden} / head_count ${heads})`;
+  const kvText = meta.has(k("attention.head_count_kv")) ? `head_count_kv ${kvHeads}` : `head_count_kv ${kvHeads} (= head_count, no key)`;
+  if (byName.has("rope_freqs.weight")) {
+    throw new CheckpointError("Per-frequency RoPE factors are not supported", {
+      file: meta.file,
+      field: "rope_freqs.weight",
+      expected: "no rope_freqs tensor (plain RoPE)",
+      found: "a rope_freqs tensor (Llama-3.1-style scaling)",
+      hint: "convert the Hugging Face checkpoint to safetensors instead: its rope_scaling is supported there",
+    });
+  }
+  checkTensors(meta.file, a, tensors, {
+    layers,
+    E: [hidden, `embedding_length ${hidden}`],
+    V: [vocab, `the ${vocab} rows of token_embd.weight`],
+    Q: [heads * headDim, `head_count ${heads} × ${headText}`],
+    KV: [kvHeads * headDim, `${kvText} × ${headText}`],
+    F: [ff, `feed_forward_length ${ff}`],
+  });
   const ropeDims = meta.int(k("rope.dimension_count"));
   if (ropeDims !== undefined && ropeDims !== headDim) {
-    throw new CheckpointError("Partial rotary embeddings are not supported", {
+    // The tensors agree with head_count, so the file really rotates part of each head (or both the
+    // head count and the shapes are wrong in the same way).
+    throw new CheckpointError("GGUF rotary dimension count differs from the head size (partial rotary embeddings are not supported)", {
       file: meta.file,
       field: k("rope.dimension_count"),
-      expected: `${headDim} (the head size)`,
+      expected: `${headDim}: the ${headText}`,
       found: String(ropeDims),
     });
   }
@@ -149,22 +219,8 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       found: JSON.stringify(scaling),
     });
   }
-  if (byName.has("rope_freqs.weight")) {
-    throw new CheckpointError("Per-frequency RoPE factors are not supported", {
-      file: meta.file,
-      field: "rope_freqs.weight",
-      expected: "no rope_freqs tensor (plain RoPE)",
-      found: "a rope_freqs tensor (Llama-3.1-style scaling)",
-      hint: "convert the Hugging Face checkpoint to safetensors instead: its rope_scaling is supported there",
-    });
-  }
-  const vocab = embd.dims[1];
   const tied = !byName.has("output.weight");
-  const layers = meta.requireInt(k("block_count"), { min: 1 });
-  const ff = meta.requireInt(k("feed_forward_length"), { min: 1 });
-  const eps = meta.float(k("attention.layer_norm_rms_epsilon"), { min: 0, max: 1 });
   const theta = meta.float(k("rope.freq_base"), { min: Number.MIN_VALUE });
-  const ctx = meta.requireInt(k("context_length"), { min: 1 });
   const ids = specialIds(meta, vocab);
   const causal = meta.bool(k("attention.causal"));
   const L = LAYOUT[a];
@@ -202,7 +258,7 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       scale_logits: false,
       layer_norm_with_affine: true,
     });
-    if (eps !== undefined) config.rms_norm_eps = eps;
+    config.rms_norm_eps = eps;
     if (theta !== undefined) config.rope_theta = theta;
   } else {
     Object.assign(config, {
@@ -218,7 +274,7 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
     });
     if (a === "llama") Object.assign(config, { attention_bias: false, mlp_bias: false, head_dim: headDim });
     else Object.assign(config, { use_sliding_window: false, rope_scaling: null });
-    if (eps !== undefined) config.rms_norm_eps = eps;
+    config.rms_norm_eps = eps;
     if (theta !== undefined) config.rope_theta = theta;
   }
   if (ids.bos !== undefined) config.bos_token_id = ids.bos;
@@ -250,6 +306,76 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
     map.set(t.name, mapping);
   }
   return { architecture: a, config, tensors: map };
+}
+
+/** A size the metadata implies, with the words that say where it comes from. */
+type Size = [number, string];
+
+/** The parts of a block and, for projections, whether a bias may follow (llama.cpp's optional biases). */
+const BLOCK_PARTS: Record<string, { dims: (s: Record<"E" | "Q" | "KV" | "F", Size>) => Size[]; bias: boolean }> = {
+  attn_norm: { dims: (s) => [s.E], bias: false },
+  ffn_norm: { dims: (s) => [s.E], bias: false },
+  attn_q: { dims: (s) => [s.E, s.Q], bias: true },
+  attn_k: { dims: (s) => [s.E, s.KV], bias: true },
+  attn_v: { dims: (s) => [s.E, s.KV], bias: true },
+  attn_output: { dims: (s) => [s.Q, s.E], bias: true },
+  ffn_gate: { dims: (s) => [s.E, s.F], bias: true },
+  ffn_up: { dims: (s) => [s.E, s.F], bias: true },
+  ffn_down: { dims: (s) => [s.F, s.E], bias: true },
+};
+
+/**
+ * Every tensor is one llama.cpp creates for these architectures, in a block < block_count, with the
+ * shape it creates it with (ggml order: input length first). llama.cpp refuses a file with other
+ * tensors ("wrong number of tensors") or other shapes ("wrong shape"); the error names the tensor
+ * and the metadata fields its expected shape comes from. Weights are checked before biases, so a
+ * wrong head count is reported on the projection it sizes.
+ */
+function checkTensors(
+  file: string,
+  arch: GgufArchitecture,
+  tensors: GgufTensorEntry[],
+  s: { layers: number; E: Size; V: Size; Q: Size; KV: Size; F: Size },
+): void {
+  const expected = (t: GgufTensorEntry): Size[] => {
+    if (t.name === "token_embd.weight") return [s.E, [t.dims[1], "its rows"]];
+    if (t.name === "output.weight") return [s.E, s.V];
+    if (t.name === "output_norm.weight") return [s.E];
+    const m = /^blk\.(0|[1-9]\d*)\.([a-z_]+)\.(weight|bias)$/.exec(t.name);
+    const part = m ? BLOCK_PARTS[m[2]] : undefined;
+    if (!m || part === undefined || (m[3] === "bias" && !part.bias)) {
+      throw new CheckpointError(`GGUF tensor is not part of a ${arch} model`, {
+        file,
+        field: t.name,
+        expected: `token_embd.weight, output_norm.weight, output.weight or blk.<i>.<${Object.keys(BLOCK_PARTS).join("|")}>.weight (projections may have a .bias)`,
+        found: JSON.stringify(t.name),
+        hint: "llama.cpp refuses a file with tensors its model does not create",
+      });
+    }
+    const l = Number(m[1]);
+    if (l >= s.layers) {
+      throw new CheckpointError("GGUF tensor lies beyond the model's blocks", {
+        file,
+        field: t.name,
+        expected: `a block index < ${arch}.block_count = ${s.layers}`,
+        found: `block ${l}`,
+      });
+    }
+    const dims = part.dims(s);
+    return m[3] === "bias" ? [dims[dims.length - 1]] : dims;
+  };
+  const ordered = [...tensors.filter((t) => !t.name.endsWith(".bias")), ...tensors.filter((t) => t.name.endsWith(".bias"))];
+  for (const t of ordered) {
+    const want = expected(t);
+    if (want.length !== t.dims.length || want.some(([n], i) => n !== t.dims[i])) {
+      throw new CheckpointError("GGUF tensor shape disagrees with the metadata", {
+        file,
+        field: t.name,
+        expected: `[${want.map(([n, why]) => `${n}: ${why}`).join(", ")}] (ggml order)`,
+        found: `[${t.dims.join(", ")}]`,
+      });
+    }
+  }
 }
 
 function specialIds(meta: GgufMetadata, vocab: number) {

@@ -64,6 +64,12 @@ export class GgufMetadata {
     return v;
   }
 
+  requireFloat(key: string, opts: { min?: number; max?: number } = {}): number {
+    const v = this.float(key, opts);
+    if (v === undefined) this.fail(key, "a number", undefined);
+    return v;
+  }
+
   bool(key: string): boolean | undefined {
     const e = this.entries.get(key);
     if (e === undefined) return undefined;

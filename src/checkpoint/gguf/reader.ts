@@ -285,6 +285,8 @@ export function readGgufHeader(file: string): GgufHeader {
     const metadata = new Map<string, GgufEntry>();
     for (let i = 0; i < nKv; i++) {
       const key = c.str(`metadata[${i}].key`);
+      // Keys are looked up by name (llama.cpp's gguf_find_key): an empty one names nothing.
+      if (key === "") c.fail("GGUF metadata key is empty", `metadata[${i}].key`, "a non-empty key", '""');
       if (metadata.has(key)) c.fail("GGUF metadata key appears twice", key, "unique keys", "a second entry");
       const type = c.u32(`${key} (value type)`);
       metadata.set(key, readValue(c, type, key, 0));
@@ -294,6 +296,7 @@ export function readGgufHeader(file: string): GgufHeader {
     const names = new Set<string>();
     for (let i = 0; i < nTensors; i++) {
       const name = c.str(`tensors[${i}].name`);
+      if (name === "") c.fail("GGUF tensor name is empty", `tensors[${i}].name`, "a non-empty name", '""');
       if (names.has(name)) c.fail("GGUF tensor name appears twice", name, "unique tensor names", "a second entry");
       names.add(name);
       const nd = c.u32(`${name}.n_dims`);

@@ -65,6 +65,16 @@ export function tokenizerFromGguf(meta: GgufMetadata): TokenizerFiles | undefine
       found: "missing",
     });
   }
+  // A vocabulary whose every token is "" can encode nothing; refused here, as a checkpoint error,
+  // before an encode fails on whatever text the user gave.
+  if (tokens.every((t) => t === "")) {
+    throw new CheckpointError("GGUF vocabulary has no token text", {
+      file: meta.file,
+      field: "tokenizer.ggml.tokens",
+      expected: "token strings (byte-level BPE pieces)",
+      found: `${tokens.length} empty strings`,
+    });
+  }
   const merges = meta.stringArray("tokenizer.ggml.merges") ?? [];
   const types = meta.intArray("tokenizer.ggml.token_type");
   if (types !== undefined && types.length !== tokens.length) {
