@@ -56,8 +56,6 @@ export interface PathFixtures {
   tmp: string;
   /** A grid file over `model` and `data`; `model` / `data` replace those paths in it. */
   grid(replace?: { model?: string; data?: string }): string;
-  /** A folder holding the shard file of a finished one-shard run of `grid()`. */
-  shards: string;
   /** A complete trace file. */
   trace: string;
 }

@@ -53,7 +53,8 @@ function shown(given: string, info: PathInfo): string {
 function refuse(given: string, info: PathInfo, expects: Expects, spec: InputSpec, found = describeKind(info.kind)): FloatscopeError {
   const E = spec.error ?? PathError;
   const expected = `${EXPECTED[expects]} (${spec.what})`;
-  return new E(`${spec.arg} ${shown(given, info)} is ${found}; expected ${expected}`, {
+  const what = info.kind === "missing" ? "does not exist" : `is ${found}`;
+  return new E(`${spec.arg} ${shown(given, info)} ${what}; expected ${expected}`, {
     file: info.path,
     field: spec.arg,
     expected,

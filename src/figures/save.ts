@@ -4,6 +4,9 @@
  * by protocol/draw.ts); PNG is that SVG rasterised by resvg at 2× (or `scale`, or `dpi` / 96),
  * with the resolution recorded in the file so a word processor places it at the intended size.
  * The file is written to a temporary name and renamed, so a failure leaves no half-written file.
+ * Folders follow the CLI's rule (`--mkdir`): a missing folder is an error unless `{ mkdir: true }`
+ * asks for it, so a typo in a path is not silently a new folder tree. `scrubber(traces)` saves as
+ * its static image (the temporal view of the last layer, the picture `show()` sends beside the widget).
  *
  * @example
  *   const { spec } = absorptionRate(traces);
@@ -15,11 +18,13 @@ import * as path from "node:path";
 import { Resvg } from "@resvg/resvg-js";
 import { drawFigure } from "../protocol/draw.js";
 import { SettingsError } from "../util/errors.js";
+import { checkOutputFile } from "../util/paths.js";
 import { crc32 } from "./png.js";
 import { pngRaster } from "./raster.js";
 import { describeFigure, figureKindOf, FIGURE_KINDS } from "./registry.js";
 import { scrubberSvg } from "./scrubber-svg.js";
 import type { ScrubberPayload } from "../protocol/payloads.js";
+import { ScrubberFigure } from "./scrubber.js";
 
 export interface SaveOptions {
   /** PNG pixels per CSS pixel (default 2). */
@@ -28,6 +33,8 @@ export interface SaveOptions {
   dpi?: number;
   /** Figure width in CSS pixels (default 720; the scrubber's image has its own size). */
   width?: number;
+  /** Create the file's missing folders (default false: a missing folder is a SettingsError, as the CLI without --mkdir). */
+  mkdir?: boolean;
 }
 
 export interface SavedFigure {
@@ -41,6 +48,8 @@ export interface SavedFigure {
 
 /** The figure's SVG (what `save` writes for .svg and rasterises for .png). */
 export function figureSvg(x: unknown, opts: { width?: number } = {}): string {
+  // scrubber() returns a displayable wrapper (ScrubberFigure), not a payload with a kind: draw its payload.
+  if (x instanceof ScrubberFigure) return scrubberSvg(x.payload);
   const kind = figureKindOf(x);
   if (kind === null) {
     throw new SettingsError("save() needs a figure", {
@@ -105,6 +114,15 @@ export function save(figure: unknown, file: string, opts: SaveOptions = {}): Sav
       throw new SettingsError(`save() ${k} must be a positive number`, { field: k, expected: "a number > 0", found: String(v) });
     }
   }
+  // The target before any drawing: a missing folder (without mkdir), a folder or a FIFO at the
+  // name, or an unwritable folder is a typed error, and nothing is created.
+  const target = checkOutputFile(file, {
+    what: "save() file",
+    field: "file",
+    error: SettingsError,
+    mkdir: opts.mkdir === true,
+    mkdirHint: "create it first, or pass { mkdir: true }",
+  });
   const svg = figureSvg(figure, { width: opts.width });
   const size = /<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"/.exec(svg);
   let width = Number(size?.[1] ?? 0);
@@ -117,8 +135,6 @@ export function save(figure: unknown, file: string, opts: SaveOptions = {}): Sav
     width = bytes.readUInt32BE(16);
     height = bytes.readUInt32BE(20);
   }
-  const target = path.resolve(file);
-  fs.mkdirSync(path.dirname(target), { recursive: true });
   const tmp = `${target}.${process.pid}.tmp`;
   try {
     fs.writeFileSync(tmp, bytes);

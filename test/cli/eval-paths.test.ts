@@ -41,10 +41,10 @@ describe("floatscope eval inputs and outputs", () => {
   it("--data that is a folder or missing says what it is (exit 1)", async () => {
     const a = await run(model, "--data", tmp);
     expect(a.code).toBe(1);
-    expect(a.err).toMatch(/QA data file is a folder/);
+    expect(a.err).toMatch(/DatasetError: --data \S+ is a folder; expected a regular file \(QA data file\)/);
     const b = await run(model, "--data", path.join(tmp, "nope.jsonl"));
     expect(b.code).toBe(1);
-    expect(b.err).toMatch(/QA data file was not found/);
+    expect(b.err).toMatch(/DatasetError: --data \S+nope\.jsonl does not exist; expected a regular file \(QA data file\)/);
   });
 
   it("an existing folder as --out, a file as --traces, or a missing folder without --mkdir are usage errors (2)", async () => {

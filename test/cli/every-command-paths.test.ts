@@ -259,7 +259,7 @@ describe("every CLI command refuses hostile paths at once", () => {
       if (lines.length === 0 || !lines[0].startsWith(`floatscope ${c.command}: `)) problems.push("no `floatscope <command>: …` first line");
       if (lines.slice(1).some((l) => !DETAIL_LINE.test(l))) problems.push("more than one message");
       if (!r.err.includes(c.named)) problems.push(`the message does not name ${c.named}`);
-      const said = c.kind === "dangling-link" ? /symbolic link/ : /FIFO|folder|regular file|symbolic link/;
+      const said = c.kind === "dangling link" ? /symbolic link/ : /FIFO|folder|regular file|symbolic link/;
       if (!said.test(lines[0] ?? "")) problems.push("the first line does not say what is there");
       if (problems.length) failures.push(`${what}: ${problems.join("; ")}\n${r.err}`);
     }

@@ -123,7 +123,7 @@ describe("paths are checked for kind before they are opened", () => {
   it("a checkpoint folder given to analyze is a clear error (exit 1), not EISDIR", async () => {
     const r = await run("analyze", "absorption", tinyLlama);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/TraceFormatError: The path given as trace file is a folder/);
+    expect(r.err).toMatch(/TraceFormatError: <trace> \S+tiny-llama is a folder; expected a regular file \(trace file\)/);
     expect(r.err).not.toMatch(STACK_LINE);
   });
 });

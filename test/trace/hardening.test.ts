@@ -277,7 +277,16 @@ describe("partial traces say they are partial, and what is missing", () => {
     const r = await cli("analyze", "drift", file, "--json");
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out);
-    expect(j.partial).toEqual([expect.stringMatching(/sigint\.fstrace.*stopped after 3 of 8 steps/)]);
+    expect(j.partial).toBe(true);
+    // meta + 3 steps read, of meta + 8 steps + final + end
+    expect(j.partialTraces).toEqual([
+      expect.objectContaining({
+        summary: expect.stringMatching(/sigint\.fstrace.*stopped after 3 of 8 steps/),
+        records: 4,
+        expected: 11,
+        cut: false,
+      }),
+    ]);
     expect(j.warnings.join("\n")).toMatch(/partial trace.*missing: steps 3–7/);
     const text = await cli("analyze", "drift", file);
     expect(text.err).toMatch(/warning: partial trace .*sigint\.fstrace/);
