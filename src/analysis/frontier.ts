@@ -256,6 +256,14 @@ function traceStats(trace: Trace, index: number, opts: FrontierOptions, cells: R
   const T = trace.final.sequence.length;
   if (facts) checkFacts(facts, T, model);
   const sourceLayers = new Set(opts.sourceLayers ?? deepLayers(trace.model.numLayers, layers));
+  for (const l of sourceLayers)
+    if (!layers.includes(l))
+      throw new SettingsError("source layer not read", {
+        file: model,
+        field: "sourceLayers",
+        expected: `among ${layers.join(", ")}`,
+        found: String(l),
+      });
   const mask = trace.model.maskTokenId;
   const factSpans = facts
     ? factsPerStep(

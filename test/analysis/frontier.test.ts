@@ -300,6 +300,7 @@ describe("bad input", () => {
     expect(() => anchorFrontier(trace(), { radius: 1.5 })).toThrow(/radius/);
     expect(() => anchorFrontier(trace(), { facts: [[{ factId: "x", keySpan: [3, 3], answerTokens: [4] }]] })).toThrow(/bad fact span/);
     expect(() => anchorFrontier(trace(), { facts: [FACTS, FACTS] })).toThrow(/one fact list per trace/);
+    expect(() => anchorFrontier(trace(), { layers: [0, 1], sourceLayers: [2] })).toThrow(/source layer not read/);
   });
 });
 
