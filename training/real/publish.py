@@ -40,6 +40,9 @@ def phases(run: dict) -> list[dict]:
     own = {"from_step": run.get("start_step", 0), "lr": run["lr"], "warmup": run["warmup"],
            "schedule": run.get("schedule", "constant"), "min_lr": run.get("min_lr", 0.0),
            "oracle_share": run.get("oracle_share", 0.0)}
+    for k in ("canvas", "long_share", "phase_steps"):  # phase 4 on: variable canvas, long answers, phase-local data
+        if run.get(k):
+            own[k] = run[k]
     if not run.get("init_from"):
         return [own]
     prev = json.load(open(os.path.join(REPO, run["init_from"], "training.json")))
@@ -94,7 +97,11 @@ def main() -> None:
             "train_seconds": round(sum(secs), 1),
             "phases": phases(run),
             "loss_curve": [[int(r["step"]), float(r["loss"]), int(r["k"])] for r in loss],
-            "val_curve": [[int(r["step"]), float(r["val_oracle_accuracy"]), int(r["n"])] for r in val]}
+            "val_curve": [[int(r["step"]), float(r["val_oracle_accuracy"]), int(r["n"])] for r in val],
+            # [step, task, canvas slots, n, metric, value]: the short oracle at other canvas sizes and the
+            # long answers' fact recall/precision (train.py --val-gens / --val-long-n)
+            "val_extra": [[int(r["step"]), r["task"], int(r["gen"]), int(r["n"]), r["metric"], float(r["value"])]
+                          for r in rows(os.path.join(a.run, "eval-extra.csv")) if int(r["step"]) <= last]}
     with open(os.path.join(out, "training.json"), "w") as f:
         json.dump(info, f, indent=1)
         f.write("\n")

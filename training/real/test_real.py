@@ -11,7 +11,7 @@
 5. Phase 4's canvas: the MDM's answer region is the answer + <|im_end|> padding to 8–64 slots
    (log-uniform), padding masked and predicted; the twin's loss covers answer + one <|im_end|>; the
    loss rows are the masked positions shifted by one; batches are reproducible and `--long-share 0`
-   gives the earlier phases' batches.
+   gives the earlier phases' batches; `--micro-batch` gives the whole batch's gradient.
 """
 from __future__ import annotations
 
@@ -175,6 +175,53 @@ def test_loss_rows() -> None:
             want[len(p) + j - 1] = mk
         assert st.rows[b].tolist() == want
         assert st.ids[b, len(p):len(p) + len(region)].tolist() == [smol.MASK_ID if mk else x for x, mk in zip(region, masked)]
+
+
+def _tiny(causal: bool, mask_row: bool):
+    """A 2-layer random SmolLM with LoRA (B non-zero, so every adapter gets a gradient)."""
+    torch.manual_seed(0)
+    hp = {"vocab_size": 50, "hidden": 16, "layers": 2, "heads": 4, "kv_heads": 2, "ffn": 24,
+          "rope_theta": 1e4, "rms_norm_eps": 1e-5, "max_positions": 128}
+    sd = {"model.embed_tokens.weight": torch.randn(50, 16), "model.norm.weight": torch.ones(16)}
+    for i in range(2):
+        p = f"model.layers.{i}."
+        sd[p + "input_layernorm.weight"] = torch.ones(16)
+        sd[p + "post_attention_layernorm.weight"] = torch.ones(16)
+        for n, shape in (("q", (16, 16)), ("k", (8, 16)), ("v", (8, 16)), ("o", (16, 16)),
+                         ("gate", (24, 16)), ("up", (24, 16)), ("down", (16, 24))):
+            sd[p + smol.HF_LINEAR[n] + ".weight"] = torch.randn(*shape) * 0.3
+    m = smol.SmolLM(sd, hp, causal=causal, rank=2, alpha=4.0, train_mask_row=mask_row)
+    with torch.no_grad():
+        for mod in m.modules():
+            if isinstance(mod, smol.LoRALinear):
+                mod.lora_B.normal_(0, 0.1)
+    return m
+
+
+def _grads(m, fn) -> list[torch.Tensor]:
+    for p in m.parameters():
+        p.grad = None
+    fn()
+    return [p.grad.clone() for p in m.parameters() if p.requires_grad]
+
+
+def test_micro_batch_same_gradient() -> None:
+    """--micro-batch 1 adds up to the whole batch's gradient (prompts of different lengths, so the whole
+    batch is padded and the micro-batches are not): both objectives."""
+    train = _train()
+    a = _Args()
+    batch = [([1, 5, 6, 7, 8, 9, 10], [11, 12]), ([1, 20, 21], [30, 31, 32, 33, 34]), ([1, 3], [40])]
+    m = _tiny(True, False)
+    whole = _grads(m, lambda: train.loss_arm(m, batch)[0].backward())
+    norm = sum(len(ans) + 1 for _, ans in batch)
+    micro = _grads(m, lambda: [train.loss_arm(m, [ex], norm)[0].backward() for ex in batch])
+    assert all(torch.allclose(g, h, atol=1e-6) for g, h in zip(whole, micro))
+    m = _tiny(False, True)
+    seqs = train.mdm_regions(batch, 3, a)
+    whole = _grads(m, lambda: train.loss_mdm(m, batch, 3, a)[0].backward())
+    micro = _grads(m, lambda: [train.loss_mdm_seqs(m, [sq], len(batch))[0].backward() for sq in seqs])
+    assert all(torch.allclose(g, h, atol=1e-6) for g, h in zip(whole, micro))
+    assert max(float(g.abs().max()) for g in whole) > 1e-4  # the gradient compared is not all zeros
 
 
 def test_batches_reproducible() -> None:

@@ -116,7 +116,10 @@ def canvas_length(rng: random.Random, n_answer: int, canvas: tuple[int, int] | N
     return min(hi, max(lo, round(math.exp(rng.uniform(math.log(lo), math.log(hi))))))
 
 
-def loss_arm(m, batch) -> tuple[torch.Tensor, int]:
+def loss_arm(m, batch, norm: int | None = None) -> tuple[torch.Tensor, int]:
+    """Next-token cross-entropy on answer + <|im_end|>: the mean over the batch's target tokens, or, with
+    `norm`, their sum / norm (micro-batches: norm = the whole batch's target count, so the summed
+    gradients equal the whole batch's)."""
     seqs = [p + ans + [smol.IM_END] for p, ans in batch]
     T = max(len(s) for s in seqs)
     ids = torch.full((len(seqs), T), smol.IM_END)
@@ -129,6 +132,8 @@ def loss_arm(m, batch) -> tuple[torch.Tensor, int]:
         rows[b, len(p) - 1:len(s) - 1] = True  # row j predicts token j+1
         tgt += s[len(p):]
     logits = m(ids, key_pad=pad, rows=rows)
+    if norm:
+        return F.cross_entropy(logits, torch.tensor(tgt), reduction="sum") / norm, T * len(seqs)
     return F.cross_entropy(logits, torch.tensor(tgt)), T * len(seqs)
 
 
@@ -151,7 +156,12 @@ def mdm_regions(batch, step: int, a) -> list[tuple[list[int], list[int], list[bo
 
 
 def loss_mdm(m, batch, step: int, a) -> tuple[torch.Tensor, int]:
-    seqs = mdm_regions(batch, step, a)
+    return loss_mdm_seqs(m, mdm_regions(batch, step, a), len(batch))
+
+
+def loss_mdm_seqs(m, seqs, n_batch: int) -> tuple[torch.Tensor, int]:
+    """Σ over `seqs` of (Σ CE over masked tokens / t / region length), / n_batch (the whole batch's size,
+    so that micro-batches' gradients add up to the batch's)."""
     T = max(len(p) + len(r) for p, r, _, _ in seqs)
     ids = torch.full((len(seqs), T), smol.IM_END)
     pad = torch.ones(len(seqs), T, dtype=torch.bool)
@@ -170,7 +180,7 @@ def loss_mdm(m, batch, step: int, a) -> tuple[torch.Tensor, int]:
         wts += [1.0 / (t * len(region))] * sum(masked)
     logits = m(ids, key_pad=pad, rows=rows)
     ce = F.cross_entropy(logits, torch.tensor(tgt), reduction="none")
-    return (ce * torch.tensor(wts)).sum() / len(seqs), T * len(seqs)
+    return (ce * torch.tensor(wts)).sum() / n_batch, T * len(seqs)
 
 
 def save_delta(m, path: str, meta: dict) -> int:
@@ -202,8 +212,14 @@ def main() -> None:
                     help="share of long-answer examples (World.long_example) in each batch, drawn per example")
     ap.add_argument("--val-gens", default="8", help="MDM: canvas sizes of the short validation (comma list; "
                     "the first is eval.csv's val_oracle_accuracy, the others go to eval-extra.csv)")
+    ap.add_argument("--val-extra-n", type=int, default=0,
+                    help="questions for the other --val-gens canvases (default --val-n; each costs up to N forward passes "
+                         "of the MDM without a cache, so a 32-slot question costs 4× an 8-slot one)")
     ap.add_argument("--val-long-n", type=int, default=0,
                     help="also validate long answers (oracle, 64 slots) on this many val people → eval-extra.csv")
+    ap.add_argument("--micro-batch", type=int, default=0, metavar="N",
+                    help="forward/backward N examples at a time and add the gradients (the batch's gradient up to "
+                         "float summation order; no padding to the batch's longest prompt; memory ÷ batch/N). 0: whole batch")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--alpha", type=float, default=32.0)
     ap.add_argument("--seed", type=int, default=1234)
@@ -279,8 +295,8 @@ def main() -> None:
         hdr = ["step", "task", "gen", "n", "metric", "value", "seconds"]
         for g in gens[1:]:
             t1 = time.time()
-            r = decode.evaluate(m, kind, tok, val, ["oracle"], gen=g)["oracle"]
-            append("eval-extra.csv", [at, "short_oracle", g, a.val_n, "accuracy", round(r["accuracy"], 4),
+            r = decode.evaluate(m, kind, tok, val[: a.val_extra_n or a.val_n], ["oracle"], gen=g)["oracle"]
+            append("eval-extra.csv", [at, "short_oracle", g, r["n"], "accuracy", round(r["accuracy"], 4),
                                       round(time.time() - t1, 1)], hdr)
             print(f"step {at}: val oracle at {g} slots {r['accuracy']:.3f}", flush=True)
         if val_long:
@@ -319,9 +335,24 @@ def main() -> None:
             g["lr"] = lr
         ds = step - start if a.phase_steps else step  # the data index (see `key`)
         k, batch = make_batch(world, tok, ds, a)
-        loss, ntok = loss_mdm(m, batch, ds, a) if mdm else loss_arm(m, batch)
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        if a.micro_batch:  # the same gradient, a few examples at a time (memory: T² attention per layer)
+            mb = a.micro_batch
+            if mdm:
+                seqs = mdm_regions(batch, ds, a)
+                chunks = [lambda c=seqs[i:i + mb]: loss_mdm_seqs(m, c, len(batch)) for i in range(0, len(seqs), mb)]
+            else:
+                norm = sum(len(ans) + 1 for _, ans in batch)
+                chunks = [lambda c=batch[i:i + mb]: loss_arm(m, c, norm) for i in range(0, len(batch), mb)]
+            total, ntok = 0.0, 0
+            for run_chunk in chunks:  # each chunk's graph is freed by its backward before the next is built
+                part, nt = run_chunk()
+                part.backward()
+                total, ntok = total + part.item(), ntok + nt
+            loss = torch.tensor(total)
+        else:
+            loss, ntok = loss_mdm(m, batch, ds, a) if mdm else loss_arm(m, batch)
+            loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         step += 1
