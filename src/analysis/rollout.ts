@@ -338,7 +338,7 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
             field: `blocks.${missing[0]}.attn.${source}`,
             expected: `layers 0…${trace.model.numLayers - 1} (model.numLayers ${trace.model.numLayers})`,
             found: listLayers(layers),
-            hint: `record every layer (${probeInfo(source)?.hint(missing[0]) ?? source} with all layers listed), or pass layers: "recorded" to roll out over the recorded layers only`,
+            hint: `record every layer (${probeInfo(source)?.hint(missing[0]) ?? source} with all layers listed), or roll out over the recorded layers only (analyze rollout --layers recorded; regionRollout(…, { layers: "recorded" }))`,
           },
         );
       }

@@ -44,7 +44,7 @@ Anchor rule options (absorption, drift, qk, token-types, frontier; frontier defa
   --epsilon <x>     ε of rulli-eps (default 3)
   --exclude <list>  ${ANCHOR_EXCLUSIONS.join(",")}
 Other options:
-  --layers <list>   layers (default: all recorded)
+  --layers <list>   layers (default: all recorded); rollout needs every layer unless --layers recorded
   --upstream        qk: reproduce the paper's code (h mod H_kv, vector mean, no 1/√d, [0,256) window)
   --heads <h>       qk: score-mean (default) | vector-mean | a head index
   --evidence <text> retrieval: evidence text (first occurrence in the prompt)
@@ -108,7 +108,9 @@ function parseOptions(values: Record<string, string | boolean | undefined>): {
             .filter(Boolean) as AnchorExclusion[])
         : undefined,
   };
-  const layers = typeof values.layers === "string" ? intList("analyze", "layers", values.layers, { min: 0 }) : undefined;
+  // "recorded" is the default for every analysis; rollout takes it to allow a trace missing some layers.
+  const layers =
+    typeof values.layers === "string" && values.layers !== "recorded" ? intList("analyze", "layers", values.layers, { min: 0 }) : undefined;
   return { anchor, layers, maxJump: optionalInt("analyze", "max-jump", values["max-jump"], { min: 0 }) };
 }
 
@@ -162,7 +164,7 @@ export function analyze(
       };
     }
     case "rollout": {
-      const r = regionRollout(traces, { layout: values.layout as never });
+      const r = regionRollout(traces, { layout: values.layout as never, layers: values.layers === "recorded" ? "recorded" : "all" });
       return {
         tables: { rollout: r.rollout, stationary: r.stationary },
         extra: { regions: r.spec.regions, rowSpread: r.spec.rowSpread },

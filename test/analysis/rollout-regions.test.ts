@@ -5,8 +5,13 @@
  *     identity row absorbed 1/R of the stationary vector;
  * (b) a trace with full maps for only some layers rolled out over those layers only, without a word.
  */
-import { describe, expect, it } from "vitest";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { offsetsLayout, regionRollout } from "../../src/analysis/rollout.js";
+import { main } from "../../src/cli/main.js";
+import { writeTrace } from "../../src/trace/writer.js";
 import { ProbeMissingError } from "../../src/util/errors.js";
 import { makeTrace, probe, probeMap } from "./make-trace.js";
 
@@ -108,5 +113,37 @@ describe("full maps for only some layers", () => {
     expect(Array.from(sub.spec.matrix.values)).toEqual(Array.from(whole.spec.matrix.values));
     expect(sub.spec.warnings?.join(" ")).toMatch(/over layers 0, 1 only.*layers 2, 3 of 4 were not recorded/);
     expect(whole.spec.warnings?.join(" ")).not.toMatch(/not recorded/);
+  });
+});
+
+describe("floatscope analyze rollout on a trace with some layers", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-rollout-layers-"));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const run = async (...argv: string[]) => {
+    let out = "",
+      err = "";
+    const code = await main(argv, { out: (t) => (out += t + "\n"), err: (t) => (err += t + "\n") });
+    return { code, out, err };
+  };
+  const file = path.join(dir, "some-layers.fstrace");
+  const t = ragOfLayers(4, [0, 1]);
+  t.probes = { patternMean: { layers: [0, 1] } };
+  t.unmaskedAt = new Int32Array(12).fill(-1); // no step records: nothing was unmasked at a step
+  writeTrace(file, t);
+
+  it("refused (exit 1) naming the missing layers and the flag that allows them", async () => {
+    const r = await run("analyze", "rollout", file, "--layout", "upstream");
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/layers 2, 3/);
+    expect(r.err).toMatch(/--layers recorded/);
+  });
+
+  it("--layers recorded: exit 0, the warning in the text and in --json", async () => {
+    const text = await run("analyze", "rollout", file, "--layout", "upstream", "--layers", "recorded");
+    expect(text.code).toBe(0);
+    expect(text.out + text.err).toMatch(/layers 2, 3 of 4 were not recorded/);
+    const json = await run("analyze", "rollout", file, "--layout", "upstream", "--layers", "recorded", "--json");
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out).warnings.join(" ")).toMatch(/layers 2, 3 of 4 were not recorded/);
   });
 });
