@@ -315,18 +315,24 @@ def main() -> None:
             a.steps = int(open(target).read().strip() or a.steps)
             if step >= a.steps:
                 break
-        if step % a.eval_every == 0 and not _evaluated(a.run, step):
+        # a phase (--phase-steps) validates at its own multiples of --eval-every, its first step included,
+        # so both objectives are measured after the same number of phase steps
+        due = (step - start if a.phase_steps else step) % a.eval_every == 0
+        if due and not _evaluated(a.run, step):
             t0 = time.time()
             acc = decode.evaluate(m, kind, tok, val, ["oracle"], gen=gens[0])["oracle"]["accuracy"]
             append("eval.csv", [step, tokens, round(acc, 4), a.val_n, round(time.time() - t0, 1)],
                    ["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
-            extra_eval(step)
             print(f"step {step}: val oracle {acc:.3f} (n={a.val_n}, {time.time() - t0:.0f} s)", flush=True)
             if acc >= best:
                 best = acc
                 save_delta(m, os.path.join(a.run, "delta-best.safetensors"),
                            {"objective": a.objective, "step": step, "val_oracle": acc, "rank": a.rank,
                             "alpha": a.alpha})
+            checkpoint()
+        # separately: a continuation's first step is in eval.csv already (the published curve), not here
+        if due and (gens[1:] or val_long) and not _evaluated(a.run, step, "eval-extra.csv"):
+            extra_eval(step)
             checkpoint()
         m.train()
         t0 = time.time()
@@ -367,11 +373,12 @@ def main() -> None:
     if not _evaluated(a.run, step):
         acc = decode.evaluate(m, kind, tok, val, ["oracle"], gen=gens[0])["oracle"]["accuracy"]
         append("eval.csv", [step, tokens, round(acc, 4), a.val_n, 0], ["step", "tokens", "val_oracle_accuracy", "n", "seconds"])
-        extra_eval(step)
         if acc >= best:
             best = acc
             save_delta(m, os.path.join(a.run, "delta-best.safetensors"),
                        {"objective": a.objective, "step": step, "val_oracle": acc, "rank": a.rank, "alpha": a.alpha})
+    if (gens[1:] or val_long) and not _evaluated(a.run, step, "eval-extra.csv"):
+        extra_eval(step)
     checkpoint()
     save_delta(m, os.path.join(a.run, "delta-last.safetensors"),
                {"objective": a.objective, "step": step, "rank": a.rank, "alpha": a.alpha})
@@ -409,8 +416,8 @@ def init_from(m, a) -> tuple[int, int]:
     return step, tokens
 
 
-def _evaluated(run: str, step: int) -> bool:
-    path = os.path.join(run, "eval.csv")
+def _evaluated(run: str, step: int, name: str = "eval.csv") -> bool:
+    path = os.path.join(run, name)
     if not os.path.exists(path):
         return False
     with open(path) as f:
