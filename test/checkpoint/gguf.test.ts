@@ -321,6 +321,7 @@ describe("malformed GGUF headers give typed errors naming the field", () => {
     ["data beyond the end of the file", () => ggufBytes({ dataBytes: 100 }), "w.offset"],
     ["overlapping tensors", () => ggufBytes({ extraTensor: { name: "v", offset: 128 }, dataBytes: 512 }), "v.offset"],
     ["duplicate tensor name", () => ggufBytes({ extraTensor: { name: "w", offset: 256 }, dataBytes: 512 }), "w"],
+    ["empty tensor name", () => ggufBytes({ extraTensor: { name: "", offset: 256 }, dataBytes: 512 }), "tensors[1].name"],
   ];
   it.each(cases)("%s", (_label, make, field) => {
     const e = errorFor(make());
