@@ -28,8 +28,10 @@ export interface PathArgument {
   expects: "file" | "folder" | "file or folder";
   /** The file name the test gives the hostile path (the extension can matter: .gguf, .jsonl). */
   name: string;
-  /** For a folder argument: a file the command reads inside it, which the test makes a FIFO. */
-  inside?: string;
+  /** For a folder argument: files the command reads inside it, which the test makes FIFOs (one at a time). */
+  inside?: string[];
+  /** A valid folder for this argument: the test links its files into the folder around the FIFO. */
+  like?: (f: PathFixtures) => string;
   /** A command line (after the command name) with `p` in this argument and everything else valid. */
   example(p: string, f: PathFixtures): string[];
 }
@@ -41,7 +43,8 @@ export function checkpointPath(rest: (f: PathFixtures) => string[]): PathArgumen
     role: "input",
     expects: "file or folder",
     name: "model",
-    inside: "config.json",
+    inside: ["config.json", "floatscope-preset.json"],
+    like: (f) => f.model,
     example: (p, f) => [p, ...rest(f)],
   };
 }

@@ -11,7 +11,7 @@ import { inspectPath } from "../util/paths.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { PathArgument } from "./commands.js";
 import { EXIT } from "./exit.js";
-import { inputFile, inputFilesIn, inputPath } from "./inputs.js";
+import { checkpointInput, inputFile, inputFilesIn, inputPath } from "./inputs.js";
 import { outputDirectory } from "./outputs.js";
 
 /** The paths `eval --grid` reads and writes (part of eval's `paths`). */
@@ -22,7 +22,8 @@ export const GRID_PATHS: PathArgument[] = [
     role: "input",
     expects: "file or folder",
     name: "model",
-    inside: "config.json",
+    inside: ["config.json", "floatscope-preset.json"],
+    like: (f) => f.model,
     example: (p, f) => ["--grid", f.grid({ model: p })],
   },
   {
@@ -37,12 +38,15 @@ export const GRID_PATHS: PathArgument[] = [
     role: "output",
     expects: "folder",
     name: "runs",
-    inside: "shard-1-of-1.jsonl",
+    inside: ["shard-1-of-1.jsonl"],
     example: (p, f) => ["--grid", f.grid(), "--out", p],
   },
 ];
 
-/** The files `fingerprintModel` (src/eval/shard.ts) hashes in a checkpoint folder: all of them are opened. */
+/**
+ * The files `fingerprintModel` (src/eval/shard.ts) hashes in a checkpoint folder: all of them are
+ * opened (the preset file, read by presetOf, is checked by checkpointInput).
+ */
 const FINGERPRINTED = /^(config|generation_config|tokenizer|tokenizer_config)\.json$|\.safetensors$|\.safetensors\.index\.json$|\.gguf$/;
 
 /**
@@ -55,8 +59,9 @@ function checkGridPaths(grid: ReturnType<typeof readGrid>): void {
     inputFile(d.path, { command: "eval", arg: `datasets.${d.name} (in ${grid.file})`, what: "QA data file (jsonl or jsonl.gz)" });
   for (const m of grid.models) {
     const spec = { command: "eval", arg: `models.${m.name} (in ${grid.file})`, what: "checkpoint folder or .gguf file" };
-    if (inputPath(m.path, "file or folder", spec).kind === "directory")
-      inputFilesIn(m.path, (n) => FINGERPRINTED.test(n), { ...spec, what: "checkpoint file (config, tokenizer or weights)" });
+    if (inputPath(m.path, "file or folder", spec).kind !== "directory") continue;
+    checkpointInput("eval", m.path, spec.arg);
+    inputFilesIn(m.path, (n) => FINGERPRINTED.test(n), { ...spec, what: "checkpoint file (config, tokenizer or weights)" });
   }
 }
 

@@ -15,6 +15,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { shardFilesIn } from "../eval/merge.js";
+import { PRESET_FILE } from "../eval/presets.js";
 import type { FloatscopeError } from "../util/errors.js";
 import { describeKind, inspectPath, PathError, type ErrorClass, type PathInfo, type PathKind } from "../util/paths.js";
 
@@ -111,13 +112,18 @@ export function inputFilesIn(dir: string, take: (name: string) => boolean, spec:
  * A checkpoint argument: a folder (config.json, *.safetensors, tokenizer files, each checked by
  * openCheckpoint as it reads it) or a .gguf file. Returns the path as given.
  */
-export function checkpointInput(command: string, p: string): string {
-  inputPath(p, "file or folder", {
+export function checkpointInput(command: string, p: string, arg = "<checkpoint>"): string {
+  const info = inputPath(p, "file or folder", {
     command,
-    arg: "<checkpoint>",
+    arg,
     what: "checkpoint folder or .gguf file",
     hint: "give a folder with config.json and *.safetensors, or a .gguf file",
   });
+  // The preset file is optional and read with a plain readFileSync (src/eval/presets.ts): when
+  // something has its name, it must be a regular file.
+  const preset = path.join(p, PRESET_FILE);
+  if (info.kind === "directory" && inspectPath(preset).kind !== "missing")
+    inputFile(preset, { command, arg, what: `checkpoint preset (${PRESET_FILE})` });
   return p;
 }
 

@@ -32,7 +32,7 @@ export const command: CliCommand = {
       role: "input",
       expects: "file or folder",
       name: "shards",
-      inside: "shard-1-of-1.jsonl",
+      inside: ["shard-1-of-1.jsonl"],
       example: (p, f) => [p, "--out", `${f.tmp}/merged.jsonl`],
     },
     // Outputs are checked before any shard is read, so the input here need not be a shard.

@@ -27,7 +27,7 @@ import { TABLE_FORMATS } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
 import { inputFile } from "./inputs.js";
-import { outputFile } from "./outputs.js";
+import { outputDirectory, outputFile } from "./outputs.js";
 
 const HELP = `Usage: floatscope slurm <grid.json> --tasks <n> [options]
 
@@ -192,7 +192,7 @@ export const command: CliCommand = {
       role: "output",
       expects: "folder",
       name: "scripts",
-      inside: "shards.sbatch",
+      inside: ["shards.sbatch"],
       example: (p, f) => [f.grid(), "--tasks", "2", "--scripts", p],
     },
   ],
@@ -294,6 +294,8 @@ export const command: CliCommand = {
       qos: slurmWord("qos"),
       maxParallel: int("max-parallel", 1),
     };
+    // The scripts folder is made when missing (said on stderr); a file, FIFO or dangling link there is refused.
+    outputDirectory("slurm", "scripts", scriptsDir, true, io);
     fs.mkdirSync(path.join(scriptsDir, "logs"), { recursive: true });
     for (const [name, text] of Object.entries(slurmScripts(opts))) {
       // A FIFO named shards.sbatch would block writeFileSync until a reader came: refused instead.

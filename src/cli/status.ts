@@ -24,7 +24,7 @@ export const command: CliCommand = {
       role: "input",
       expects: "file or folder",
       name: "shards",
-      inside: "shard-1-of-1.jsonl",
+      inside: ["shard-1-of-1.jsonl"],
       example: (p) => [p],
     },
   ],

@@ -155,17 +155,20 @@ function hostile(command: string, arg: PathArgument): Case[] {
         return p;
       }),
     );
-  if (arg.inside) {
-    const inside = arg.inside;
+  for (const inside of arg.inside ?? []) {
     cases.push(
       make(arg.expects === "folder" ? "inside" : "wrong kind", `a folder whose ${inside} is a FIFO`, (p) => {
         fs.mkdirSync(p);
+        // Around the FIFO, the files of a valid folder (linked), so the FIFO is what the command meets.
+        const like = arg.like?.(fixtures);
+        for (const n of like ? fs.readdirSync(like) : []) if (n !== inside) fs.symlinkSync(path.join(like!, n), path.join(p, n));
         mkfifo(path.join(p, inside));
         return path.join(p, inside);
       }),
     );
-  } else if (arg.expects === "file or folder")
-    throw new Error(`${command} ${arg.arg}: a "file or folder" argument must declare \`inside\``);
+  }
+  if (arg.expects === "file or folder" && !arg.inside?.length)
+    throw new Error(`${command} ${arg.arg}: a "file or folder" argument must declare the files read \`inside\` it`);
   return cases;
 }
 
