@@ -7,6 +7,7 @@
 import * as path from "node:path";
 import { defaultRunFolder, parseShard, readGrid } from "../eval/grid.js";
 import { prepareGrid, runShard, shardFileName } from "../eval/shard.js";
+import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { PathArgument } from "./commands.js";
@@ -56,9 +57,14 @@ const FINGERPRINTED = /^(config|generation_config|tokenizer|tokenizer_config)\.j
  */
 function checkGridPaths(grid: ReturnType<typeof readGrid>): void {
   for (const d of grid.datasets)
-    inputFile(d.path, { command: "eval", arg: `datasets.${d.name} (in ${grid.file})`, what: "QA data file (jsonl or jsonl.gz)" });
+    inputFile(d.path, {
+      command: "eval",
+      arg: `datasets.${d.name} (in ${grid.file})`,
+      what: "QA data file (jsonl or jsonl.gz)",
+      error: GridError,
+    });
   for (const m of grid.models) {
-    const spec = { command: "eval", arg: `models.${m.name} (in ${grid.file})`, what: "checkpoint folder or .gguf file" };
+    const spec = { command: "eval", arg: `models.${m.name} (in ${grid.file})`, what: "checkpoint folder or .gguf file", error: GridError };
     if (inputPath(m.path, "file or folder", spec).kind !== "directory") continue;
     checkpointInput("eval", m.path, spec.arg);
     inputFilesIn(m.path, (n) => FINGERPRINTED.test(n), { ...spec, what: "checkpoint file (config, tokenizer or weights)" });
@@ -105,14 +111,14 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   const device = v.device === undefined ? "cpu" : String(v.device);
   if (device !== "cpu" && device !== "cuda" && device !== "auto")
     throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
-  const grid = readGrid(inputFile(gridFile, { command: "eval", arg: "--grid", what: "grid file (JSON)" }));
+  const grid = readGrid(inputFile(gridFile, { command: "eval", arg: "--grid", what: "grid file (JSON)", error: GridError }));
   checkGridPaths(grid);
   // The shard folder is created when missing (as it always was); when it exists, the shard file in
   // it is read to resume, so it must be a regular file or not there yet.
   const outDir = outputDirectory("eval", "out", String(v.out ?? defaultRunFolder(grid)), true, io);
   const shardFile = path.join(outDir, shardFileName(shard.index, shard.count));
   if (inspectPath(shardFile).kind !== "missing")
-    inputFile(shardFile, { command: "eval", arg: "--out", what: "shard file to resume (written by an earlier run)" });
+    inputFile(shardFile, { command: "eval", arg: "--out", what: "shard file to resume (written by an earlier run)", error: GridError });
   const pg = await prepareGrid(grid);
   const controller = new AbortController();
   const stop = (sig: string) => () => {

@@ -6,8 +6,9 @@
  * instead of failing. A symlink is followed by stat, so a link to a FIFO is a FIFO here too.
  *
  * A path of the wrong kind (a FIFO, socket or device, a folder where a file is expected or a file
- * where a folder is, a dangling link, a link loop, nothing at all) is one PathError (exit 1) whose
- * first line names the argument, the path, what is there and what was expected.
+ * where a folder is, a dangling link, a link loop, nothing at all) is one typed error (exit 1; the
+ * class of what the path is for: CheckpointError, GridError, TraceFormatError…, else PathError)
+ * whose first line names the argument, the path, what is there and what was expected.
  *
  * Output paths are checked in outputs.ts. Every path argument of every command is declared in the
  * command's `paths` (commands.ts) and exercised by test/cli/every-command-paths.test.ts.
@@ -16,7 +17,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { shardFilesIn } from "../eval/merge.js";
 import { PRESET_FILE } from "../eval/presets.js";
-import type { FloatscopeError } from "../util/errors.js";
+import { CheckpointError, GridError, type FloatscopeError } from "../util/errors.js";
 import { describeKind, inspectPath, PathError, type ErrorClass, type PathInfo, type PathKind } from "../util/paths.js";
 
 export interface InputSpec {
@@ -118,12 +119,13 @@ export function checkpointInput(command: string, p: string, arg = "<checkpoint>"
     arg,
     what: "checkpoint folder or .gguf file",
     hint: "give a folder with config.json and *.safetensors, or a .gguf file",
+    error: CheckpointError,
   });
   // The preset file is optional and read with a plain readFileSync (src/eval/presets.ts): when
   // something has its name, it must be a regular file.
   const preset = path.join(p, PRESET_FILE);
   if (info.kind === "directory" && inspectPath(preset).kind !== "missing")
-    inputFile(preset, { command, arg, what: `checkpoint preset (${PRESET_FILE})` });
+    inputFile(preset, { command, arg, what: `checkpoint preset (${PRESET_FILE})`, error: CheckpointError });
   return p;
 }
 
@@ -133,7 +135,7 @@ export function checkpointInput(command: string, p: string, arg = "<checkpoint>"
  * and every file found in a folder checked here before any is opened.
  */
 export function shardInputs(command: string, args: readonly string[]): string[] {
-  const spec = { command, arg: "<shards>", what: "shard folder or shard file of `floatscope eval --grid`" };
+  const spec = { command, arg: "<shards>", what: "shard folder or shard file of `floatscope eval --grid`", error: GridError };
   for (const a of args) inputPath(a, "file or folder", spec);
   return shardFilesIn(args).map((f) => {
     inputFile(f, { ...spec, what: "shard file" });

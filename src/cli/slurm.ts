@@ -26,6 +26,7 @@ import { printable, shellCommand, shellQuote, unsafeCharIn } from "../util/shell
 import { TABLE_FORMATS } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
+import { GridError } from "../util/errors.js";
 import { inputFile } from "./inputs.js";
 import { outputDirectory, outputFile } from "./outputs.js";
 
@@ -244,7 +245,7 @@ export const command: CliCommand = {
       return String(s);
     };
     const gridFile = path.resolve(scriptValue(positionals[0], "<grid.json>", "a path without control characters"));
-    const grid = readGrid(inputFile(gridFile, { command: "slurm", arg: "<grid.json>", what: "grid file (JSON)" }));
+    const grid = readGrid(inputFile(gridFile, { command: "slurm", arg: "<grid.json>", what: "grid file (JSON)", error: GridError }));
     const tasks = int("tasks", 1)!;
     const gpus = int("gpus-per-task", 0);
     // Names and paths reach the scripts: no control characters in any of them. The grid's name was
