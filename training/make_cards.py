@@ -19,6 +19,8 @@ import json
 import os
 import sys
 
+from escape import code_span, escape_markdown as md  # names and strings from the JSON files are user text
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "models")
 
@@ -82,7 +84,7 @@ def render(name: str) -> str:
         arch = {"layers": cfg["num_hidden_layers"], "heads": cfg["num_attention_heads"], "hidden": cfg["hidden_size"],
                 "ffn": cfg["intermediate_size"]}
     L = ["---", "license: mit", "library_name: floatscope", f"tags: [floatscope, tiny, synthetic, {fam}]", "---", "",
-         f"# {name}", "",
+         f"# {md(name)}", "",
          f"A miniature **{fam}**-format model trained by floatscope on a synthetic fact world, so that the notebooks "
          "run on a CPU and show real (if miniature) attention behaviour. It is an instrument, not a result: "
          "the numbers below describe this checkpoint only.", "",
@@ -124,19 +126,19 @@ def render(name: str) -> str:
         L.append(f"- Curriculum: the largest k grows linearly from 0 to {hp['k_max']} over "
                  f"{100 * hp['k_curriculum']:.0f} % of the steps, from {start} (oracle first).")
     if s.get("init_from"):
-        L.append(f"- Initialised from `{s['init_from']}`'s final weights.")
+        L.append(f"- Initialised from {code_span(s['init_from'])}'s final weights.")
     if s["objective"] != "arm":
         L.append(f"- Mask ratio t ~ U({hp['mdm_eps']}, 1); answer region padded with `<eos>` to a random length ≤ "
                  f"{hp['gen_max']}.")
     for h in tr.get("history", [])[1:]:
         if h["event"] == "resume":
             changed = {k: v for k, v in h.get("changed", {}).items() if k != "steps"}
-            what = "; ".join(f"{k} {a} → {b}" for k, (a, b) in changed.items())
-            L.append(f"- Interrupted and resumed at step {h['step']:,} ({h['time']}) with a schedule of "
+            what = "; ".join(f"{md(k)} {md(a)} → {md(b)}" for k, (a, b) in changed.items())
+            L.append(f"- Interrupted and resumed at step {h['step']:,} ({md(h['time'])}) with a schedule of "
                      f"{h['steps_total']:,} steps in all (it started with {tr['history'][0]['steps_total']:,})"
                      + (f", changing {what}" if what else "") + "; the schedules follow the new settings from then on.")
     L += [f"- Steps: {s['steps']:,} of batch {s['batch']}; tokens seen: {s['tokens']:,}; wall time "
-          f"{s['minutes']} min on one CPU thread (torch {s['torch']}).",
+          f"{s['minutes']} min on one CPU thread (torch {md(s['torch'])}).",
           f"- Optimiser: AdamW (0.9, 0.95), lr {hp['lr']:g}, warmup {hp['warmup']}, cosine to {hp['min_lr_frac']:g}×, "
           f"weight decay {hp['wd']:g}, gradient clip 1.0; seed {hp['seed']}.",
           f"- Final training loss (mean of the last logged steps): {tr['loss_curve'][-1]['loss']:.4f}; "
@@ -152,18 +154,18 @@ def render(name: str) -> str:
           "question i. Metrics as in the paper (§10): accuracy = normalised gold is a substring of the normalised "
           "response; token F1; exact match added.", ""]
     if ee:
-        L += [f"**Evaluated by floatscope** ({ee.get('evaluator', 'TypeScript engine')}; decoder: {ee.get('decoder', '?')}):", ""]
+        L += [f"**Evaluated by floatscope** ({md(ee.get('evaluator', 'TypeScript engine'))}; decoder: {md(ee.get('decoder', '?'))}):", ""]
         L += eval_table(ee) + [""]
     if et:
         head = "Cross-check, training framework" if ee else "Evaluated by the training framework (engine evaluation pending)"
-        L += [f"**{head}** ({et['evaluator']}; decoder: {et['decoder']}):", ""]
+        L += [f"**{head}** ({md(et['evaluator'])}; decoder: {md(et['decoder'])}):", ""]
         L += eval_table(et) + [""]
     L += ["## Prompt", "",
           "Exactly the layout of `training/README.md` (chat template in `tokenizer_config.json`):", "",
           "```", "<bos><|user|> Passage 1 : … Passage k : … Question : … ? <|end|><|assistant|>", "```", "",
           "The answer follows, then `<eos>`." + (" Masked-diffusion models are decoded on a canvas of `<mask>` "
                                                   "tokens after the prompt." if s["objective"] != "arm" else ""), "",
-          "Regenerate this card with `python3 training/make_cards.py " + name + "`.", ""]
+          f"Regenerate this card with {code_span('python3 training/make_cards.py ' + name)}.", ""]
     return "\n".join(x for x in L if x is not None)
 
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+# Questions, model answers, decoder names and token text are user text: escaped for Markdown.
+from escape import code_span, escape_markdown as md  # noqa: E402
 README = os.path.join(HERE, "README.md")
 MODELS = [("smollm2-135m-dream-world", "Dream-style MDM"), ("smollm2-135m-causal-world", "causal twin")]
 BEGIN, END = "<!-- numbers:begin (training/real/card.py) -->", "<!-- numbers:end -->"
@@ -32,7 +36,7 @@ def render() -> str:
                 f"Perplexity on the first {v['n_passages']} NQ-open gold passages (first 128 tokens each): "
                 f"**{v['ppl_unpermuted']:.1f}** with the q/k rows un-permuted, {v['ppl_raw_gguf_order']:.1f} in the "
                 f"GGUF's raw row order. Greedy answers from the chat template:", ""]
-        out += [f"- {q} → {a}" for q, a in v["greedy"].items()] + [""]
+        out += [f"- {md(q)} → {md(a)}" for q, a in v["greedy"].items()] + [""]
     out += ["### Runs", "", "| model | objective | steps | examples | tokens | s / step (median) | train time | trainable params | delta file |",
             "|---|---|---|---|---|---|---|---|---|"]
     infos = {}
@@ -59,8 +63,8 @@ def render() -> str:
         for s in ("closed_book", "oracle", "gold_4", "gold_9"):
             r = e["results"].get(s)
             cells.append(f"{pct(r['accuracy'])} ({r['f1']:.2f}), n = {r['n']}" if r else "not measured")
-        out.append(f"| {label} | {e.get('delta_step')} | " + " | ".join(cells) + " |")
-    out += ["", "Decoders: " + "; ".join(f"{label}: {load(os.path.join(REPO, 'models', n, 'eval-torch.json'))['decoder']}"
+        out.append(f"| {label} | {md(e.get('delta_step'))} | " + " | ".join(cells) + " |")
+    out += ["", "Decoders: " + "; ".join(f"{label}: {md(load(os.path.join(REPO, 'models', n, 'eval-torch.json'))['decoder'])}"
                                       for n, label in MODELS if load(os.path.join(REPO, "models", n, "eval-torch.json")))]
     out += ["", "### Learning curves", "", "Validation oracle accuracy (validation people, the first n questions of "
             "`eval_records(world, \"val\", …)`, same decoders) and the training loss (mean of the steps since the "
@@ -100,7 +104,7 @@ def render() -> str:
             cells = []
             for k in ("base_causal", "base_bidirectional", "mdm_step0", "causal_twin"):
                 mk = mods[k]
-                cells.append(f"`{mk['anchor_token_prompt0'][layer]}` @{mk['anchor_per_layer'][0][layer]} "
+                cells.append(f"{code_span(mk['anchor_token_prompt0'][layer], table=True)} @{mk['anchor_per_layer'][0][layer]} "
                              f"({mk['anchor_share_per_layer'][layer]:.2f})")
             out.append(f"| {layer} | " + " | ".join(cells) + " |")
         moving = at["mdm_layers_with_moving_anchor"]
