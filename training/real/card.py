@@ -66,6 +66,29 @@ def render() -> str:
         out.append(f"| {label} | {md(e.get('delta_step'))} | " + " | ".join(cells) + " |")
     out += ["", "Decoders: " + "; ".join(f"{label}: {md(load(os.path.join(REPO, 'models', n, 'eval-torch.json'))['decoder'])}"
                                       for n, label in MODELS if load(os.path.join(REPO, "models", n, "eval-torch.json")))]
+    # phase 4 on: canvas sizes (`setting@G`) and long answers (eval_qa.py), shown only once measured
+    extra = {}
+    for name, label in MODELS:
+        e = load(os.path.join(REPO, "models", name, "eval-torch.json"))
+        if e:
+            extra[label] = {s: r for s, r in e["results"].items() if "@" in s}
+    cols = sorted({s for v in extra.values() for s in v}, key=lambda s: (s.startswith("long_"), s))
+    if cols:
+        out += ["", "Variable canvas and long answers (`setting@G`: G masks in G steps for the MDM; short settings: "
+                "substring accuracy as above; `long_*`: `models/world/eval-heldout-long.jsonl.gz`, fact recall / "
+                "precision of `training/qa_metrics.py`):", "",
+                "| model | " + " | ".join(f"`{c}`" for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for label, res in extra.items():
+            cells = []
+            for c in cols:
+                r = res.get(c)
+                if not r:
+                    cells.append("not measured")
+                elif c.startswith("long_"):
+                    cells.append(f"recall {pct(r['recall'])}, precision {pct(r['precision'])}, n = {r['n']}")
+                else:
+                    cells.append(f"{pct(r['accuracy'])} ({r['f1']:.2f}), n = {r['n']}")
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", "### Learning curves", "", "Validation oracle accuracy (validation people, the first n questions of "
             "`eval_records(world, \"val\", …)`, same decoders) and the training loss (mean of the steps since the "
             "previous row; k = distractors of the last step):", ""]

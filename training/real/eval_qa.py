@@ -1,6 +1,15 @@
 """Held-out QA accuracy of an adapted SmolLM2 (delta on the base, or a merged folder), torch decoders of
 decode.py, settings closed-book / oracle / gold + 4 / gold + 9 on models/world/eval-heldout.jsonl.gz
 (test people, never trained on). `--n` caps the questions per setting (the first n, as the tiny cards).
+A setting may name the MDM's canvas: `oracle@32` = 32 masks in 32 steps (default 8; the twin's greedy
+decoding is the same at any canvas, up to max(10, G) new tokens). Long answers (phase 4 on):
+`long_oracle@64` (the gold passages only) and `long_full@64` (gold passages + 4 distractors) on
+models/world/eval-heldout-long.jsonl.gz (`--long-data`), scored by fact recall/precision
+(training/qa_metrics.py fact_scores).
+
+    OPENBLAS_CORETYPE=SkylakeX nice -n 19 /usr/bin/python3 training/real/eval_qa.py --append \
+        --delta models/smollm2-135m-dream-world/delta.safetensors \
+        --n oracle@32=300 long_oracle@64=100 --out models/smollm2-135m-dream-world/eval-torch.json
 
     OPENBLAS_CORETYPE=SkylakeX nice -n 19 /usr/bin/python3 training/real/eval_qa.py \
         --delta models/smollm2-135m-dream-world/delta.safetensors \
@@ -31,6 +40,7 @@ def main() -> None:
     g.add_argument("--delta")
     g.add_argument("--merged")
     ap.add_argument("--data", default="models/world/eval-heldout.jsonl.gz")
+    ap.add_argument("--long-data", default="models/world/eval-heldout-long.jsonl.gz")
     ap.add_argument("--n", nargs="+", default=["oracle=100"], help="setting=count …, in the order run")
     ap.add_argument("--out", required=True)
     ap.add_argument("--append", action="store_true", help="keep the settings already in --out (same model)")
@@ -44,11 +54,12 @@ def main() -> None:
         tok, dmeta = smol.Tok(smol.load_base_tensors()[1]), {}
     limits = {s.split("=")[0]: int(s.split("=")[1]) for s in a.n}
     recs = read_jsonl(a.data, max(limits.values()))
+    long_recs = read_jsonl(a.long_data, max(limits.values())) if any(s.startswith("long_") for s in limits) else []
     out = {"model": a.delta or a.merged, "delta_step": dmeta.get("step"), "data": os.path.basename(a.data),
            "evaluator": "training framework (torch, training/real/decode.py)",
-           "decoder": {"arm": "greedy, max 10 new tokens, stop at <|im_end|>",
+           "decoder": {"arm": "greedy, max 10 new tokens (max(10, G) for a setting @G), stop at <|im_end|>",
                        "dream": "Dream diffusion_generate at tau 0: shifted logits, entropy order, "
-                                "8 masks, 8 steps, eps 1e-3"}[kind],
+                                "G masks in G steps (G = 8 unless the setting says @G), eps 1e-3"}[kind],
            "blas_core": smol.blas_core(), "results": {}, "seconds": {}}
     if a.append and os.path.exists(a.out):
         prev = json.load(open(a.out))
@@ -57,7 +68,13 @@ def main() -> None:
         out["results"], out["seconds"] = prev["results"], prev["seconds"]
     for s, n in limits.items():
         t0 = time.time()
-        r = decode.evaluate(m, kind, tok, recs, [s], limit={s: n}, samples=3)[s]
+        base, _, g = s.partition("@")
+        gen = int(g) if g else decode.GEN
+        if base.startswith("long_"):
+            r = decode.evaluate_long(m, kind, tok, long_recs[:n], base[len("long_"):], gen, samples=3)
+        else:
+            r = decode.evaluate(m, kind, tok, recs, [base], limit={base: n}, samples=3, gen=gen)[base]
+            r["gen"] = gen
         out["results"][s] = r
         out["seconds"][s] = round(time.time() - t0, 1)
         print(s, json.dumps({k: v for k, v in r.items() if k != "samples"}), f"{out['seconds'][s]} s", flush=True)
