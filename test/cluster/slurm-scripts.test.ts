@@ -167,7 +167,8 @@ describe("issue #25: hostile names in `floatscope slurm`", () => {
     it(`a newline in ${flag} is refused naming ${flag} and U+000A (it would cut the #SBATCH header)`, async () => {
       const { grid, dir } = caseDir();
       const value = path.join(dir, flag === "--merged" ? "m\n#SBATCH --wrap=x.jsonl" : "o\n#SBATCH --wrap=x");
-      const r = await cli("slurm", grid, "--tasks", "2", flag, value, "--floatscope", FS.join(" "));
+      const out = flag === "--out" ? [] : ["--out", path.join(dir, "o")];
+      const r = await cli("slurm", grid, "--tasks", "2", ...out, flag, value, "--floatscope", FS.join(" "));
       expect(r.code).toBe(2);
       expect(r.err).toContain(`field: ${flag}`);
       expect(r.err).toMatch(/U\+000A/);
