@@ -310,6 +310,7 @@ export { distractorFigure } from "./figures/distractor.js";
 export { COLORMAPS, colorAt } from "./figures/colormap.js";
 export type { Colormap } from "./figures/colormap.js";
 export { escapeMarkup } from "./figures/svg.js";
+export { escapeMarkdown } from "./display/escape.js"; // names into Markdown you write (markdown(`…`))
 // widget payloads (kernel ↔ JupyterLab contract), the attention-step scrubber, static fallbacks
 export {
   MIME_SCRUBBER,
