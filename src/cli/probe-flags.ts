@@ -3,7 +3,7 @@
  * ProbeRequest. Words are the probe kinds of util/probes.ts (the part after `blocks.{l}.attn.`),
  * so the CLI, the ONNX output names and the trace keys share one vocabulary.
  */
-import { PROBES, type ProbeRequest, type RequestKey } from "../util/probes.js";
+import { PROBES, REQUEST_KEYS, type ProbeRequest, type RequestKey } from "../util/probes.js";
 import { intList, UsageError } from "./args.js";
 
 /** The `--probes` words: the probe table's CLI column, plus `none`. */
@@ -51,28 +51,26 @@ export function probeRequestFromFlags(
     }
   }
   const layers = o.layers ? intList(command, "layers", o.layers) : Array.from({ length: numLayers }, (_, l) => l);
-  const kinds = PROBES.filter((p) => words.includes(p.cli)).map((p) => p.kind);
-  const has = (...ks: string[]) => ks.some((k) => (kinds as string[]).includes(k));
-  // One entry per request field (the compiler checks every field of the table has one).
-  const build: Record<RequestKey, () => ProbeRequest[RequestKey] | undefined> = {
-    received: () => has("received") || undefined,
-    receivedHeads: () => has("received_heads") || undefined,
-    self: () => has("self") || undefined,
-    argmax: () => has("argmax_key", "argmax_prob") || undefined,
+  const given = (key: RequestKey) => PROBES.some((p) => p.request === key && words.includes(p.cli));
+  // A field that is a flag is on when one of its words is given; a field with settings has its
+  // entry here (the compiler asks for one per such field of ProbeRequest).
+  const settings: { [K in RequestKey as NonNullable<ProbeRequest[K]> extends boolean ? never : K]: () => ProbeRequest[K] } = {
     regionSum: () => {
-      if (!has("region_sum")) return undefined;
       if (!o.regions)
         throw new UsageError("The region_sum probe needs --regions", { field: "--regions", expected: "token ranges such as 0-4,4-10" });
       return { regions: o.regions };
     },
-    pattern: () => (has("pattern") ? { layers, ...(o.heads ? { heads: intList(command, "heads", o.heads) } : {}) } : undefined),
-    patternMean: () => (has("pattern_mean") ? { layers } : undefined),
-    qk: () => (has("q_rot", "k_rot", "q", "k") ? { layers, postRope: has("q_rot", "k_rot"), preRope: has("q", "k") } : undefined),
+    pattern: () => ({ layers, ...(o.heads ? { heads: intList(command, "heads", o.heads) } : {}) }),
+    patternMean: () => ({ layers }),
+    qk: () => {
+      const has = (...clis: string[]) => clis.some((w) => words.includes(w));
+      return { layers, postRope: has("q_rot", "k_rot"), preRope: has("q", "k") };
+    },
   };
   const req: Record<string, unknown> = {};
-  for (const key of Object.keys(build) as RequestKey[]) {
-    const v = build[key]();
-    if (v !== undefined) req[key] = v;
+  for (const key of REQUEST_KEYS) {
+    if (!given(key)) continue;
+    req[key] = key in settings ? settings[key as keyof typeof settings]() : true;
   }
   return req as ProbeRequest;
 }

@@ -13,7 +13,7 @@
  *              of 64, at least 64;
  * so both scratches stay at S whatever T is, and what grows with T is only what an exact forward
  * must hold anyway (residual stream, K, V, the layer's [T, d] projections; docs/engine.md "Memory floor").
- * A decomposed layer's attention runs its chunks as an ONNX Loop (model.ts `attentionLoop`), so their
+ * A decomposed layer's attention runs its chunks as an ONNX Loop (build/attention-loop.ts), so their
  * number is not fixed by the graph: n = ceil(T / min(T, r(T))) chunks of r' = min(T, ceil(T / n)
  * rounded up to the quantum) rows (≤ r(T); the last chunk is padded to r' rows for the Loop's stacked
  * outputs, and the padding is cut off). The MLP and fused attention are unrolled into a fixed number
@@ -22,7 +22,7 @@
  * (docs/engine.md). A run uses max(ceil(N / slots), min(N, m)) of the N = batch·T MLP rows per
  * chunk, so short inputs run as one chunk (the other slots are empty and cost a few node launches)
  * and inputs beyond slots·m rows get longer chunks (more scratch) rather than failing.
- * Fused layers (model.ts: MultiHeadAttention, one [B, H, rows, T] buffer instead of three) use
+ * Fused layers (build/attention-fused.ts: MultiHeadAttention, one [B, H, rows, T] buffer instead of three) use
  * 3·r rows per chunk under "auto": the same memory, and fewer calls that each re-lay K and V out.
  * Layers whose probes expose the full map (`pattern`, `patternMean`) run their attention as one
  * chunk: their [B, H, T, T] output exists anyway, and chunking would add a concatenation copy of it.

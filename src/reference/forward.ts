@@ -9,7 +9,7 @@
  */
 import { positionIdsFromMask, ropeInvFreq } from "../graph/rope.js";
 import type { ModelSpec } from "../graph/spec.js";
-import { probeName, type ProbeRequest } from "../util/probes.js";
+import { PROBES, probeNameOf, records, type ProbeKind, type ProbeRequest } from "../util/probes.js";
 
 export interface ReferenceInput {
   /** [batch, seq] */
@@ -180,6 +180,126 @@ export interface ReferenceProbe {
   data: Float64Array;
 }
 
+/** One layer's attention maps and the run's per-query inputs, as a reference probe reads them. */
+export interface ReferenceMaps {
+  B: number;
+  T: number;
+  H: number;
+  req: ProbeRequest;
+  /** P[b, h, i, j] of the layer (query i, key j). */
+  P(b: number, h: number, i: number, j: number): number;
+  /** [batch, seq] query weights (unnormalised). */
+  wq: Float64Array;
+  /** [batch, seq, region], when regionSum is on. */
+  regionOneHot?: ArrayLike<number>;
+}
+
+/** received_heads: Σ_q w_q P[h,q,k] / Σ_q w_q, [batch, head, key]. */
+function receivedHeads({ B, T, H, P, wq }: ReferenceMaps): ReferenceProbe {
+  const heads = new Float64Array(B * H * T);
+  for (let b = 0; b < B; b++) {
+    let wsum = 0;
+    for (let i = 0; i < T; i++) wsum += wq[b * T + i];
+    for (let h = 0; h < H; h++)
+      for (let j = 0; j < T; j++) {
+        let s = 0;
+        for (let i = 0; i < T; i++) s += wq[b * T + i] * P(b, h, i, j);
+        heads[(b * H + h) * T + j] = wsum > 0 ? s / wsum : 0;
+      }
+  }
+  return { dims: [B, H, T], data: heads };
+}
+
+/** received: the head mean of received_heads, [batch, key]. */
+function received(a: ReferenceMaps): ReferenceProbe {
+  const { B, T, H } = a;
+  const heads = receivedHeads(a).data;
+  const m = new Float64Array(B * T);
+  for (let b = 0; b < B; b++)
+    for (let j = 0; j < T; j++) {
+      for (let h = 0; h < H; h++) m[b * T + j] += heads[(b * H + h) * T + j] / H;
+    }
+  return { dims: [B, T], data: m };
+}
+
+/** self: mean_h P[h,k,k], [batch, key]. */
+function self({ B, T, H, P }: ReferenceMaps): ReferenceProbe {
+  const d = new Float64Array(B * T);
+  for (let b = 0; b < B; b++) for (let j = 0; j < T; j++) for (let h = 0; h < H; h++) d[b * T + j] += P(b, h, j, j) / H;
+  return { dims: [B, T], data: d };
+}
+
+/** Per head and query row, the first key of largest probability (`key`) or that probability. */
+function argmax(what: "key" | "prob") {
+  return ({ B, T, H, P }: ReferenceMaps): ReferenceProbe => {
+    const out = new Float64Array(B * H * T);
+    for (let b = 0; b < B; b++)
+      for (let h = 0; h < H; h++)
+        for (let i = 0; i < T; i++) {
+          let best = 0;
+          for (let j = 1; j < T; j++) if (P(b, h, i, j) > P(b, h, i, best)) best = j;
+          out[(b * H + h) * T + i] = what === "key" ? best : P(b, h, i, best);
+        }
+    return { dims: [B, H, T], data: out };
+  };
+}
+
+/** region_sum: Σ over query tokens of region r and key tokens of region s of mean_h P, [batch, region, region]. */
+function regionSum({ B, T, H, P, req, regionOneHot }: ReferenceMaps): ReferenceProbe {
+  const R = req.regionSum!.regions;
+  const M = regionOneHot!;
+  const s = new Float64Array(B * R * R);
+  for (let b = 0; b < B; b++)
+    for (let i = 0; i < T; i++)
+      for (let j = 0; j < T; j++) {
+        let mean = 0;
+        for (let h = 0; h < H; h++) mean += P(b, h, i, j) / H;
+        for (let r = 0; r < R; r++)
+          for (let c = 0; c < R; c++) {
+            s[(b * R + r) * R + c] += Number(M[(b * T + i) * R + r]) * mean * Number(M[(b * T + j) * R + c]);
+          }
+      }
+  return { dims: [B, R, R], data: s };
+}
+
+/** pattern: the map of the chosen heads, [batch, head, query, key]. */
+function pattern({ B, T, H, P, req }: ReferenceMaps): ReferenceProbe {
+  const heads = req.pattern!.heads ?? Array.from({ length: H }, (_, h) => h);
+  const d = new Float64Array(B * heads.length * T * T);
+  for (let b = 0; b < B; b++)
+    heads.forEach((h, hi) => {
+      for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) d[((b * heads.length + hi) * T + i) * T + j] = P(b, h, i, j);
+    });
+  return { dims: [B, heads.length, T, T], data: d };
+}
+
+/** pattern_mean: mean_h P, [batch, query, key]. */
+function patternMean({ B, T, H, P }: ReferenceMaps): ReferenceProbe {
+  const d = new Float64Array(B * T * T);
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < T; i++)
+        for (let j = 0; j < T; j++) {
+          d[(b * T + i) * T + j] += P(b, h, i, j) / H;
+        }
+  return { dims: [B, T, T], data: d };
+}
+
+/** The probes computed from the attention maps (q/k states are `ReferenceOutput`'s q, k, qRot, kRot). */
+type MapKind = Exclude<ProbeKind, "q_rot" | "k_rot" | "q" | "k">;
+
+/** Each probe kind's reference, computed the obvious way (the compiler asks for one per kind of the table). */
+export const REFERENCE_PROBES: { readonly [K in MapKind]: (a: ReferenceMaps) => ReferenceProbe } = {
+  received,
+  received_heads: receivedHeads,
+  self,
+  argmax_key: argmax("key"),
+  argmax_prob: argmax("prob"),
+  region_sum: regionSum,
+  pattern,
+  pattern_mean: patternMean,
+};
+
 /**
  * The probe statistics, computed the obvious way from full attention maps [batch, head, query, key]
  * (so they can be checked against the graph's in-graph reductions).
@@ -195,85 +315,13 @@ export function probesFromAttention(
   const { batch: B, seq: T } = run;
   const H = spec.numHeads;
   const res = new Map<string, ReferenceProbe>();
-  const P = (p: Float64Array, b: number, h: number, i: number, j: number) => p[((b * H + h) * T + i) * T + j];
   const wq = Float64Array.from({ length: B * T }, (_, i) => Number(run.queryWeight?.[i] ?? run.attentionMask?.[i] ?? 1));
   for (let l = 0; l < attention.length; l++) {
     const p = attention[l];
-    if (req.received || req.receivedHeads) {
-      const heads = new Float64Array(B * H * T);
-      for (let b = 0; b < B; b++) {
-        let wsum = 0;
-        for (let i = 0; i < T; i++) wsum += wq[b * T + i];
-        for (let h = 0; h < H; h++)
-          for (let j = 0; j < T; j++) {
-            let s = 0;
-            for (let i = 0; i < T; i++) s += wq[b * T + i] * P(p, b, h, i, j);
-            heads[(b * H + h) * T + j] = wsum > 0 ? s / wsum : 0;
-          }
-      }
-      if (req.receivedHeads) res.set(probeName.receivedHeads(l), { dims: [B, H, T], data: heads });
-      if (req.received) {
-        const m = new Float64Array(B * T);
-        for (let b = 0; b < B; b++)
-          for (let j = 0; j < T; j++) {
-            for (let h = 0; h < H; h++) m[b * T + j] += heads[(b * H + h) * T + j] / H;
-          }
-        res.set(probeName.received(l), { dims: [B, T], data: m });
-      }
-    }
-    if (req.self) {
-      const d = new Float64Array(B * T);
-      for (let b = 0; b < B; b++) for (let j = 0; j < T; j++) for (let h = 0; h < H; h++) d[b * T + j] += P(p, b, h, j, j) / H;
-      res.set(probeName.self(l), { dims: [B, T], data: d });
-    }
-    if (req.argmax) {
-      const key = new Float64Array(B * H * T);
-      const prob = new Float64Array(B * H * T);
-      for (let b = 0; b < B; b++)
-        for (let h = 0; h < H; h++)
-          for (let i = 0; i < T; i++) {
-            let best = 0;
-            for (let j = 1; j < T; j++) if (P(p, b, h, i, j) > P(p, b, h, i, best)) best = j;
-            key[(b * H + h) * T + i] = best;
-            prob[(b * H + h) * T + i] = P(p, b, h, i, best);
-          }
-      res.set(probeName.argmaxKey(l), { dims: [B, H, T], data: key });
-      res.set(probeName.argmaxProb(l), { dims: [B, H, T], data: prob });
-    }
-    if (req.regionSum) {
-      const R = req.regionSum.regions;
-      const M = run.regionOneHot!;
-      const s = new Float64Array(B * R * R);
-      for (let b = 0; b < B; b++)
-        for (let i = 0; i < T; i++)
-          for (let j = 0; j < T; j++) {
-            let mean = 0;
-            for (let h = 0; h < H; h++) mean += P(p, b, h, i, j) / H;
-            for (let r = 0; r < R; r++)
-              for (let c = 0; c < R; c++) {
-                s[(b * R + r) * R + c] += Number(M[(b * T + i) * R + r]) * mean * Number(M[(b * T + j) * R + c]);
-              }
-          }
-      res.set(probeName.regionSum(l), { dims: [B, R, R], data: s });
-    }
-    if (req.pattern?.layers.includes(l)) {
-      const heads = req.pattern.heads ?? Array.from({ length: H }, (_, h) => h);
-      const d = new Float64Array(B * heads.length * T * T);
-      for (let b = 0; b < B; b++)
-        heads.forEach((h, hi) => {
-          for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) d[((b * heads.length + hi) * T + i) * T + j] = P(p, b, h, i, j);
-        });
-      res.set(probeName.pattern(l), { dims: [B, heads.length, T, T], data: d });
-    }
-    if (req.patternMean?.layers.includes(l)) {
-      const d = new Float64Array(B * T * T);
-      for (let b = 0; b < B; b++)
-        for (let h = 0; h < H; h++)
-          for (let i = 0; i < T; i++)
-            for (let j = 0; j < T; j++) {
-              d[(b * T + i) * T + j] += P(p, b, h, i, j) / H;
-            }
-      res.set(probeName.patternMean(l), { dims: [B, T, T], data: d });
+    const maps: ReferenceMaps = { B, T, H, req, wq, regionOneHot: run.regionOneHot, P: (b, h, i, j) => p[((b * H + h) * T + i) * T + j] };
+    for (const info of PROBES) {
+      if (info.kind in REFERENCE_PROBES && records(req, info, l))
+        res.set(probeNameOf(info.kind, l), REFERENCE_PROBES[info.kind as MapKind](maps));
     }
   }
   return res;

@@ -103,7 +103,9 @@ const chosen =
 /**
  * THE probe table: every other list of probes (graph outputs, request validation, CLI words,
  * trace dtypes, size and memory estimates, missing-probe hints) is derived from it, so a new
- * probe is one row here plus its computation in graph/probes.ts (and reference/forward.ts).
+ * probe is one row here plus its row in graph/probes.ts `GRAPH_PROBES` (how it reduces across query
+ * chunks, and its graph function) and its reference in reference/forward.ts `REFERENCE_PROBES`
+ * (docs/engine.md, "Adding a probe").
  * Order is the graph's output order within a layer.
  */
 export const PROBES: readonly ProbeInfo[] = [

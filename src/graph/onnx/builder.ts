@@ -6,7 +6,7 @@
  *   const h = g.mul(g.reciprocal(g.sqrt(g.add(ms, eps))), x);
  *
  * Small constants are stored inline; large weights are `external` initializers pointing into
- * safetensors files (see model.ts). Names are made unique with a per-prefix counter.
+ * safetensors files (see build/weights.ts). Names are made unique with a per-prefix counter.
  */
 import {
   AttributeType,
