@@ -24,7 +24,7 @@
 import * as fs from "node:fs";
 import * as readline from "node:readline";
 import * as ort from "onnxruntime-node";
-import { openModel, type OpenModelOptions } from "../src/eval/open.js";
+import { openModel, type OpenModelOptions } from "../src/model/open.js";
 import { DataType, GraphBuilder } from "../src/graph/onnx/builder.js";
 import type { ForwardInput } from "../src/runtime/types.js";
 import { median } from "./lib.js";

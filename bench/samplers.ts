@@ -13,7 +13,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { openModel } from "../src/eval/open.js";
+import { openModel } from "../src/model/open.js";
 import type { Engine, ForwardInput } from "../src/runtime/types.js";
 import { generate } from "../src/samplers/generate.js";
 import { Rng } from "../src/samplers/rng.js";

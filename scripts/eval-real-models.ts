@@ -25,11 +25,11 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { loadQaJsonl } from "../src/eval/datasets.js";
-import { openModel } from "../src/eval/open.js";
-import { checkpointPreset } from "../src/eval/presets.js";
-import { settingLabel, type EvalSetting } from "../src/eval/contexts.js";
-import { readResults, runEval } from "../src/eval/runner.js";
+import { loadQaJsonl } from "../src/qa/datasets.js";
+import { openModel } from "../src/model/open.js";
+import { checkpointPreset } from "../src/model/presets.js";
+import { settingLabel, type EvalSetting } from "../src/qa/contexts.js";
+import { readResults, runEval } from "../src/qa/runner.js";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const DATA_REL = "models/world/eval-heldout.jsonl.gz";

@@ -7,7 +7,7 @@
  *
  * Settings (as the cards and training/evaluate.py): closed-book, oracle passage, gold among 4 and
  * among 9 distractors (the record's own distractors, gold at position i mod (k+1) for question i).
- * Decoders (src/eval/presets.ts `tinyPreset`): ARM greedy (≤ 6 tokens, stop at <eos>); LLaDA
+ * Decoders (src/model/presets.ts `tinyPreset`): ARM greedy (≤ 6 tokens, stop at <eos>); LLaDA
  * low-confidence remasking, 4 masks / 4 steps / one block, τ 0; Dream entropy order, 4 masks / 4 steps,
  * τ 0 — all deterministic. Answers are cut at the first <eos>.
  *
@@ -22,11 +22,11 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { loadQaJsonl } from "../src/eval/datasets.js";
-import type { EvalSetting } from "../src/eval/contexts.js";
-import { openModel } from "../src/eval/open.js";
-import { tinyPreset } from "../src/eval/presets.js";
-import { readResults, runEval, type EvalResult } from "../src/eval/runner.js";
+import { loadQaJsonl } from "../src/qa/datasets.js";
+import type { EvalSetting } from "../src/qa/contexts.js";
+import { openModel } from "../src/model/open.js";
+import { tinyPreset } from "../src/model/presets.js";
+import { readResults, runEval, type EvalResult } from "../src/qa/runner.js";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const DATA_REL = "models/world/eval-heldout.jsonl.gz";

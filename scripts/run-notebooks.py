@@ -36,7 +36,7 @@ import nbformat  # noqa: E402 (after the environment is set)
 from nbclient import NotebookClient  # noqa: E402
 from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
-# The marker floatscope's findModels note carries (src/eval/models.ts NO_MODEL_MARK).
+# The marker floatscope's findModels note carries (src/notebook/models.ts NO_MODEL_MARK).
 NO_MODEL_MARK = "No model available for this notebook"
 HOW_TO_GET_MODELS = (
     "train the tiny models with training/run_all.sh (each is published into models/ when its run ends), "

@@ -256,7 +256,7 @@ else
     rm -rf "$out.part" "$STAMP_DIR/merge-$name"
     if OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-$(blas_core)}" PYTHONPATH="$ORACLE_DIR" \
         "$ORACLE_PY" training/real/merge.py --delta "$delta" --out "$out.part" >"$STAMP_DIR/merge-$name.log" 2>&1; then
-      # the decoder it was trained with (prompt format, sampler, answer extraction): src/eval/presets.ts
+      # the decoder it was trained with (prompt format, sampler, answer extraction): src/model/presets.ts
       cp "models/$name/floatscope-preset.json" "$out.part/"
       rm -rf "$out" && mv "$out.part" "$out"
       echo "$merge_hash" >"$STAMP_DIR/merge-$name"

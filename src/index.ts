@@ -62,7 +62,17 @@ export type { TextTokenizer, Encoding, CharSpan, ChatMessage } from "./runtime/t
 // --- graph: family adapters, spec, weight scan, description ----------------------------------------
 export { resolveModelSpec, detectFamily, specTensorNames, ADAPTERS, LIMITS } from "./graph/adapters/index.js";
 export type { FamilyAdapter, BlockNames } from "./graph/adapters/index.js";
-export { FAMILIES } from "./graph/spec.js";
+export {
+  FAMILIES,
+  PARADIGM_OF_FAMILY,
+  DEFAULT_SAMPLER,
+  PAPER_FORMAT_OF_FAMILY,
+  TINY_MODEL_NAMES,
+  FAMILY_ALIASES,
+  canonicalFamily,
+  paradigmOf,
+  isFamily,
+} from "./families/index.js";
 export type { ModelSpec, Family, BlockWeights, RopeSettings } from "./graph/spec.js";
 export { scanWeights, countNonFinite, assertFiniteWeights } from "./graph/scan-weights.js";
 export type { ScanResult, ScanOptions, ScanProgress, NonFiniteTensor } from "./graph/scan-weights.js";
@@ -93,8 +103,9 @@ export type { ReferenceInput, ReferenceOutput } from "./reference/forward.js";
 // --- samplers: LLaDA / Dream / ARM over one step loop, seeded, recording traces ---------------------
 export { generate, prepareRun, STRATEGIES } from "./samplers/generate.js";
 export type { GenerateOptions, GenerateResult, PromptInput } from "./samplers/generate.js";
-export { resolveRunConfig, SAMPLERS, ALGS, SAMPLER_DEFAULTS, DEFAULT_SAMPLER } from "./samplers/config.js";
-export type { RunConfig, SamplerKind } from "./samplers/config.js";
+export { resolveRunConfig, SAMPLERS, ALGS, SAMPLER_DEFAULTS } from "./samplers/config.js";
+export type { RunConfig } from "./samplers/config.js";
+export type { SamplerKind } from "./families/index.js";
 export { Rng } from "./samplers/rng.js";
 export { lladaTransferCounts, dreamTimesteps, dreamTransferCount, dreamOriginProbability } from "./samplers/schedule.js";
 export { runSteps, finalPass } from "./samplers/loop.js";
@@ -136,46 +147,36 @@ export {
   newDataReport,
   describeDataReport,
   SUSPICIOUS_KINDS,
-} from "./eval/datasets.js";
-export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress, QaDataReport, SuspiciousKind } from "./eval/datasets.js";
-export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./eval/contexts.js";
-export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./eval/contexts.js";
-export {
-  buildQaPrompt,
-  promptRegionsToTokens,
-  PROMPT_FORMATS,
-  PAPER_FORMAT_OF_FAMILY,
-  LLADA_HEADER,
-  CHAT_HEADER,
-  CHAT_EXAMPLES,
-  NO_CONTEXT_PASSAGE,
-} from "./eval/prompts.js";
-export type { PromptFormat, QaPrompt, QaPromptInput, PromptRegion, BuildPromptOptions } from "./eval/prompts.js";
-export { normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer, ANSWER_EXTRACTIONS } from "./eval/metrics.js";
-export type { QaScores, AnswerExtraction } from "./eval/metrics.js";
-export { runEval, summarizeResults, readResults, readDoneKeys, ResultsFileError } from "./eval/runner.js";
-export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./eval/runner.js";
-export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./eval/presets.js";
-export type { EvalPreset } from "./eval/presets.js";
-export { openModel, openModelFiles, startEngine, openEvalModel } from "./eval/open.js";
+} from "./qa/datasets.js";
+export type { QaRecord, QaPassage, ReadQaOptions, ReadProgress, QaDataReport, SuspiciousKind } from "./qa/datasets.js";
+export { buildContext, DistractorPool, settingLabel, validateSetting, goldPositionSweep } from "./qa/contexts.js";
+export type { EvalSetting, GoldPosition, DistractorSource, BuiltContext } from "./qa/contexts.js";
+export { buildQaPrompt, promptRegionsToTokens, LLADA_HEADER, CHAT_HEADER, CHAT_EXAMPLES, NO_CONTEXT_PASSAGE } from "./qa/prompts.js";
+export type { QaPrompt, QaPromptInput, PromptRegion, BuildPromptOptions } from "./qa/prompts.js";
+export { normalizeAnswer, substringAccuracy, tokenF1, exactMatch, scoreAnswer, extractAnswer } from "./qa/metrics.js";
+export type { QaScores } from "./qa/metrics.js";
+export { PROMPT_FORMATS, ANSWER_EXTRACTIONS } from "./model/presets.js";
+export type { PromptFormat, AnswerExtraction } from "./model/presets.js";
+export { runEval, summarizeResults, readResults, readDoneKeys, ResultsFileError } from "./qa/runner.js";
+export type { EvalOptions, EvalResult, EvalRun, EvalProgress } from "./qa/runner.js";
+export { defaultPreset, tinyPreset, paperPreset, defaultPromptFormat, isTinyWorldTokenizer } from "./model/presets.js";
+export type { EvalPreset } from "./model/presets.js";
+export { openModel, openModelFiles, startEngine, openEvalModel } from "./model/open.js";
 export {
   findModels,
   modelsNote,
-  canonicalFamily,
-  FAMILY_ALIASES,
-  TINY_MODEL_NAMES,
   REAL_MODEL_NAMES,
   REAL_BASE_MODEL_NAMES,
   REAL_MODELS_DIR,
   HOW_TO_GET_MODELS,
   MODEL_MISSING_MARK,
   NO_MODEL_MARK,
-} from "./eval/models.js";
-export type { FoundModels, ModelFolder, MissingModel } from "./eval/models.js";
-export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./eval/open.js";
-export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./eval/notebook.js";
-export { viewProbes, VIEW_PROBE_BUDGET_BYTES } from "./eval/view-probes.js";
-export type { ViewProbesSetting, ViewProbeDecision, ViewProbeRun } from "./eval/view-probes.js";
+} from "./notebook/models.js";
+export type { FoundModels, ModelFolder, MissingModel } from "./notebook/models.js";
+export type { OpenModel, OpenModelOptions, ModelFiles, ModelFilesOptions, EvalModel } from "./model/open.js";
+export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "./notebook/notebook.js";
+export { viewProbes, VIEW_PROBE_BUDGET_BYTES } from "./notebook/view-probes.js";
+export type { ViewProbesSetting, ViewProbeDecision, ViewProbeRun } from "./notebook/view-probes.js";
 export type {
   NotebookSettings,
   NotebookSettingsOptions,
@@ -184,11 +185,11 @@ export type {
   DecodeQaOptions,
   DecodedModel,
   Device,
-} from "./eval/notebook.js";
-export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./eval/paper-table1.js";
-export type { Table1Row, Table1Dataset } from "./eval/paper-table1.js";
-export { resolveGrid, readGrid, expandGrid, expandSetting, parseShard, shardUnits } from "./eval/grid.js";
-export type { GridSpec, GridSetting, GridModel, GridDataset, GridGoldPosition, ResolvedGrid, WorkUnit } from "./eval/grid.js";
+} from "./notebook/notebook.js";
+export { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "./qa/paper-table1.js";
+export type { Table1Row, Table1Dataset } from "./qa/paper-table1.js";
+export { resolveGrid, readGrid, expandGrid, expandSetting, parseShard, shardUnits } from "./grid/grid.js";
+export type { GridSpec, GridSetting, GridModel, GridDataset, GridGoldPosition, ResolvedGrid, WorkUnit } from "./grid/grid.js";
 export {
   prepareGrid,
   runShard,
@@ -198,7 +199,7 @@ export {
   fingerprintFile,
   floatscopeVersion,
   SHARD_FORMAT,
-} from "./eval/shard.js";
+} from "./grid/shard.js";
 export type {
   PreparedGrid,
   ShardManifest,
@@ -208,9 +209,9 @@ export type {
   RunShardOptions,
   ShardRunSummary,
   ShardProgress,
-} from "./eval/shard.js";
-export { mergeShards, collectShards, shardFilesIn, summarizeProgress, describeMissing, GRID_COLUMNS, GRID_TYPES } from "./eval/merge.js";
-export type { GridRow, GridProgress, MergeResult, StatusSummary, UnitProgress } from "./eval/merge.js";
+} from "./grid/shard.js";
+export { mergeShards, collectShards, shardFilesIn, summarizeProgress, describeMissing, GRID_COLUMNS, GRID_TYPES } from "./grid/merge.js";
+export type { GridRow, GridProgress, MergeResult, StatusSummary, UnitProgress } from "./grid/merge.js";
 export { writeTable, encodeTable, formatFromPath, TABLE_FORMATS } from "./util/table-export.js";
 export type { TableFormat, TableOptions, ColumnKind } from "./util/table-export.js";
 
@@ -352,18 +353,11 @@ export type { Displayable, MimeBundle } from "./display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "./display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "./display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "./display/findings.js";
-export {
-  meanFinding,
-  valueFinding,
-  compareGroups,
-  findingsText,
-  markdown,
-  formatNumber,
-  PARADIGM_OF_FAMILY,
-} from "./display/findings-text.js";
+export { meanFinding, valueFinding, compareGroups, findingsText, markdown, formatNumber } from "./display/findings-text.js";
 export type { FindingBase, FindingsTextOptions, Measurement } from "./display/findings-text.js";
 export { mean, bootstrapCi } from "./util/stats.js";
 export type { BootstrapOptions } from "./util/stats.js";
 export type { Finding, FindingsRecord, ClaimId } from "./display/findings.js";
-export { buildClaims, judgeClaims, collectFindings, formatClaimNumber, CLAIMS, PARADIGM_OF } from "./display/claims.js";
-export type { ClaimResult, ClaimText, Verdict, SourcedFinding, Paradigm } from "./display/claims.js";
+export { buildClaims, judgeClaims, collectFindings, formatClaimNumber, CLAIMS } from "./display/claims.js";
+export type { ClaimResult, ClaimText, Verdict, SourcedFinding } from "./display/claims.js";
+export type { Paradigm } from "./families/index.js";

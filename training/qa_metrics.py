@@ -1,6 +1,6 @@
 """QA metrics of the paper (§10; Appendix B): SQuAD normalisation, the lenient substring accuracy, token F1,
 and exact match. Plain Python, no torch: the training evaluation (evaluate.py) and the Python oracle for
-src/eval/metrics.ts (test/eval/fixtures/make_metrics.py) share this one definition.
+src/qa/metrics.ts (test/eval/fixtures/make_metrics.py) share this one definition.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def exact(pred: str, gold: str) -> float:
 # -- long answers: fact recall and precision ---------------------------------------------------------------
 #
 # A long answer (training/world.py, World.long_example) restates several facts about one person. Matching
-# rule, shared with src/eval/metrics.ts (`factScores`) and pinned by test/training/long-answer-vectors.json:
+# rule, shared with src/qa/metrics.ts (`factScores`) and pinned by test/training/long-answer-vectors.json:
 #   1. The prediction is cut into claims: first at each of the characters . , ; : ! ? and newline; each
 #      piece is normalised (`normalize` above) and cut again at every whole token "and"; empty claims are
 #      dropped. ("X was born in 1995 and is a carpenter ." → "x was born in 1995", "is carpenter".)

@@ -14,7 +14,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { openModel } from "../../src/eval/open.js";
+import { openModel } from "../../src/model/open.js";
 import { DEFAULT_PROBES, type ProbeRequest } from "../../src/util/probes.js";
 import { median } from "../lib.js";
 

@@ -3,7 +3,7 @@
  * against the gold passage's position, per model, with percentile-bootstrap 95 % intervals over
  * questions; and the two one-number summaries the claims table uses.
  *
- * Input: per-question rows of a merged grid (src/eval/merge.ts): `model`, `id` (the question), `k`,
+ * Input: per-question rows of a merged grid (src/grid/merge.ts): `model`, `id` (the question), `k`,
  * `goldIndex` (0-based) and `accuracy` (0/1; null or a row with `error` is left out).
  *
  * Summaries (points, ×100), each with a paired bootstrap over questions (one resample of question

@@ -1,12 +1,12 @@
 /**
  * `floatscope eval --grid grid.json [--shard i/n] [--out dir]`: run one shard of an evaluation grid
- * (src/eval/grid.ts, docs/cluster.md) into `<dir>/shard-i-of-n.jsonl`, resumably. SIGTERM/SIGINT
+ * (src/grid/grid.ts, docs/cluster.md) into `<dir>/shard-i-of-n.jsonl`, resumably. SIGTERM/SIGINT
  * (Slurm's scancel, a pre-empted node, Ctrl-C) stop after the current batch with every finished row
  * saved; running the same command again continues.
  */
 import * as path from "node:path";
-import { defaultRunFolder, parseShard, readGrid } from "../eval/grid.js";
-import { prepareGrid, runShard, shardFileName } from "../eval/shard.js";
+import { defaultRunFolder, parseShard, readGrid } from "../grid/grid.js";
+import { prepareGrid, runShard, shardFileName } from "../grid/shard.js";
 import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
@@ -45,7 +45,7 @@ export const GRID_PATHS: PathArgument[] = [
 ];
 
 /**
- * The files `fingerprintModel` (src/eval/shard.ts) hashes in a checkpoint folder: all of them are
+ * The files `fingerprintModel` (src/grid/shard.ts) hashes in a checkpoint folder: all of them are
  * opened (the preset file, read by presetOf, is checked by checkpointInput).
  */
 const FINGERPRINTED = /^(config|generation_config|tokenizer|tokenizer_config)\.json$|\.safetensors$|\.safetensors\.index\.json$|\.gguf$/;

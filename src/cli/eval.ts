@@ -1,17 +1,16 @@
 /**
  * `floatscope eval <model-dir> --data <jsonl> [--setting …] [--out results.jsonl]`: QA evaluation of
- * one checkpoint on a Lost-in-the-Middle-schema file in one setting (src/eval/, docs/qa-harness.md).
+ * one checkpoint on a Lost-in-the-Middle-schema file in one setting (src/qa/, docs/qa-harness.md).
  * Prints a summary (Acc / F1 / EM ×100); rows are appended to --out, and a rerun with the same --out
  * skips the questions already done.
  */
-import { DistractorPool, type EvalSetting, type GoldPosition } from "../eval/contexts.js";
-import { DatasetError, describeDataReport, loadQaJsonl, newDataReport, NQ_ENV } from "../eval/datasets.js";
-import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "../eval/metrics.js";
-import { openModel } from "../eval/open.js";
-import { defaultPreset } from "../eval/presets.js";
-import { PROMPT_FORMATS, type PromptFormat } from "../eval/prompts.js";
-import { readResults, runEval, summarizeResults } from "../eval/runner.js";
-import { ALGS, DEFAULT_SAMPLER, SAMPLERS, type RunConfig, type SamplerKind } from "../samplers/config.js";
+import { DistractorPool, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
+import { DatasetError, describeDataReport, loadQaJsonl, newDataReport, NQ_ENV } from "../qa/datasets.js";
+import { openModel } from "../model/open.js";
+import { ANSWER_EXTRACTIONS, PROMPT_FORMATS, defaultPreset, type AnswerExtraction, type PromptFormat } from "../model/presets.js";
+import { readResults, runEval, summarizeResults } from "../qa/runner.js";
+import { DEFAULT_SAMPLER, type SamplerKind } from "../families/index.js";
+import { ALGS, SAMPLERS, type RunConfig } from "../samplers/config.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";

@@ -5,7 +5,7 @@
  * `__metadata__.floatscope` holds the ids, axes and model facts as JSON. Written atomically.
  */
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
-import { openModelFiles, startEngine } from "../eval/open.js";
+import { openModelFiles, startEngine } from "../model/open.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";

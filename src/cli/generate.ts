@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { openModelFiles, startEngine } from "../eval/open.js";
+import { openModelFiles, startEngine } from "../model/open.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";

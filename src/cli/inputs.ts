@@ -15,8 +15,8 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { shardFilesIn } from "../eval/merge.js";
-import { PRESET_FILE } from "../eval/presets.js";
+import { shardFilesIn } from "../grid/merge.js";
+import { PRESET_FILE } from "../model/presets.js";
 import { CheckpointError, GridError, type FloatscopeError } from "../util/errors.js";
 import { describeKind, inspectPath, PathError, type ErrorClass, type PathInfo, type PathKind } from "../util/paths.js";
 
@@ -121,7 +121,7 @@ export function checkpointInput(command: string, p: string, arg = "<checkpoint>"
     hint: "give a folder with config.json and *.safetensors, or a .gguf file",
     error: CheckpointError,
   });
-  // The preset file is optional and read with a plain readFileSync (src/eval/presets.ts): when
+  // The preset file is optional and read with a plain readFileSync (src/model/presets.ts): when
   // something has its name, it must be a regular file.
   const preset = path.join(p, PRESET_FILE);
   if (info.kind === "directory" && inspectPath(preset).kind !== "missing")
@@ -131,7 +131,7 @@ export function checkpointInput(command: string, p: string, arg = "<checkpoint>"
 
 /**
  * The shard files named on a `merge` / `status` command line: each argument a shard file or a
- * folder of them (shardFilesIn, src/eval/merge.ts, picks shard-<i>-of-<n>.jsonl), every argument
+ * folder of them (shardFilesIn, src/grid/merge.ts, picks shard-<i>-of-<n>.jsonl), every argument
  * and every file found in a folder checked here before any is opened.
  */
 export function shardInputs(command: string, args: readonly string[]): string[] {

@@ -1,10 +1,10 @@
 /**
  * `floatscope merge <dir | shard files…> --out table.{jsonl,csv,parquet,arrow}`: the shards of one
  * `floatscope eval --grid` run → the grid's result table, the same table an unsharded run gives
- * (src/eval/merge.ts). Refuses shards of different runs and duplicate results; lists what is missing
+ * (src/grid/merge.ts). Refuses shards of different runs and duplicate results; lists what is missing
  * and fails on it unless --partial.
  */
-import { GRID_COLUMNS, GRID_TYPES, mergeShards } from "../eval/merge.js";
+import { GRID_COLUMNS, GRID_TYPES, mergeShards } from "../grid/merge.js";
 import { keyword } from "../util/errors.js";
 import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";

@@ -1,5 +1,5 @@
 /**
- * `floatscope slurm grid.json --tasks n`: the scripts that run a grid (src/eval/grid.ts) as a Slurm
+ * `floatscope slurm grid.json --tasks n`: the scripts that run a grid (src/grid/grid.ts) as a Slurm
  * job array, one array task per shard, plus the merge as a job that depends on the whole array.
  *
  * Written into one folder (default grid-runs/<grid>/slurm/):
@@ -21,7 +21,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { defaultRunFolder, readGrid } from "../eval/grid.js";
+import { defaultRunFolder, readGrid } from "../grid/grid.js";
 import { printable, shellCommand, shellQuote, unsafeCharIn } from "../util/shell.js";
 import { TABLE_FORMATS } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";

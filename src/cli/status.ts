@@ -1,8 +1,8 @@
 /**
  * `floatscope status <dir | shard files…>`: how far a grid run has got, from its shard files alone
- * (src/eval/merge.ts): per shard, units and questions done and failed; shards not started.
+ * (src/grid/merge.ts): per shard, units and questions done and failed; shards not started.
  */
-import { describeMissing, collectShards, summarizeProgress } from "../eval/merge.js";
+import { describeMissing, collectShards, summarizeProgress } from "../grid/merge.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
 import type { CliCommand } from "./commands.js";
 import { shardInputs } from "./inputs.js";

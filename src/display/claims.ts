@@ -14,11 +14,9 @@
  * unclear otherwise. All supporting → "reproduced"; contradicting and none supporting → "not
  * reproduced"; anything else → "inconclusive at this n". No finding → "not measured".
  */
+import { paradigmOf, type Paradigm } from "../families/index.js";
 import { escapeMarkdown, markdownCode } from "./escape.js";
 import { CLAIM_IDS, readFindings, type ClaimId, type Finding } from "./findings.js";
-
-export type Paradigm = "ARM" | "MDM";
-export const PARADIGM_OF: Readonly<Record<string, Paradigm>> = { llama: "ARM", qwen: "ARM", qwen2: "ARM", llada: "MDM", dream: "MDM" };
 
 type Rule =
   | { kind: "groups"; quantity: RegExp; higher: Paradigm; reads: string }
@@ -154,14 +152,14 @@ function judge(rule: Rule, fs: readonly Finding[]): { verdict: Verdict; why: str
   if (rule.kind === "manual") return { verdict: "inconclusive at this n", why: rule.reads };
   const cmps: Cmp[] = [];
   if (rule.kind === "groups") {
-    const of = (p: Paradigm) => fs.filter((f) => rule.quantity.test(f.quantity) && PARADIGM_OF[f.family] === p);
+    const of = (p: Paradigm) => fs.filter((f) => rule.quantity.test(f.quantity) && paradigmOf(f.family) === p);
     const high = of(rule.higher),
       low = of(rule.higher === "ARM" ? "MDM" : "ARM");
     if (high.length === 0 || low.length === 0)
       return { verdict: "inconclusive at this n", why: `${rule.reads}: needs both ARMs and MDMs with this quantity` };
     for (const h of high) for (const l of low) cmps.push(compare(h, l));
   } else if (rule.kind === "threshold") {
-    const xs = fs.filter((f) => rule.quantity.test(f.quantity) && (rule.only === undefined || PARADIGM_OF[f.family] === rule.only));
+    const xs = fs.filter((f) => rule.quantity.test(f.quantity) && (rule.only === undefined || paradigmOf(f.family) === rule.only));
     if (xs.length === 0) return { verdict: "inconclusive at this n", why: `${rule.reads}: no such number was reported` };
     for (const f of xs) cmps.push(lo(f) > rule.above ? "supports" : hi(f) <= rule.above ? "contradicts" : "unclear");
   } else {

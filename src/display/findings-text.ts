@@ -3,13 +3,11 @@
  * n), compare groups of them, and write the "What we see" paragraph — so a notebook computes its
  * numbers once and the text can never disagree with them.
  */
+import { paradigmOf } from "../families/index.js";
 import { bootstrapCi, mean } from "../util/stats.js";
 import { escapeMarkdown } from "./escape.js";
 import type { Finding } from "./findings.js";
 import type { Displayable } from "./mime.js";
-
-/** The paper's two paradigms, by model family: autoregressive (causal) vs masked diffusion. */
-export const PARADIGM_OF_FAMILY: Readonly<Record<string, "ARM" | "MDM">> = { llama: "ARM", qwen2: "ARM", llada: "MDM", dream: "MDM" };
 
 /** What a finding is about, without its number. */
 export type FindingBase = Omit<Finding, "value" | "ci95" | "n">;
@@ -51,10 +49,10 @@ function withCi(f: Measurement): string {
 /**
  * One sentence comparing the mean value of two groups of findings, and whether it goes the way the
  * paper reports: `expected = [higher, lower]`. Says so when a group is absent instead of comparing
- * with nothing.
- * @example compareGroups(rows, (f) => PARADIGM_OF_FAMILY[f.family], ["ARM", "MDM"]) // "ARM 61.2 vs MDM 23.0: ARM higher, as in the paper"
+ * with nothing. A row whose group is undefined (e.g. a family word `paradigmOf` does not know) is in neither.
+ * @example compareGroups(rows, (f) => paradigmOf(f.family), ["ARM", "MDM"]) // "ARM 61.2 vs MDM 23.0: ARM higher, as in the paper"
  */
-export function compareGroups<F extends Measurement>(rows: F[], groupOf: (f: F) => string, expected: [string, string]): string {
+export function compareGroups<F extends Measurement>(rows: F[], groupOf: (f: F) => string | undefined, expected: [string, string]): string {
   const avg = (g: string) => mean(rows.filter((f) => groupOf(f) === g).map((f) => f.value));
   const [hi, lo] = expected.map(avg);
   const absent = expected.filter((_, i) => Number.isNaN([hi, lo][i]));
@@ -88,7 +86,7 @@ export function findingsText(rows: Measurement[], o: FindingsTextOptions = {}): 
     const models = [...new Set(rows.map((f) => f.model))];
     const lines = models.map((m) => {
       const fs = rows.filter((f) => f.model === m);
-      const kind = PARADIGM_OF_FAMILY[fs[0].family];
+      const kind = paradigmOf(fs[0].family);
       return `- ${bold(t(m))}${kind ? ` (${kind})` : ""}: ${fs.map((f) => `${t(f.quantity)} ${withCi(f)} (n = ${f.n})`).join("; ")}`;
     });
     const parts = [

@@ -4,28 +4,8 @@
  * nothing downstream asks "is this Dream?" — it reads `causal`, `qkvBias`, `logitShift`.
  */
 
-export type Family = "llama" | "qwen2" | "llada" | "dream";
-
-export const FAMILIES: readonly Family[] = ["llama", "qwen2", "llada", "dream"];
-
-/** Tensor names of one transformer block, in the checkpoint's own naming. */
-export interface BlockWeights {
-  attnNorm: string;
-  q: string;
-  k: string;
-  v: string;
-  qBias?: string;
-  kBias?: string;
-  vBias?: string;
-  o: string;
-  mlpNorm: string;
-  /** SiLU is applied to this branch (LLaDA: `ff_proj`). */
-  gate: string;
-  /** The linear branch (LLaDA: `up_proj`). */
-  up: string;
-  /** LLaDA: `ff_out` inside the block. */
-  down: string;
-}
+export type { BlockWeights, Family } from "../families/index.js";
+export { FAMILIES } from "../families/index.js";
 
 export interface RopeSettings {
   theta: number;
@@ -37,6 +17,8 @@ export interface RopeSettings {
     originalMaxPositionEmbeddings: number;
   };
 }
+
+import type { BlockWeights, Family } from "../families/index.js";
 
 export interface ModelSpec {
   family: Family;

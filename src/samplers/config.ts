@@ -3,11 +3,11 @@
  * notebook object) before any compute, and written verbatim into the trace, so a trace says how
  * it was made. Defaults reproduce the paper's settings (docs/samplers.md).
  */
+import { DEFAULT_SAMPLER, type SamplerKind } from "../families/index.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import { DEFAULT_PROBES, type ProbeRequest } from "../util/probes.js";
 
-export type SamplerKind = "llada" | "dream" | "arm";
 export const SAMPLERS: readonly SamplerKind[] = ["llada", "dream", "arm"];
 
 /** The ordering/remasking algorithm, named as upstream names it, per sampler. */
@@ -104,14 +104,6 @@ export const SAMPLER_DEFAULTS: Record<SamplerKind, Omit<RunConfig, "sampler">> =
     maxTraceBytes: 4 * 1024 ** 3,
     addSpecialTokens: true,
   },
-};
-
-/** Which sampler a family runs by default — data, not a branch in the sampler. */
-export const DEFAULT_SAMPLER: Record<ModelSpec["family"], SamplerKind> = {
-  llada: "llada",
-  dream: "dream",
-  llama: "arm",
-  qwen2: "arm",
 };
 
 const KEYS = new Set<string>(["sampler", ...Object.keys(SAMPLER_DEFAULTS.llada)]);

@@ -9,6 +9,7 @@
  * complete records and marks the trace partial.
  */
 import * as fs from "node:fs";
+import { FAMILIES, isFamily } from "../families/index.js";
 import { TraceFormatError } from "../util/errors.js";
 import type { ProbeRequest, ProbeTensor } from "../util/probes.js";
 import {
@@ -318,7 +319,7 @@ function readMeta(c: Check, j: Record<string, unknown>): TraceMeta {
   if (typeof m.causal !== "boolean") c.fail("model.causal", "true or false", m.causal);
   if (model.numHeads % model.numKvHeads !== 0)
     c.fail("model.numKvHeads", `a count that divides numHeads ${model.numHeads}`, String(model.numKvHeads));
-  if (!["llama", "qwen2", "llada", "dream"].includes(model.family)) c.fail("model.family", "llama | qwen2 | llada | dream", model.family);
+  if (!isFamily(model.family)) c.fail("model.family", FAMILIES.join(" | "), model.family);
   for (const k of ["maskTokenId", "bosTokenId", "padTokenId"] as const) if (m[k] !== undefined) model[k] = c.int(m, k);
   checkMetaSizes(c, model, j.settings);
   const p = c.obj(j, "prompt");

@@ -4,8 +4,9 @@
  * figures use). A batch of prompts yields one Trace per prompt.
  *
  * The on-disk format (writer/reader) lives beside this file; analyses only ever see this type.
- * Leaf module on the data side: imports only util/.
+ * Leaf module on the data side: imports only util/ and the family registry.
  */
+import type { Family } from "../families/index.js";
 import type { Axis, ProbeRequest, ProbeTensor } from "../util/probes.js";
 
 export const TRACE_FORMAT_VERSION = 1;
@@ -15,7 +16,7 @@ export type CharSpan = [number, number];
 export interface TraceModelInfo {
   /** Folder name or user label, e.g. "tiny-llada". */
   name: string;
-  family: "llama" | "qwen2" | "llada" | "dream";
+  family: Family;
   numLayers: number;
   numHeads: number;
   numKvHeads: number;

@@ -66,7 +66,7 @@ export class TraceFormatError extends FloatscopeError {}
 /** Settings for a run or an analysis are invalid (caught before compute starts). */
 export class SettingsError extends FloatscopeError {}
 
-/** An evaluation grid, shard file or merge is malformed, from another run, or incomplete (src/eval/grid.ts, shard.ts, merge.ts). */
+/** An evaluation grid, shard file or merge is malformed, from another run, or incomplete (src/grid/grid.ts, shard.ts, merge.ts). */
 export class GridError extends FloatscopeError {}
 
 /** Display was asked for something it cannot show, or no kernel/sink is available. */

@@ -8,10 +8,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { regionRollout } from "../../src/analysis/rollout.js";
-import { buildContext } from "../../src/eval/contexts.js";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openModel } from "../../src/eval/open.js";
-import { buildQaPrompt, promptRegionsToTokens } from "../../src/eval/prompts.js";
+import { buildContext } from "../../src/qa/contexts.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { openModel } from "../../src/model/open.js";
+import { buildQaPrompt, promptRegionsToTokens } from "../../src/qa/prompts.js";
 import { generate } from "../../src/samplers/generate.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

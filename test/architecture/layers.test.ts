@@ -12,25 +12,32 @@ const SRC = path.resolve(__dirname, "../../src");
 /** Which top-level folders of src/ each folder may import from (besides itself). */
 const ALLOWED: Record<string, string[]> = {
   util: [],
+  // The family registry (adapter tables and every list derived from them): low enough that the trace
+  // format, the checkpoint readers and the samplers all read families from it.
+  families: ["util"],
   protocol: ["util"],
-  checkpoint: ["util"],
-  graph: ["checkpoint", "util"],
-  reference: ["graph", "checkpoint", "util"],
-  runtime: ["graph", "checkpoint", "util"],
-  trace: ["util"],
+  checkpoint: ["families", "util"],
+  graph: ["families", "checkpoint", "util"],
+  reference: ["graph", "families", "checkpoint", "util"],
+  runtime: ["graph", "families", "checkpoint", "util"],
+  trace: ["families", "util"],
   // analysis: the intervention policies detect anchors with the one detector the analyses use
-  samplers: ["runtime", "graph", "checkpoint", "trace", "analysis", "util"],
+  samplers: ["runtime", "graph", "families", "checkpoint", "trace", "analysis", "util"],
   analysis: ["trace", "protocol", "util"],
   figures: ["analysis", "trace", "protocol", "util"],
-  display: ["figures", "protocol", "util"],
-  eval: ["samplers", "runtime", "graph", "checkpoint", "trace", "analysis", "util"],
+  display: ["figures", "protocol", "families", "util"],
+  // model: opening a checkpoint (folder or GGUF) with its preset; the CLI opens models without the QA harness.
+  model: ["samplers", "runtime", "graph", "families", "checkpoint", "util"],
+  qa: ["model", "samplers", "runtime", "graph", "families", "checkpoint", "trace", "analysis", "util"],
+  grid: ["qa", "model", "samplers", "runtime", "graph", "families", "checkpoint", "trace", "analysis", "util"],
+  notebook: ["qa", "model", "display", "samplers", "runtime", "graph", "families", "checkpoint", "trace", "analysis", "util"],
   cli: ["*"],
   ".": ["*"], // src/index.ts re-exports everything
 };
 
 /** Packages only the compute side may load: an analysis must run on a saved trace without them. */
 const COMPUTE_ONLY_PACKAGES = ["onnxruntime-node", "onnxruntime-common"];
-const COMPUTE_LAYERS = new Set(["runtime", "samplers", "eval", "cli", "."]);
+const COMPUTE_LAYERS = new Set(["runtime", "samplers", "model", "qa", "grid", "notebook", "cli", "."]);
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];

@@ -421,14 +421,14 @@ describe("commands take a .gguf where they take a folder", () => {
 
 describe("notebook model discovery takes a .gguf", () => {
   it("findModels counts a .gguf file as present and says how to get a missing one", async () => {
-    const { findModels, REAL_MODEL_NAMES } = await import("../../src/eval/models.js");
+    const { findModels, REAL_MODEL_NAMES } = await import("../../src/notebook/models.js");
     const found = findModels(FIX, ["llama", "qwen2"], { llama: "parity-llama.gguf", qwen2: "absent.gguf" });
     expect(found.names).toEqual({ llama: "parity-llama.gguf" });
     expect(found.missing[0].reason).toMatch(/no such file.*setup\.sh/);
     expect(REAL_MODEL_NAMES.llama).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
   });
   it("openModel opens a .gguf (tokenizer optional here: the parity GGUFs carry none)", async () => {
-    const { openModel } = await import("../../src/eval/open.js");
+    const { openModel } = await import("../../src/model/open.js");
     const m = await openModel(path.join(FIX, "parity-qwen2.gguf"), { tokenizer: "optional", threads: 1 });
     try {
       expect(m.family).toBe("qwen2");

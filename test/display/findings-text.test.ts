@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { paradigmOf } from "../../src/families/index.js";
 import { findings } from "../../src/display/findings.js";
-import {
-  compareGroups,
-  findingsText,
-  formatNumber,
-  meanFinding,
-  PARADIGM_OF_FAMILY,
-  valueFinding,
-} from "../../src/display/findings-text.js";
+import { compareGroups, findingsText, formatNumber, meanFinding, valueFinding } from "../../src/display/findings-text.js";
 
 const base = (model: string, family: string) => ({
   claim: "absorption-arm-vs-mdm" as const,
@@ -36,7 +30,7 @@ describe("findings from numbers", () => {
       ...valueFinding(base("b", "qwen2"), 40, 1),
       ...valueFinding(base("c", "llada"), 20, 1),
     ];
-    const byParadigm = (f: { family: string }) => PARADIGM_OF_FAMILY[f.family];
+    const byParadigm = (f: { family: string }) => paradigmOf(f.family);
     expect(compareGroups(rows, byParadigm, ["ARM", "MDM"])).toBe("ARM 50 vs MDM 20: ARM higher, as in the paper");
     expect(compareGroups(rows, byParadigm, ["MDM", "ARM"])).toBe("MDM 20 vs ARM 50: ARM as high or higher, unlike the paper");
     expect(compareGroups(rows.slice(0, 2), byParadigm, ["ARM", "MDM"])).toBe("only ARM present (50): no MDM to compare with");

@@ -11,8 +11,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { findingsText, valueFinding } from "../../src/display/findings-text.js";
 import { buildClaims } from "../../src/display/claims.js";
 import { findings, MIME_FINDINGS } from "../../src/display/findings.js";
-import { findModels, modelsNote } from "../../src/eval/models.js";
-import { notebookSettings } from "../../src/eval/notebook.js";
+import { findModels, modelsNote } from "../../src/notebook/models.js";
+import { notebookSettings } from "../../src/notebook/notebook.js";
 
 const SCRIPT = "<script>window.__FS_PWNED__=1</script>";
 const SVG = `<svg onload="window.__FS_PWNED__=3"></svg>`;

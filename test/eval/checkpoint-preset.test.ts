@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkpointPreset, PRESET_FILE } from "../../src/eval/presets.js";
+import { checkpointPreset, PRESET_FILE } from "../../src/model/presets.js";
 import { CheckpointError } from "../../src/util/errors.js";
 
 const folder = (preset?: unknown) => {

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import { readResults } from "../../src/eval/runner.js";
+import { readResults } from "../../src/qa/runner.js";
 import { readTraceHeader } from "../../src/trace/reader.js";
 import { HELDOUT, PARITY } from "./helpers.js";
 

@@ -3,9 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildContext, DistractorPool, goldPositionSweep, settingLabel, validateSetting } from "../../src/eval/contexts.js";
-import { DatasetError, loadQaJsonl, readQaJsonl, recordId, type QaRecord } from "../../src/eval/datasets.js";
-import { normalizeAnswer } from "../../src/eval/metrics.js";
+import { buildContext, DistractorPool, goldPositionSweep, settingLabel, validateSetting } from "../../src/qa/contexts.js";
+import { DatasetError, loadQaJsonl, readQaJsonl, recordId, type QaRecord } from "../../src/qa/datasets.js";
+import { normalizeAnswer } from "../../src/qa/metrics.js";
 import { HELDOUT } from "./helpers.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-eval-"));

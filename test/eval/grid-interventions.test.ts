@@ -8,9 +8,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openModel } from "../../src/eval/open.js";
-import { runEval } from "../../src/eval/runner.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { openModel } from "../../src/model/open.js";
+import { runEval } from "../../src/qa/runner.js";
 import { ROOT } from "./helpers.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-grid-iv-"));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { settingLabel } from "../../src/eval/contexts.js";
-import { expandGrid, expandSetting, parseShard, resolveGrid, shardUnits } from "../../src/eval/grid.js";
+import { settingLabel } from "../../src/qa/contexts.js";
+import { expandGrid, expandSetting, parseShard, resolveGrid, shardUnits } from "../../src/grid/grid.js";
 import { GridError, SettingsError } from "../../src/util/errors.js";
 
 const base = { models: ["/m/tiny-llada", "/m/tiny-qwen"], datasets: [{ name: "d", path: "/d.jsonl" }] };

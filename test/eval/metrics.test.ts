@@ -10,7 +10,7 @@ import {
   scoreAnswer,
   substringAccuracy,
   tokenF1,
-} from "../../src/eval/metrics.js";
+} from "../../src/qa/metrics.js";
 
 const oracle = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "metrics-python.json"), "utf8")) as {
   normalize: Record<string, string>;

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { findModels, MODEL_MISSING_MARK, modelsNote, NO_MODEL_MARK } from "../../src/eval/models.js";
+import { findModels, MODEL_MISSING_MARK, modelsNote, NO_MODEL_MARK } from "../../src/notebook/models.js";
 import * as lib from "../../src/index.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-models-"));

@@ -3,8 +3,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/models.js";
-import { notebookSettings, paperRegions } from "../../src/eval/notebook.js";
+import { MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/notebook/models.js";
+import { notebookSettings, paperRegions } from "../../src/notebook/notebook.js";
 import { SettingsError } from "../../src/util/errors.js";
 
 const MODELS = path.resolve(__dirname, "../../models");

@@ -7,8 +7,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openCheckpoint } from "../../src/checkpoint/checkpoint.js";
-import { openModel, openModelFiles } from "../../src/eval/open.js";
-import { tinyPreset } from "../../src/eval/presets.js";
+import { openModel, openModelFiles } from "../../src/model/open.js";
+import { tinyPreset } from "../../src/model/presets.js";
 import { CheckpointError } from "../../src/util/errors.js";
 import { probeName } from "../../src/util/probes.js";
 

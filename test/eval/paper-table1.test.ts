@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "../../src/eval/paper-table1.js";
+import { PAPER_TABLE1, paperTable1, TABLE1_DATASETS } from "../../src/qa/paper-table1.js";
 
 describe("paper Table 1 constants", () => {
   it("each printed Avg. is the mean of its 10 cells within the ±0.02 rounding drift the spec reports", () => {

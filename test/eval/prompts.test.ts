@@ -1,9 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildContext, type EvalSetting } from "../../src/eval/contexts.js";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { CHAT_EXAMPLES, buildQaPrompt, promptRegionsToTokens, PROMPT_FORMATS } from "../../src/eval/prompts.js";
+import { buildContext, type EvalSetting } from "../../src/qa/contexts.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { PROMPT_FORMATS } from "../../src/model/presets.js";
+import { CHAT_EXAMPLES, buildQaPrompt, promptRegionsToTokens } from "../../src/qa/prompts.js";
 import { FIXTURES, HELDOUT, parityTokenizer, worldTokenizer } from "./helpers.js";
 
 const world = JSON.parse(fs.readFileSync(path.join(FIXTURES, "world-prompts.json"), "utf8")) as {

@@ -3,9 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/runtime/types.js";
-import { DistractorPool } from "../../src/eval/contexts.js";
-import { loadQaJsonl, type QaRecord } from "../../src/eval/datasets.js";
-import { readDoneKeys, readResults, runEval, summarizeResults } from "../../src/eval/runner.js";
+import { DistractorPool } from "../../src/qa/contexts.js";
+import { loadQaJsonl, type QaRecord } from "../../src/qa/datasets.js";
+import { readDoneKeys, readResults, runEval, summarizeResults } from "../../src/qa/runner.js";
 import { readTrace } from "../../src/trace/reader.js";
 import { FakeEngine, FakeTokenizer, type LogitsFn } from "../support/fake-engine.js";
 

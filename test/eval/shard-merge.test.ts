@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import { readShardFile } from "../../src/eval/shard.js";
+import { readShardFile } from "../../src/grid/shard.js";
 import { ROOT } from "./helpers.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-grid-"));

@@ -8,11 +8,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openModel } from "../../src/eval/open.js";
-import { isTinyWorldTokenizer, tinyPreset } from "../../src/eval/presets.js";
-import { runEval } from "../../src/eval/runner.js";
-import type { EvalSetting } from "../../src/eval/contexts.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { openModel } from "../../src/model/open.js";
+import { isTinyWorldTokenizer, tinyPreset } from "../../src/model/presets.js";
+import { runEval } from "../../src/qa/runner.js";
+import type { EvalSetting } from "../../src/qa/contexts.js";
 import { FIXTURES, HELDOUT } from "./helpers.js";
 
 const DIR = path.join(FIXTURES, "random-world");

@@ -5,9 +5,9 @@
  */
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { decodeQaWith, loadQaSet, notebookSettings } from "../../src/eval/notebook.js";
-import { openModelFiles } from "../../src/eval/open.js";
-import { VIEW_PROBE_BUDGET_BYTES, viewProbes } from "../../src/eval/view-probes.js";
+import { decodeQaWith, loadQaSet, notebookSettings } from "../../src/notebook/notebook.js";
+import { openModelFiles } from "../../src/model/open.js";
+import { VIEW_PROBE_BUDGET_BYTES, viewProbes } from "../../src/notebook/view-probes.js";
 import { scrubberPayload } from "../../src/figures/scrubber.js";
 
 const MODELS = path.resolve(__dirname, "../../models");

@@ -19,8 +19,8 @@ import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { main } from "../../src/cli/main.js";
 import { readSafetensorsHeader, readTensorBytes, readTensorF32 } from "../../src/checkpoint/safetensors.js";
-import { loadQaJsonl, newDataReport } from "../../src/eval/datasets.js";
-import { readDoneKeys, readResults } from "../../src/eval/runner.js";
+import { loadQaJsonl, newDataReport } from "../../src/qa/datasets.js";
+import { readDoneKeys, readResults } from "../../src/qa/runner.js";
 import { generate } from "../../src/samplers/generate.js";
 import {
   bufferReader,

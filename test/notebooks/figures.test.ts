@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/eval/models.js";
+import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/notebook/models.js";
 import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
 import { untracedNumbers } from "../display/claims-trace.js";
 import { ROOT, setupMissing } from "../kernel/env.js";

@@ -15,7 +15,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFindings } from "../../src/display/findings.js";
-import { findModels } from "../../src/eval/models.js";
+import { findModels } from "../../src/notebook/models.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
 import { figures, join1, markdownOf, outputsOf, type Desc, type Notebook } from "./nb-outputs.js";
 

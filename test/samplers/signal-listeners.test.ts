@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openModel } from "../../src/eval/open.js";
+import { openModel } from "../../src/model/open.js";
 import { generate } from "../../src/samplers/generate.js";
 
 const DIR = path.resolve(import.meta.dirname, "../../models/tiny-llada");

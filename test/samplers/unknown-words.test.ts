@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openModel } from "../../src/eval/open.js";
-import { runEval } from "../../src/eval/runner.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { openModel } from "../../src/model/open.js";
+import { runEval } from "../../src/qa/runner.js";
 import { generate, unknownWordsWarning } from "../../src/samplers/generate.js";
 
 const DIR = path.resolve(import.meta.dirname, "../../models/tiny-llada");

@@ -4,6 +4,7 @@
  * real engine does up to rounding), and tests can compute by hand what the sampler must pick.
  * Also a tiny word-level `TextTokenizer` ("t7" ↔ id 7).
  */
+import { ADAPTERS } from "../../src/families/index.js";
 import type { Family, ModelSpec } from "../../src/graph/spec.js";
 import type { ChatMessage, Encoding, Engine, ForwardInput, ForwardOutput, TextTokenizer } from "../../src/runtime/types.js";
 import type { ProbeRequest, ProbeTensor } from "../../src/util/probes.js";
@@ -27,7 +28,7 @@ export interface FakeEngineOptions {
 
 export function fakeSpec(o: FakeEngineOptions = {}): ModelSpec {
   const family = o.family ?? "llada";
-  const mdm = family === "llada" || family === "dream";
+  const mdm = ADAPTERS[family].flags.masked;
   return {
     family,
     architecture: `Fake${family}`,
@@ -43,7 +44,7 @@ export function fakeSpec(o: FakeEngineOptions = {}): ModelSpec {
     maxPositionEmbeddings: o.maxPositionEmbeddings ?? 256,
     causal: o.causal ?? !mdm,
     qkvBias: false,
-    logitShift: o.logitShift ?? (family === "dream" ? 1 : 0),
+    logitShift: o.logitShift ?? ADAPTERS[family].flags.logitShift,
     maskTokenId: mdm ? (o.maskTokenId ?? 31) : undefined,
     bosTokenId: 1,
     eosTokenIds: o.eosTokenIds ?? [2],

@@ -8,10 +8,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { openModel } from "../../src/eval/open.js";
-import { tinyPreset } from "../../src/eval/presets.js";
-import { runEval } from "../../src/eval/runner.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { openModel } from "../../src/model/open.js";
+import { tinyPreset } from "../../src/model/presets.js";
+import { runEval } from "../../src/qa/runner.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DATA = path.join(ROOT, "models/world/eval-heldout.jsonl.gz");

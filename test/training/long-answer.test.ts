@@ -1,6 +1,6 @@
 /**
  * The long-answer task: the fact scorer agrees with its hand-worked vectors in TypeScript
- * (src/eval/metrics.ts) and in Python (training/qa_metrics.py), and the committed held-out file
+ * (src/qa/metrics.ts) and in Python (training/qa_metrics.py), and the committed held-out file
  * models/world/eval-heldout-long.jsonl.gz is what training/world.py writes, with records the scorer can read.
  */
 import { spawnSync } from "node:child_process";
@@ -9,8 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { loadQaJsonl } from "../../src/eval/datasets.js";
-import { factScores, splitClaims, templateParts, type LongFact } from "../../src/eval/metrics.js";
+import { loadQaJsonl } from "../../src/qa/datasets.js";
+import { factScores, splitClaims, templateParts, type LongFact } from "../../src/qa/metrics.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const VECTORS = path.join(ROOT, "test/training/long-answer-vectors.json");

@@ -1,8 +1,9 @@
 /**
  * GGUF metadata → the Hugging Face `config.json` our family adapters read, and GGUF tensor names
- * → Hugging Face tensor names, for llama.cpp's `llama`, `qwen2`, `llada` and `dream`
- * architectures. The checkpoint then goes through the same adapter tables (and the same checks)
- * as a safetensors folder.
+ * → Hugging Face tensor names, for the llama.cpp architectures the families name (`gguf` in each
+ * adapter, src/families/). The config is written with the adapter's own keys and the values its
+ * `requires` allows, so the checkpoint then goes through the same adapter tables (and the same
+ * checks) as a safetensors folder.
  *
  * llama.cpp conventions undone here:
  * - dims are stored fastest-first, so a GGUF [in, out] matrix is HF's row-major [out, in];
@@ -12,12 +13,15 @@
  *   qwen2 and dream are converted unpermuted (llama.cpp runs them with "neox" RoPE = HF's);
  * - no `output.weight` means the head is tied to the embedding.
  */
+import { GGUF_FAMILIES } from "../../families/index.js";
 import { CheckpointError } from "../../util/errors.js";
 import type { GgufMetadata } from "./metadata.js";
 import type { GgufTensorEntry } from "./reader.js";
 
-export type GgufArchitecture = "llama" | "qwen2" | "llada" | "dream";
-export const GGUF_ARCHITECTURES: readonly GgufArchitecture[] = ["llama", "qwen2", "llada", "dream"];
+/** llama.cpp's `general.architecture` of a family we read (the families' `gguf.architecture`). */
+export type GgufArchitecture = string;
+/** The architectures we read, in registry order. */
+export const GGUF_ARCHITECTURES: readonly GgufArchitecture[] = [...GGUF_FAMILIES.keys()];
 
 export interface TensorMapping {
   /** Hugging Face name. */
@@ -71,13 +75,6 @@ const HF_NAMES = {
   },
 };
 
-const LAYOUT: Record<GgufArchitecture, { names: keyof typeof HF_NAMES; permuted: boolean; hfArch: string; modelType: string }> = {
-  llama: { names: "hf", permuted: true, hfArch: "LlamaForCausalLM", modelType: "llama" },
-  qwen2: { names: "hf", permuted: false, hfArch: "Qwen2ForCausalLM", modelType: "qwen2" },
-  llada: { names: "olmo", permuted: true, hfArch: "LLaDAModelLM", modelType: "llada" },
-  dream: { names: "hf", permuted: false, hfArch: "DreamModel", modelType: "dream" },
-};
-
 export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]): ArchitectureMapping {
   const arch = meta.string("general.architecture");
   if (arch === undefined) {
@@ -88,7 +85,8 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       found: "missing",
     });
   }
-  if (!(GGUF_ARCHITECTURES as readonly string[]).includes(arch)) {
+  const family = GGUF_FAMILIES.get(arch);
+  if (family === undefined) {
     throw new CheckpointError("Unsupported GGUF architecture", {
       file: meta.file,
       field: "general.architecture",
@@ -96,7 +94,8 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       found: JSON.stringify(arch),
     });
   }
-  const a = arch as GgufArchitecture;
+  const a = arch;
+  const { adapter, gguf } = family;
   const k = (s: string) => `${a}.${s}`;
   for (const key of [k("attention.head_count"), k("attention.head_count_kv")]) {
     if (meta.entries.get(key)?.type === 9) {
@@ -223,8 +222,7 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
   const theta = meta.float(k("rope.freq_base"), { min: Number.MIN_VALUE });
   const ids = specialIds(meta, vocab);
   const causal = meta.bool(k("attention.causal"));
-  const L = LAYOUT[a];
-  const expectCausal = a === "llama" || a === "qwen2";
+  const expectCausal = adapter.flags.causal;
   if (causal !== undefined && causal !== expectCausal) {
     throw new CheckpointError("GGUF attention mode contradicts the architecture", {
       file: meta.file,
@@ -234,49 +232,25 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
     });
   }
 
-  const config: Record<string, unknown> = { architectures: [L.hfArch], model_type: L.modelType };
-  if (a === "llada") {
-    Object.assign(config, {
-      d_model: hidden,
-      n_layers: layers,
-      n_heads: heads,
-      n_kv_heads: kvHeads,
-      mlp_hidden_size: ff,
-      embedding_size: vocab,
-      vocab_size: vocab,
-      max_sequence_length: ctx,
-      weight_tying: tied,
-      block_type: "llama",
-      activation_type: "silu",
-      layer_norm_type: "rms",
-      rope: true,
-      alibi: false,
-      include_bias: false,
-      include_qkv_bias: byName.has("blk.0.attn_q.bias"),
-      attention_layer_norm: false,
-      input_emb_norm: false,
-      scale_logits: false,
-      layer_norm_with_affine: true,
-    });
-    config.rms_norm_eps = eps;
-    if (theta !== undefined) config.rope_theta = theta;
-  } else {
-    Object.assign(config, {
-      hidden_size: hidden,
-      num_hidden_layers: layers,
-      num_attention_heads: heads,
-      num_key_value_heads: kvHeads,
-      intermediate_size: ff,
-      vocab_size: vocab,
-      max_position_embeddings: ctx,
-      tie_word_embeddings: tied,
-      hidden_act: "silu",
-    });
-    if (a === "llama") Object.assign(config, { attention_bias: false, mlp_bias: false, head_dim: headDim });
-    else Object.assign(config, { use_sliding_window: false, rope_scaling: null });
-    config.rms_norm_eps = eps;
-    if (theta !== undefined) config.rope_theta = theta;
-  }
+  // The family's config.json, in its own keys: sizes from the metadata, and each variant key the
+  // adapter checks set to the first value it accepts (llama.cpp only converts that variant).
+  const keys = adapter.keys;
+  const config: Record<string, unknown> = { architectures: [adapter.architectures[0]], model_type: adapter.modelTypes[0] };
+  Object.assign(config, {
+    [keys.hiddenSize]: hidden,
+    [keys.numLayers]: layers,
+    [keys.numHeads]: heads,
+    [keys.numKvHeads]: kvHeads,
+    [keys.intermediateSize]: ff,
+    ...Object.fromEntries(keys.vocabSize.map((key) => [key, vocab])),
+    [keys.maxPositionEmbeddings]: ctx,
+    [keys.tieEmbeddings]: tied,
+  });
+  for (const r of adapter.requires) config[r.key] = r.allowed[0];
+  if (keys.headDim !== undefined) config[keys.headDim] = headDim;
+  if (keys.qkvBias !== undefined) config[keys.qkvBias] = byName.has("blk.0.attn_q.bias");
+  config[keys.rmsNormEps] = eps;
+  if (theta !== undefined) config[keys.ropeTheta] = theta;
   if (ids.bos !== undefined) config.bos_token_id = ids.bos;
   // Chat models end a turn with EOT (Llama-3's <|eot_id|>): HF lists it among the EOS ids.
   const eos = [...new Set([ids.eos, ids.eot].filter((x): x is number => x !== undefined))];
@@ -284,7 +258,7 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
   if (ids.pad !== undefined) config.pad_token_id = ids.pad;
   if (ids.mask !== undefined) config.mask_token_id = ids.mask;
 
-  const names = HF_NAMES[L.names];
+  const names = HF_NAMES[gguf.layout];
   const map = new Map<string, TensorMapping>();
   for (const t of tensors) {
     const top = (
@@ -302,7 +276,7 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
     if (!m || part === undefined) continue;
     const l = Number(m[1]);
     const mapping: TensorMapping = { name: `${names.block(l)}.${part}.${m[3]}` };
-    if (L.permuted && (m[2] === "attn_q" || m[2] === "attn_k")) mapping.unpermuteHeads = m[2] === "attn_q" ? heads : kvHeads;
+    if (gguf.permuted && (m[2] === "attn_q" || m[2] === "attn_k")) mapping.unpermuteHeads = m[2] === "attn_q" ? heads : kvHeads;
     map.set(t.name, mapping);
   }
   return { architecture: a, config, tensors: map };

@@ -1,24 +1,18 @@
 /**
  * Family detection and `resolveModelSpec(checkpoint)`. A checkpoint is matched by
  * `architectures[0]` in config.json, else by `model_type`; anything else is an
- * `UnsupportedArchitectureError` that lists the four supported families.
+ * `UnsupportedArchitectureError` that lists the supported families (the registry, src/families/).
  */
 import * as path from "node:path";
 import { UnsupportedArchitectureError } from "../../util/errors.js";
 import type { Checkpoint } from "../../checkpoint/types.js";
-import type { Family, ModelSpec } from "../spec.js";
-import { dream } from "./dream.js";
-import { llada } from "./llada.js";
-import { llama } from "./llama.js";
-import { qwen2 } from "./qwen2.js";
+import { ADAPTERS, type Family, type FamilyAdapter } from "../../families/index.js";
+import type { ModelSpec } from "../spec.js";
 import { specFromAdapter } from "./resolve.js";
-import type { FamilyAdapter } from "./types.js";
 
-export type { FamilyAdapter, BlockNames } from "./types.js";
+export type { FamilyAdapter, BlockNames } from "../../families/index.js";
+export { ADAPTERS } from "../../families/index.js";
 export { LIMITS } from "./resolve.js";
-
-/** The four supported families, in `FAMILIES` order. */
-export const ADAPTERS: Readonly<Record<Family, FamilyAdapter>> = { llama, qwen2, llada, dream };
 
 function supportedList(): string {
   return Object.values(ADAPTERS)
@@ -30,7 +24,7 @@ function supportedList(): string {
 export function detectFamily(
   config: Record<string, unknown>,
   configFile = "config.json",
-): { adapter: FamilyAdapter; architecture: string } {
+): { adapter: FamilyAdapter<Family>; architecture: string } {
   const archs = config.architectures;
   const arch = Array.isArray(archs) && typeof archs[0] === "string" ? archs[0] : undefined;
   const modelType = typeof config.model_type === "string" ? config.model_type : undefined;

@@ -1,5 +1,5 @@
 /**
- * `specFromAdapter`: the one piece of code that turns a family table (types.ts) plus a checkpoint
+ * `specFromAdapter`: the one piece of code that turns a family table (src/families/) plus a checkpoint
  * into a `ModelSpec`. Checks, nanoGPT-style but as typed errors naming the file and field:
  * every size is an integer in a sane range (before anything loops over it), every expected
  * tensor exists with the expected shape and a float dtype, and the file has no blocks beyond
@@ -23,7 +23,7 @@ import {
 import { addsBosFromFiles, configTokenId, tokenIdInFiles } from "../../checkpoint/special-tokens.js";
 import type { Checkpoint, TensorInfo } from "../../checkpoint/types.js";
 import type { BlockWeights, ModelSpec, RopeSettings } from "../spec.js";
-import type { FamilyAdapter } from "./types.js";
+import type { Family, FamilyAdapter } from "../../families/index.js";
 
 /** Upper bounds far above any real model, low enough that a corrupt config cannot make us loop for hours. */
 export const LIMITS = {
@@ -41,7 +41,7 @@ export const LIMITS = {
 
 const FLOAT_DTYPES = new Set(["F32", "F16", "BF16"]);
 
-export function specFromAdapter(a: FamilyAdapter, ckpt: Checkpoint, architecture: string): ModelSpec {
+export function specFromAdapter(a: FamilyAdapter<Family>, ckpt: Checkpoint, architecture: string): ModelSpec {
   const cfg = ckpt.config;
   const file = ckpt.configFile ?? path.join(ckpt.dir, "config.json");
   const o = { file };

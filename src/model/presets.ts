@@ -20,12 +20,28 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { DEFAULT_SAMPLER, PAPER_FORMAT_OF_FAMILY, type PaperPromptFormat } from "../families/index.js";
 import type { ModelSpec } from "../graph/spec.js";
 import type { TextTokenizer } from "../runtime/types.js";
-import { DEFAULT_SAMPLER, type RunConfig } from "../samplers/config.js";
+import type { RunConfig } from "../samplers/config.js";
 import { CheckpointError } from "../util/errors.js";
-import { ANSWER_EXTRACTIONS, type AnswerExtraction } from "./metrics.js";
-import { PAPER_FORMAT_OF_FAMILY, PROMPT_FORMATS, type PromptFormat } from "./prompts.js";
+
+/**
+ * The prompt formats qa/prompts.ts builds: the paper's two (per family, src/families/) and the tiny
+ * models' training layout. Named here, with the preset that picks one, so opening a model needs no QA code.
+ */
+export type PromptFormat = PaperPromptFormat | "tiny-world";
+export const PROMPT_FORMATS: readonly PromptFormat[] = ["paper-llada", "paper-chat", "tiny-world"];
+
+/**
+ * How the scored answer is cut from the response (qa/metrics.ts `extractAnswer`, qa/runner.ts):
+ * - "none": the decoded response as is,
+ * - "first-line": up to the first newline (after trimming leading whitespace),
+ * - "up-to-eos": handled on token ids by the runner (generated ids cut at the first EOS before
+ *   decoding); on a string it is the same as "none".
+ */
+export type AnswerExtraction = "none" | "first-line" | "up-to-eos";
+export const ANSWER_EXTRACTIONS: readonly AnswerExtraction[] = ["none", "first-line", "up-to-eos"];
 
 /** A tiny-world tokenizer has the chat role tokens and the prompt words of training/tokenizer.py. */
 export function isTinyWorldTokenizer(tokenizer: TextTokenizer): boolean {

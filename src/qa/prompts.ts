@@ -29,22 +29,12 @@
  * (an upstream bug). `addSpecialTokens` in the result says how to encode the text so that exactly
  * the template's special tokens are present; `reproduceDoubleBos` restores the upstream behaviour.
  */
+import { PROMPT_FORMATS, type PromptFormat } from "../model/presets.js";
 import type { CharSpan, TextTokenizer } from "../runtime/types.js";
 import type { Region } from "../trace/types.js";
 import { charSpanToTokenSpan } from "../checkpoint/spans.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import type { QaPassage } from "./datasets.js";
-
-export type PromptFormat = "paper-llada" | "paper-chat" | "tiny-world";
-export const PROMPT_FORMATS: readonly PromptFormat[] = ["paper-llada", "paper-chat", "tiny-world"];
-
-/** The paper's prompt per model family (LLaDA differs from the other three). */
-export const PAPER_FORMAT_OF_FAMILY: Record<"llada" | "dream" | "llama" | "qwen2", PromptFormat> = {
-  llada: "paper-llada",
-  dream: "paper-chat",
-  llama: "paper-chat",
-  qwen2: "paper-chat",
-};
 
 export const NO_CONTEXT_PASSAGE = "No relevant context available.";
 

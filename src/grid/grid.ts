@@ -19,7 +19,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { GridError, SettingsError } from "../util/errors.js";
 import { printable, unsafeCharIn } from "../util/shell.js";
-import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "./contexts.js";
+import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "../qa/contexts.js";
 import { policyLabel } from "../samplers/interventions.js";
 
 export type GridGoldPosition = "first" | "middle" | "last" | "every" | "cycle" | "random" | number;

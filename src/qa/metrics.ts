@@ -17,6 +17,7 @@
  *   exactMatch — normalised strings are equal (the paper computed no EM; SQuAD's definition).
  * Per item each metric is the max over the gold answers; an item without answers scores 0 everywhere.
  */
+import type { AnswerExtraction } from "../model/presets.js";
 
 /** Python's `string.punctuation`. */
 export const ASCII_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
@@ -95,15 +96,9 @@ export function scoreAnswer(prediction: string, golds: readonly unknown[]): QaSc
 }
 
 /**
- * How the scored text is cut from the generated text. The paper scores the whole response ("none"):
- * - "none": the decoded response as is,
- * - "first-line": up to the first newline (after trimming leading whitespace),
- * - "up-to-eos": handled on token ids by the runner (generated ids cut at the first EOS before
- *   decoding); on a string it is the same as "none".
+ * Cut the scored text from the generated text (the modes: model/presets.ts `AnswerExtraction`). The
+ * paper scores the whole response ("none").
  */
-export type AnswerExtraction = "none" | "first-line" | "up-to-eos";
-export const ANSWER_EXTRACTIONS: readonly AnswerExtraction[] = ["none", "first-line", "up-to-eos"];
-
 export function extractAnswer(response: string, mode: AnswerExtraction): string {
   if (mode === "first-line") {
     const t = response.replace(/^\s+/u, "");

@@ -10,14 +10,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { escapeMarkdown, markdownCode } from "../display/escape.js";
-
-/** Folder names of the embedded tiny models, per family (the notebooks' defaults). */
-export const TINY_MODEL_NAMES: Readonly<Record<string, string>> = {
-  llama: "tiny-llama",
-  qwen2: "tiny-qwen",
-  llada: "tiny-llada",
-  dream: "tiny-dream",
-};
+import { TINY_MODEL_NAMES, canonicalFamily, isFamily } from "../families/index.js";
 
 /**
  * The real tier (fetched by scripts/setup.sh into `.cache/real-models/` at the repository root):
@@ -38,17 +31,6 @@ export const REAL_BASE_MODEL_NAMES: Readonly<Record<string, string>> = {
   dream: "smollm2-135m-dream-world",
   llama: "smollm2-135m-causal-world",
 };
-
-/**
- * Other words users write for a family (in `FLOATSCOPE_MODEL_NAMES` or a notebook's family list): `qwen` for
- * `qwen2`, the family word of specs and traces. Accepted here, at the edge; everything after speaks `qwen2`.
- */
-export const FAMILY_ALIASES: Readonly<Record<string, string>> = { qwen: "qwen2" };
-
-/** The family word for `word` (an alias resolved; other words unchanged). */
-export function canonicalFamily(word: string): string {
-  return FAMILY_ALIASES[word] ?? word;
-}
 
 /** Text every missing-model line starts with, and the line shown when none is usable (tools grep for these). */
 export const MODEL_MISSING_MARK = "Model missing:";
@@ -105,7 +87,7 @@ export function findModels(modelsDir: string, families: readonly string[], names
   for (const [k, v] of Object.entries(names))
     if (k === canonicalFamily(k) || !(canonicalFamily(k) in names)) byFamily[canonicalFamily(k)] = v;
   for (const family of [...new Set(families.map(canonicalFamily))]) {
-    const name = byFamily[family] ?? TINY_MODEL_NAMES[family] ?? `tiny-${family}`;
+    const name = byFamily[family] ?? (isFamily(family) ? TINY_MODEL_NAMES[family] : `tiny-${family}`);
     const dir = path.join(modelsDir, name);
     const reason = absentBecause(dir);
     if (reason === null) present.push({ family, name, dir });

@@ -26,20 +26,13 @@ import type { Region, Trace } from "../trace/types.js";
 import { escapeMarkdown, markdownCode } from "../display/escape.js";
 import { SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
-import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "./contexts.js";
-import { loadQaJsonl, type QaRecord } from "./datasets.js";
-import {
-  canonicalFamily,
-  findModels,
-  modelsNote,
-  REAL_BASE_MODEL_NAMES,
-  REAL_MODEL_NAMES,
-  TINY_MODEL_NAMES,
-  type FoundModels,
-} from "./models.js";
-import { openModel, openModelFiles, startEngine } from "./open.js";
-import { buildQaPrompt, promptRegionsToTokens } from "./prompts.js";
-import { runEval, type EvalResult } from "./runner.js";
+import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
+import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
+import { canonicalFamily, TINY_MODEL_NAMES } from "../families/index.js";
+import { findModels, modelsNote, REAL_BASE_MODEL_NAMES, REAL_MODEL_NAMES, type FoundModels } from "./models.js";
+import { openModel, openModelFiles, startEngine } from "../model/open.js";
+import { buildQaPrompt, promptRegionsToTokens } from "../qa/prompts.js";
+import { runEval, type EvalResult } from "../qa/runner.js";
 import { viewProbes, type ViewProbesSetting } from "./view-probes.js";
 
 export type Device = "cpu" | "cuda" | "auto";
@@ -230,7 +223,7 @@ export interface DecodeQaOptions {
   families?: string[];
   /**
    * Also record what the attention scrubber shows (per-head received, full maps, per-head maps):
-   * `"auto"` (default) when the memory estimate says it fits (eval/view-probes.ts), `"all"` always,
+   * `"auto"` (default) when the memory estimate says it fits (notebook/view-probes.ts), `"all"` always,
    * `"none"` never. What "auto" leaves out is printed, with the setting that records it.
    */
   viewProbes?: ViewProbesSetting;

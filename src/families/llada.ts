@@ -9,7 +9,7 @@ import type { FamilyAdapter } from "./types.js";
 
 const B = "model.transformer.blocks.{l}";
 
-export const llada: FamilyAdapter = {
+export const llada: FamilyAdapter<"llada"> = {
   family: "llada",
   architectures: ["LLaDAModelLM"],
   modelTypes: ["llada"],
@@ -60,4 +60,7 @@ export const llada: FamilyAdapter = {
     qkvBias: { q: `${B}.q_proj.bias`, k: `${B}.k_proj.bias`, v: `${B}.v_proj.bias` },
   },
   flags: { causal: false, qkvBias: false, logitShift: 0, masked: true },
+  paper: { sampler: "llada", promptFormat: "paper-llada" },
+  tinyModel: "tiny-llada",
+  gguf: { architecture: "llada", layout: "olmo", permuted: true },
 };

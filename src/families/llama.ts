@@ -4,7 +4,7 @@
  */
 import type { FamilyAdapter } from "./types.js";
 
-export const llama: FamilyAdapter = {
+export const llama: FamilyAdapter<"llama"> = {
   family: "llama",
   architectures: ["LlamaForCausalLM"],
   modelTypes: ["llama"],
@@ -51,4 +51,7 @@ export const llama: FamilyAdapter = {
     },
   },
   flags: { causal: true, qkvBias: false, logitShift: 0, masked: false },
+  paper: { sampler: "arm", promptFormat: "paper-chat" },
+  tinyModel: "tiny-llama",
+  gguf: { architecture: "llama", layout: "hf", permuted: true },
 };

@@ -5,8 +5,9 @@
 import type { FamilyAdapter } from "./types.js";
 import { llama } from "./llama.js";
 
-export const qwen2: FamilyAdapter = {
+export const qwen2: FamilyAdapter<"qwen2"> = {
   family: "qwen2",
+  aliases: ["qwen"],
   architectures: ["Qwen2ForCausalLM"],
   modelTypes: ["qwen2"],
   keys: { ...llama.keys, headDim: undefined, ropeScaling: undefined },
@@ -19,4 +20,7 @@ export const qwen2: FamilyAdapter = {
   // Same tensor names as LLaMA (Qwen2 reuses the HF Llama module layout).
   names: llama.names,
   flags: { causal: true, qkvBias: true, logitShift: 0, masked: false },
+  paper: { sampler: "arm", promptFormat: "paper-chat" },
+  tinyModel: "tiny-qwen",
+  gguf: { architecture: "qwen2", layout: "hf", permuted: false },
 };

@@ -39,7 +39,7 @@ export interface ModelFiles<Tok extends LoadedTokenizer | undefined = LoadedToke
   spec: ModelSpec;
   family: Family;
   tokenizer: Tok;
-  /** The model's default prompt format, sampler settings and answer extraction (eval/presets.ts). */
+  /** The model's default prompt format, sampler settings and answer extraction (model/presets.ts). */
   preset: EvalPreset;
 }
 

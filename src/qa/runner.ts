@@ -22,8 +22,9 @@ import { policyLabel, type PolicyInput } from "../samplers/interventions.js";
 import { FloatscopeError, SettingsError } from "../util/errors.js";
 import { buildContext, settingLabel, validateSetting, type DistractorPool, type EvalSetting } from "./contexts.js";
 import type { QaRecord } from "./datasets.js";
-import { extractAnswer, scoreAnswer, type AnswerExtraction } from "./metrics.js";
-import { buildQaPrompt, promptRegionsToTokens, type PromptFormat, type QaPrompt } from "./prompts.js";
+import type { AnswerExtraction, PromptFormat } from "../model/presets.js";
+import { extractAnswer, scoreAnswer } from "./metrics.js";
+import { buildQaPrompt, promptRegionsToTokens, type QaPrompt } from "./prompts.js";
 
 export interface EvalResult {
   id: string;

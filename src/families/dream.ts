@@ -7,7 +7,7 @@
 import type { FamilyAdapter } from "./types.js";
 import { qwen2 } from "./qwen2.js";
 
-export const dream: FamilyAdapter = {
+export const dream: FamilyAdapter<"dream"> = {
   family: "dream",
   architectures: ["DreamModel"],
   modelTypes: ["dream"],
@@ -16,4 +16,7 @@ export const dream: FamilyAdapter = {
   requires: qwen2.requires,
   names: qwen2.names,
   flags: { causal: false, qkvBias: true, logitShift: 1, masked: true },
+  paper: { sampler: "dream", promptFormat: "paper-chat" },
+  tinyModel: "tiny-dream",
+  gguf: { architecture: "dream", layout: "hf", permuted: false },
 };
