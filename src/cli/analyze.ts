@@ -18,7 +18,7 @@ import type { Trace } from "../trace/types.js";
 import { keyword, SettingsError, TraceFormatError } from "../util/errors.js";
 import { writeTable } from "../util/table-export.js";
 import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import type { CliCommand } from "./command-types.js";
 import { EXPORT_FLAGS, EXPORT_HELP, exportTarget, tableFile } from "./export-flags.js";
 import { inputFile } from "./inputs.js";
 import { outputFile } from "./outputs.js";

@@ -1,67 +1,10 @@
 /**
  * The `floatscope` command table. Each command lives in its own file `src/cli/<name>.ts` and
- * exports `command: CliCommand`; adding one is a single line here. Modules load lazily, so
- * `floatscope --help` does not start onnxruntime.
+ * exports `command: CliCommand` (command-types.ts); adding one is a single line here. Modules load
+ * lazily, so `floatscope --help` does not start onnxruntime. This file only imports: the command
+ * files never import it back.
  */
-import type { CliIO } from "./args.js";
-
-export interface CliCommand {
-  /** Full help text printed for `floatscope <name> --help`. */
-  help: string;
-  /**
-   * Every path the command reads or writes. Required, so a new command says what it opens:
-   * test/cli/every-command-paths.test.ts feeds each one a FIFO, a folder-as-file (or file-as-folder)
-   * and a dangling link and expects one message and a non-zero exit within 2 s, never a hang.
-   */
-  paths: PathArgument[];
-  /** Returns the process exit code. */
-  run(argv: string[], io: CliIO): Promise<number>;
-}
-
-/** A path argument of a command (see `CliCommand.paths`). */
-export interface PathArgument {
-  /** As the help names it: "<trace>", "--data", "models[] (in the grid file)". */
-  arg: string;
-  /** Read (checked by inputs.ts) or written (outputs.ts). */
-  role: "input" | "output";
-  /** What must be there ("file or folder": a checkpoint folder or .gguf file, a shard folder or shard file). */
-  expects: "file" | "folder" | "file or folder";
-  /** The file name the test gives the hostile path (the extension can matter: .gguf, .jsonl). */
-  name: string;
-  /** For a folder argument: files the command reads inside it, which the test makes FIFOs (one at a time). */
-  inside?: string[];
-  /** A valid folder for this argument: the test links its files into the folder around the FIFO. */
-  like?: (f: PathFixtures) => string;
-  /** A command line (after the command name) with `p` in this argument and everything else valid. */
-  example(p: string, f: PathFixtures): string[];
-}
-
-/** The checkpoint argument of inspect, forward, generate and eval: `rest` follows the path in the example. */
-export function checkpointPath(rest: (f: PathFixtures) => string[]): PathArgument {
-  return {
-    arg: "<checkpoint>",
-    role: "input",
-    expects: "file or folder",
-    name: "model",
-    inside: ["config.json", "floatscope-preset.json"],
-    like: (f) => f.model,
-    example: (p, f) => [p, ...rest(f)],
-  };
-}
-
-/** Valid inputs the test supplies, so that the hostile path is what a command trips on. */
-export interface PathFixtures {
-  /** A checkpoint folder that opens. */
-  model: string;
-  /** A QA data file. */
-  data: string;
-  /** A folder for outputs that do not exist yet ("<tmp>/x.jsonl" is a fine output name). */
-  tmp: string;
-  /** A grid file over `model` and `data`; `model` / `data` replace those paths in it. */
-  grid(replace?: { model?: string; data?: string }): string;
-  /** A complete trace file. */
-  trace: string;
-}
+import type { CliCommand } from "./command-types.js";
 
 export interface CommandEntry {
   summary: string;

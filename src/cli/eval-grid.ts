@@ -10,7 +10,7 @@ import { prepareGrid, runShard, shardFileName } from "../grid/shard.js";
 import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { PathArgument } from "./commands.js";
+import type { PathArgument } from "./command-types.js";
 import { EXIT } from "./exit.js";
 import { checkpointInput, inputFile, inputFilesIn, inputPath } from "./inputs.js";
 import { outputDirectory } from "./outputs.js";

@@ -15,7 +15,7 @@ import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
-import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./command-types.js";
 import { GRID_HELP, GRID_PATHS, runGridEval } from "./eval-grid.js";
 import { checkpointInput, inputFile } from "./inputs.js";
 import { EXPORT_FLAGS, EXPORT_HELP, exportTarget } from "./export-flags.js";

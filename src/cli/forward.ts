@@ -9,7 +9,7 @@ import { openModelFiles, startEngine } from "../model/open.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
-import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput } from "./inputs.js";
 import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
 import { PROBE_WORDS, probeRequestFromFlags, regionOneHot } from "./probe-flags.js";

@@ -12,7 +12,7 @@ import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
 import { optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
-import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput, inputFile } from "./inputs.js";
 import { EXIT } from "./exit.js";
 import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";

@@ -10,7 +10,7 @@ import { estimateMemory, formatBytes } from "../runtime/memory.js";
 import { DEFAULT_PROBES } from "../util/probes.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
-import { checkpointPath, type CliCommand } from "./commands.js";
+import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput } from "./inputs.js";
 
 const HELP = `Usage: floatscope inspect <model-dir> [--seq 256,1024,4096] [--batch 1] [--scan-weights] [--json]

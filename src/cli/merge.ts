@@ -8,7 +8,7 @@ import { GRID_COLUMNS, GRID_TYPES, mergeShards } from "../grid/merge.js";
 import { keyword } from "../util/errors.js";
 import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import type { CliCommand } from "./command-types.js";
 import { shardInputs } from "./inputs.js";
 import { outputFile } from "./outputs.js";
 

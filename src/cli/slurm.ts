@@ -25,7 +25,7 @@ import { defaultRunFolder, readGrid } from "../grid/grid.js";
 import { printable, shellCommand, shellQuote, unsafeCharIn } from "../util/shell.js";
 import { TABLE_FORMATS } from "../util/table-export.js";
 import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import type { CliCommand } from "./command-types.js";
 import { GridError } from "../util/errors.js";
 import { inputFile } from "./inputs.js";
 import { outputDirectory, outputFile } from "./outputs.js";

@@ -4,7 +4,7 @@
  */
 import { describeMissing, collectShards, summarizeProgress } from "../grid/merge.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./commands.js";
+import type { CliCommand } from "./command-types.js";
 import { shardInputs } from "./inputs.js";
 
 const HELP = `Usage: floatscope status <shard-dir | shard files…> [--json]

@@ -24,7 +24,7 @@ import type { RunConfig } from "../samplers/config.js";
 import { GridError } from "../util/errors.js";
 import { DistractorPool, settingLabel } from "../qa/contexts.js";
 import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
-import { openEvalModel } from "../model/open.js";
+import { openModel } from "../model/open.js";
 import { defaultPreset } from "../model/presets.js";
 import type { AnswerExtraction, PromptFormat } from "../model/presets.js";
 import { runEval, type EvalResult } from "../qa/runner.js";
@@ -441,7 +441,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     // Intervened units need the engine's intervention inputs and the probes their policies read.
     const policies = [...new Set(units.map((u) => u.intervention))].filter((p) => p !== "none");
     const probes = Object.assign({}, ...policies.map((p) => policyProbes(parsePolicy(p))));
-    const m = await openEvalModel(spec.path, {
+    const m = await openModel(spec.path, {
       device: o.device ?? "cpu",
       threads: o.threads,
       warn: o.warn,

@@ -119,11 +119,3 @@ export async function openModel(modelPath: string, options: OpenModelOptions = {
       : openModelFiles(modelPath, { scanWeights: scan });
   return startEngine(files, rest);
 }
-
-/** The model the evaluator scores: an opened model whose engine computes no probes unless asked. */
-export type EvalModel = OpenModel;
-
-/** `openModel` with no probes by default (scoring needs none). Kept for callers of the earlier name. */
-export function openEvalModel(dir: string, options: OpenModelOptions = {}): Promise<EvalModel> {
-  return openModel(dir, { ...options, tokenizer: "required" });
-}

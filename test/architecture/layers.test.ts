@@ -32,12 +32,13 @@ const ALLOWED: Record<string, string[]> = {
   grid: ["qa", "model", "samplers", "runtime", "graph", "families", "checkpoint", "trace", "analysis", "util"],
   notebook: ["qa", "model", "display", "samplers", "runtime", "graph", "families", "checkpoint", "trace", "analysis", "util"],
   cli: ["*"],
-  ".": ["*"], // src/index.ts re-exports everything
+  entry: ["*"], // the package's subpath entries (floatscope/<layer>) re-export their layer
+  ".": ["*"], // src/index.ts re-exports the main entry's names
 };
 
 /** Packages only the compute side may load: an analysis must run on a saved trace without them. */
 const COMPUTE_ONLY_PACKAGES = ["onnxruntime-node", "onnxruntime-common"];
-const COMPUTE_LAYERS = new Set(["runtime", "samplers", "model", "qa", "grid", "notebook", "cli", "."]);
+const COMPUTE_LAYERS = new Set(["runtime", "samplers", "model", "qa", "grid", "notebook", "cli", "entry", "."]);
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];

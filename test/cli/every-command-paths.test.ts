@@ -19,7 +19,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COMMANDS, type PathArgument, type PathFixtures } from "../../src/cli/commands.js";
+import type { PathArgument, PathFixtures } from "../../src/cli/command-types.js";
+import { COMMANDS } from "../../src/cli/commands.js";
 import { generate } from "../../src/samplers/generate.js";
 import { FakeEngine, FakeTokenizer } from "../support/fake-engine.js";
 

@@ -3,6 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { findModels, MODEL_MISSING_MARK, modelsNote, NO_MODEL_MARK } from "../../src/notebook/models.js";
+import * as notebookEntry from "../../src/entry/notebook.js";
 import * as lib from "../../src/index.js";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-models-"));
@@ -71,8 +72,8 @@ describe("findModels", () => {
     expect(modelsNote(all)).toMatch(/All 1 model\(s\) found/);
   });
 
-  it("is exported from the package entry", () => {
+  it("is exported from the package entry, its marks from floatscope/notebook", () => {
     expect(lib.findModels).toBe(findModels);
-    expect(lib.NO_MODEL_MARK).toBe(NO_MODEL_MARK);
+    expect(notebookEntry.NO_MODEL_MARK).toBe(NO_MODEL_MARK);
   });
 });

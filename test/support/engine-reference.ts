@@ -16,7 +16,7 @@ import * as path from "node:path";
 import { loadQaJsonl } from "../../src/qa/datasets.js";
 import { buildContext, type EvalSetting } from "../../src/qa/contexts.js";
 import { decodeQa, loadQaSet, notebookSettings, type QaContext } from "../../src/notebook/notebook.js";
-import { openEvalModel } from "../../src/model/open.js";
+import { openModel } from "../../src/model/open.js";
 import { defaultPreset } from "../../src/model/presets.js";
 import { buildQaPrompt, promptRegionsToTokens } from "../../src/qa/prompts.js";
 import { runEval } from "../../src/qa/runner.js";
@@ -149,7 +149,7 @@ async function evalCase(
   const out: TraceSummary[] = [];
   try {
     for (const family of Object.keys(S.names)) {
-      const m = await openEvalModel(S.dirOf(family), { probes: o.probes, interventions: o.interventions });
+      const m = await openModel(S.dirOf(family), { probes: o.probes, interventions: o.interventions });
       try {
         const preset = defaultPreset(m.spec, m.tokenizer);
         for (const intervention of o.policies ?? ["none"]) {
@@ -189,7 +189,7 @@ async function interventionDriftCase(): Promise<TraceSummary[]> {
   const [record] = await loadQaJsonl(DATA_FILE, { limit: 1 });
   const out: TraceSummary[] = [];
   for (const family of Object.keys(S.names)) {
-    const m = await openEvalModel(S.dirOf(family), { probes: { received: true }, interventions: true });
+    const m = await openModel(S.dirOf(family), { probes: { received: true }, interventions: true });
     try {
       const GEN = 16;
       const preset = defaultPreset(m.spec, m.tokenizer);
