@@ -17,7 +17,7 @@
  */
 import { createEngine, type OnnxEngine } from "../src/runtime/engine.js";
 import type { ForwardInput } from "../src/runtime/types.js";
-import { Rng } from "../src/samplers/rng.js";
+import { Rng } from "../src/util/rng.js";
 import { dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { makeTinyEngineCheckpoint } from "../test/support/engine-tiny.js";
 import {

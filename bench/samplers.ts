@@ -16,7 +16,7 @@ import * as path from "node:path";
 import { openModel } from "../src/model/open.js";
 import type { Engine, ForwardInput } from "../src/runtime/types.js";
 import { generate } from "../src/samplers/generate.js";
-import { Rng } from "../src/samplers/rng.js";
+import { Rng } from "../src/util/rng.js";
 import { armChoose, dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { estimateTraceBytes } from "../src/trace/size.js";
 import { DEFAULT_PROBES } from "../src/util/probes.js";

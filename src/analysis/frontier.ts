@@ -33,7 +33,8 @@ import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, eligibleKeys, passAnchors, resolveRule, topKIndices } from "./anchors.js";
 import { partialWarnings, resolveLayers } from "./probes-access.js";
-import { type BootstrapOptions, type Interval, bootstrap } from "./robustness.js";
+import { type Interval, bootstrap } from "./robustness.js";
+import type { BootstrapOptions } from "../util/stats.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
 import { layerBands } from "./token-types.js";
 

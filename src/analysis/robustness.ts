@@ -15,7 +15,7 @@
  */
 import type { DistractorSpec } from "./figure-data.js";
 import { SettingsError } from "../util/errors.js";
-import { seededUniform } from "../util/stats.js";
+import { quantile, resampledStatistics, type BootstrapOptions } from "../util/stats.js";
 
 export interface QaRow {
   model: string;
@@ -33,29 +33,11 @@ export interface Interval {
   n: number;
 }
 
-/** The q-quantile of sorted values, linear between order statistics (numpy's default). */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const h = (sorted.length - 1) * q;
-  const i = Math.floor(h);
-  return i + 1 < sorted.length ? sorted[i] + (h - i) * (sorted[i + 1] - sorted[i]) : sorted[i];
-}
-
-export interface BootstrapOptions {
-  /** Resamples (default 2000). */
-  resamples?: number;
-  /** Default 0. */
-  seed?: number;
-  /** Coverage of the interval (default 0.95). */
-  level?: number;
-}
-
 /**
  * Percentile-bootstrap interval of `stat` over `n` units: the statistic on the data, and the
  * (1−level)/2 and (1+level)/2 quantiles of the statistic over resamples of unit indices.
  */
 export function bootstrap(n: number, stat: (idx: ArrayLike<number>) => number, o: BootstrapOptions = {}): Interval {
-  const B = o.resamples ?? 2000;
   const level = o.level ?? 0.95;
   if (!Number.isInteger(n) || n < 1)
     throw new SettingsError("Bootstrap needs data", { field: "n", expected: "at least one unit", found: String(n) });
@@ -63,15 +45,8 @@ export function bootstrap(n: number, stat: (idx: ArrayLike<number>) => number, o
     throw new SettingsError("Bad bootstrap level", { field: "level", expected: "in (0, 1)", found: String(level) });
   const all = Int32Array.from({ length: n }, (_, i) => i);
   const mean = stat(all);
-  const rand = seededUniform(o.seed ?? 0);
-  const idx = new Int32Array(n);
-  const stats: number[] = [];
-  for (let b = 0; b < B; b++) {
-    for (let i = 0; i < n; i++) idx[i] = Math.floor(rand() * n);
-    const s = stat(idx);
-    if (Number.isFinite(s)) stats.push(s);
-  }
-  stats.sort((a, b) => a - b);
+  // A resample whose statistic is undefined (e.g. no unit of a group drawn) carries no information.
+  const stats = [...resampledStatistics(n, stat, o)].filter(Number.isFinite).sort((a, b) => a - b);
   return { mean, lo: quantile(stats, (1 - level) / 2), hi: quantile(stats, (1 + level) / 2), n };
 }
 

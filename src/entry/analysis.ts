@@ -46,23 +46,8 @@ export type { TokenTypeOptions, TokenTypeResult, TokenType, SpecialIds } from ".
 export { getProbe, probeLayers, resolveLayers } from "../analysis/probes-access.js";
 export type { PassRef } from "../analysis/probes-access.js";
 export { longTable, tensorTable, concatTables } from "../analysis/tables.js";
-export {
-  accuracyCurves,
-  bootstrap,
-  bootstrapMean,
-  distractorDrop,
-  positionSpread,
-  curvesPayload,
-  quantile,
-} from "../analysis/robustness.js";
-export type {
-  QaRow,
-  Interval,
-  AccuracyCurve,
-  CurvePoint,
-  RobustnessAxis,
-  BootstrapOptions as RobustnessBootstrapOptions,
-} from "../analysis/robustness.js";
+export { accuracyCurves, bootstrap, bootstrapMean, distractorDrop, positionSpread, curvesPayload } from "../analysis/robustness.js";
+export type { QaRow, Interval, AccuracyCurve, CurvePoint, RobustnessAxis } from "../analysis/robustness.js";
 export type {
   AbsorptionSpec,
   QKSpec,
@@ -77,5 +62,5 @@ export type {
   AnalysisSpec,
   Grid,
 } from "../analysis/figure-data.js";
-export { mean, bootstrapCi } from "../util/stats.js";
+export { mean, bootstrapCi, quantile } from "../util/stats.js";
 export type { BootstrapOptions } from "../util/stats.js";

@@ -7,7 +7,7 @@ export { generate, prepareRun, STRATEGIES } from "../samplers/generate.js";
 export type { GenerateOptions, GenerateResult, PromptInput } from "../samplers/generate.js";
 export { resolveRunConfig, SAMPLERS, ALGS, SAMPLER_DEFAULTS } from "../samplers/config.js";
 export type { RunConfig } from "../samplers/config.js";
-export { Rng } from "../samplers/rng.js";
+export { Rng } from "../util/rng.js";
 export { lladaTransferCounts, dreamTimesteps, dreamTransferCount, dreamOriginProbability } from "../samplers/schedule.js";
 export { runSteps, finalPass } from "../samplers/loop.js";
 export type { Strategy, RowState, Transfer, LoopOptions, LoopResult, FinalPass } from "../samplers/loop.js";

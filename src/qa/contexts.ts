@@ -18,7 +18,7 @@
  * position whatever else is evaluated with it (limits, resumes, batch order).
  */
 import { createHash } from "node:crypto";
-import { Rng } from "../samplers/rng.js";
+import { Rng } from "../util/rng.js";
 import { SettingsError } from "../util/errors.js";
 import { DatasetError, goldPassageIndex, type QaPassage, type QaRecord } from "./datasets.js";
 import { normalizeAnswer } from "./metrics.js";

@@ -22,7 +22,7 @@ import { lladaStrategy } from "./llada.js";
 import { finalPass, runSteps, type RowState, type Strategy } from "./loop.js";
 import { makeIntervener, type Intervener, type PolicyInput } from "./interventions.js";
 import { TraceRecorder } from "./recorder.js";
-import { Rng } from "./rng.js";
+import { Rng } from "../util/rng.js";
 
 /** The algorithms, by name: the only place a sampler kind turns into code. */
 export const STRATEGIES: Record<SamplerKind, (cfg: RunConfig, spec: ModelSpec) => Strategy> = {

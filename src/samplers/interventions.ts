@@ -35,7 +35,7 @@ import type { AttentionIntervention } from "../runtime/types.js";
 import type { PassIntervention, TraceIntervention } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { probeName, type ProbeRequest, type ProbeTensor } from "../util/probes.js";
-import { Rng } from "./rng.js";
+import { Rng } from "../util/rng.js";
 
 export const POLICY_KINDS = ["none", "anchors", "first", "random", "sink"] as const;
 export type PolicyKind = (typeof POLICY_KINDS)[number];

@@ -12,7 +12,7 @@ import type { ProbeTensor } from "../util/probes.js";
 import type { PassIntervention, TraceStep } from "../trace/types.js";
 import { logitRowsInput, logitsView, padBatch, sliceProbes, type LogitsView } from "./batch.js";
 import { batchIntervention, type Intervener } from "./interventions.js";
-import type { Rng } from "./rng.js";
+import type { Rng } from "../util/rng.js";
 
 /** One prompt's state while sampling. Positions are unpadded (the prompt starts at 0). */
 export interface RowState {

@@ -6,7 +6,7 @@
  * Everything is computed in float64 from float32 logits. Random draws happen in a fixed order
  * (vocabulary ascending) so a seed reproduces a run exactly.
  */
-import type { Rng } from "./rng.js";
+import type { Rng } from "../util/rng.js";
 
 export interface Choice {
   token: number;

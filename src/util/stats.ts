@@ -3,6 +3,7 @@
  * interval over samples (prompts, questions). Seeded, so a re-executed notebook reports the same
  * interval for the same samples.
  */
+import { mulberry32 } from "./rng.js";
 
 /** Arithmetic mean (NaN for no values). */
 export function mean(values: ArrayLike<number>): number {
@@ -11,26 +12,38 @@ export function mean(values: ArrayLike<number>): number {
   return values.length ? s / values.length : NaN;
 }
 
-/** mulberry32: a small seeded PRNG, uniform in [0, 1) (the bootstraps' resampling, here and in analysis/robustness). */
-export function seededUniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** The q-quantile of ascending values, linear between order statistics (numpy's default). */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return NaN;
+  const h = (sorted.length - 1) * q;
+  const i = Math.floor(h);
+  return i + 1 < sorted.length ? sorted[i] + (h - i) * (sorted[i + 1] - sorted[i]) : sorted[i];
 }
 
+/** The one set of bootstrap settings (bootstrapCi here, analysis/robustness's curves). */
 export interface BootstrapOptions {
   /** Resamples (default 2000). */
   resamples?: number;
   /** Coverage (default 0.95). */
   level?: number;
+  /** Default 0. */
   seed?: number;
-  /** The statistic (default: the mean). */
-  statistic?: (values: Float64Array) => number;
+}
+
+/**
+ * The statistic over `resamples` resamples (with replacement) of `n` unit indices, in resampling
+ * order. The one resampling loop: every bootstrap here draws the same indices for the same seed.
+ */
+export function resampledStatistics(n: number, stat: (idx: Int32Array) => number, o: BootstrapOptions = {}): Float64Array {
+  const B = o.resamples ?? 2000;
+  const next = mulberry32(o.seed ?? 0);
+  const idx = new Int32Array(n);
+  const stats = new Float64Array(B);
+  for (let b = 0; b < B; b++) {
+    for (let i = 0; i < n; i++) idx[i] = Math.floor(next() * n);
+    stats[b] = stat(idx);
+  }
+  return stats;
 }
 
 /**
@@ -38,24 +51,25 @@ export interface BootstrapOptions {
  * recompute, take the (1 − level)/2 and (1 + level)/2 quantiles (linear interpolation).
  * Null when there are fewer than 2 values (no spread to resample).
  */
-export function bootstrapCi(values: ArrayLike<number>, o: BootstrapOptions = {}): [number, number] | null {
+export function bootstrapCi(
+  values: ArrayLike<number>,
+  o: BootstrapOptions & {
+    /** The statistic (default: the mean). */
+    statistic?: (values: Float64Array) => number;
+  } = {},
+): [number, number] | null {
   const n = values.length;
   if (n < 2) return null;
-  const B = o.resamples ?? 2000;
   const level = o.level ?? 0.95;
   const stat = o.statistic ?? mean;
-  const next = seededUniform(o.seed ?? 0);
   const draw = new Float64Array(n);
-  const stats = new Float64Array(B);
-  for (let b = 0; b < B; b++) {
-    for (let i = 0; i < n; i++) draw[i] = values[Math.floor(next() * n)];
-    stats[b] = stat(draw);
-  }
-  stats.sort();
-  const q = (p: number) => {
-    const x = p * (B - 1);
-    const i = Math.floor(x);
-    return i + 1 < B ? stats[i] + (x - i) * (stats[i + 1] - stats[i]) : stats[i];
-  };
-  return [q((1 - level) / 2), q((1 + level) / 2)];
+  const stats = resampledStatistics(
+    n,
+    (idx) => {
+      for (let i = 0; i < n; i++) draw[i] = values[idx[i]];
+      return stat(draw);
+    },
+    o,
+  ).sort();
+  return [quantile(stats, (1 - level) / 2), quantile(stats, (1 + level) / 2)];
 }

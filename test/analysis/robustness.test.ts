@@ -6,9 +6,9 @@ import {
   curvesPayload,
   distractorDrop,
   positionSpread,
-  quantile,
   type QaRow,
 } from "../../src/analysis/robustness.js";
+import { quantile } from "../../src/util/stats.js";
 import { SettingsError } from "../../src/util/errors.js";
 
 describe("bootstrap intervals", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { generate } from "../../src/samplers/generate.js";
 import { dreamSampleToken } from "../../src/samplers/sampling.js";
-import { Rng } from "../../src/samplers/rng.js";
+import { Rng } from "../../src/util/rng.js";
 import { FakeEngine, FakeTokenizer, defaultLogits, fakeSpec } from "../support/fake-engine.js";
 
 const tokenizer = new FakeTokenizer();

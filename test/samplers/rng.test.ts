@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Rng } from "../../src/samplers/rng.js";
+import { Rng } from "../../src/util/rng.js";
 import { SettingsError } from "../../src/util/errors.js";
 
 describe("Rng (xoshiro128**)", () => {

@@ -1,6 +1,7 @@
 /**
- * One seedable random source for every sampler (LLaDA Gumbel noise and random remasking, Dream
- * token sampling, `origin` transfers and `alg_temp` selection, ARM sampling).
+ * The seedable random source: `Rng` for every sampler (LLaDA Gumbel noise and random remasking, Dream
+ * token sampling, `origin` transfers and `alg_temp` selection, ARM sampling), the QA harness's
+ * distractor draws, and any new code.
  *
  * Generator: xoshiro128** (Blackman & Vigna) on four uint32 words, seeded through SplitMix32 from
  * (seed, stream). Pure 32-bit integer arithmetic (`Math.imul`), so the sequence is identical on every
@@ -11,7 +12,7 @@
  *
  * Upstream (torch) random numbers cannot be reproduced; only the distributions are the same.
  */
-import { SettingsError } from "../util/errors.js";
+import { SettingsError } from "./errors.js";
 
 const TWO_POW_53 = 9007199254740992;
 const TWO_POW_26 = 67108864;
@@ -144,4 +145,20 @@ export class Rng {
     }
     return picked;
   }
+}
+
+/**
+ * mulberry32, uniform in [0, 1): the stream the bootstrap intervals resample with (util/stats.ts). Not
+ * for new code (use `Rng`): it stays because every interval the notebooks, findings and claims record
+ * was drawn from it, and replacing it would change those numbers.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
