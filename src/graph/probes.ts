@@ -6,6 +6,11 @@
  * Every builder here receives P in the grouped 5-D layout the attention uses,
  * `[batch, kvHead, group, query, key]` with head h = kvHead·group + g (HF's consecutive GQA
  * mapping), and reduces one axis at a time (multi-axis ReduceMean is ~18× slower on ORT CPU).
+ *
+ * `GRAPH_PROBES` is the graph side of util/probes.ts's table: per probe kind, how its per-chunk
+ * values combine across query chunks and the function that computes them. The attention Loop's
+ * carried and stacked values, the unrolled chunks' sums and concatenations and the probe outputs
+ * are derived from it (docs/engine.md, "Adding a probe").
  */
 import { SettingsError } from "../util/errors.js";
 import { PROBES, REQUEST_KEYS, probeNameOf, records, type Axis, type ProbeKind, type ProbeRequest } from "../util/probes.js";
