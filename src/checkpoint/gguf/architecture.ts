@@ -13,7 +13,7 @@
  *   qwen2 and dream are converted unpermuted (llama.cpp runs them with "neox" RoPE = HF's);
  * - no `output.weight` means the head is tied to the embedding.
  */
-import { GGUF_FAMILIES } from "../../families/index.js";
+import { GGUF_FAMILIES, type GgufFamily } from "../../families/index.js";
 import { CheckpointError } from "../../util/errors.js";
 import type { GgufMetadata } from "./metadata.js";
 import type { GgufTensorEntry } from "./reader.js";
@@ -75,7 +75,8 @@ const HF_NAMES = {
   },
 };
 
-export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]): ArchitectureMapping {
+/** The family `general.architecture` names, refusing an architecture no family reads and per-layer head counts. */
+function familyOf(meta: GgufMetadata): { architecture: string; adapter: GgufFamily["adapter"]; gguf: GgufFamily["gguf"] } {
   const arch = meta.string("general.architecture");
   if (arch === undefined) {
     throw new CheckpointError("GGUF file has no architecture", {
@@ -94,9 +95,7 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       found: JSON.stringify(arch),
     });
   }
-  const a = arch;
-  const { adapter, gguf } = family;
-  const k = (s: string) => `${a}.${s}`;
+  const k = (s: string) => `${arch}.${s}`;
   for (const key of [k("attention.head_count"), k("attention.head_count_kv")]) {
     if (meta.entries.get(key)?.type === 9) {
       throw new CheckpointError("Per-layer head counts are not supported", {
@@ -107,6 +106,87 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
       });
     }
   }
+  return { architecture: arch, adapter: family.adapter, gguf: family.gguf };
+}
+
+/**
+ * The family's config.json, in its own keys: sizes from the metadata, and each variant key the adapter
+ * checks set to the first value it accepts (llama.cpp only converts that variant).
+ */
+function hfConfig(
+  adapter: GgufFamily["adapter"],
+  s: {
+    hidden: number;
+    layers: number;
+    heads: number;
+    kvHeads: number;
+    ff: number;
+    vocab: number;
+    ctx: number;
+    tied: boolean;
+    headDim: number;
+    eps: number;
+    theta: number | undefined;
+  },
+  ids: ReturnType<typeof specialIds>,
+  qkvBias: boolean,
+): Record<string, unknown> {
+  const { hidden, layers, heads, kvHeads, ff, vocab, ctx, tied, headDim, eps, theta } = s;
+  const keys = adapter.keys;
+  const config: Record<string, unknown> = { architectures: [adapter.architectures[0]], model_type: adapter.modelTypes[0] };
+  Object.assign(config, {
+    [keys.hiddenSize]: hidden,
+    [keys.numLayers]: layers,
+    [keys.numHeads]: heads,
+    [keys.numKvHeads]: kvHeads,
+    [keys.intermediateSize]: ff,
+    ...Object.fromEntries(keys.vocabSize.map((key) => [key, vocab])),
+    [keys.maxPositionEmbeddings]: ctx,
+    [keys.tieEmbeddings]: tied,
+  });
+  for (const r of adapter.requires) config[r.key] = r.allowed[0];
+  if (keys.headDim !== undefined) config[keys.headDim] = headDim;
+  if (keys.qkvBias !== undefined) config[keys.qkvBias] = qkvBias;
+  config[keys.rmsNormEps] = eps;
+  if (theta !== undefined) config[keys.ropeTheta] = theta;
+  if (ids.bos !== undefined) config.bos_token_id = ids.bos;
+  // Chat models end a turn with EOT (Llama-3's <|eot_id|>): HF lists it among the EOS ids.
+  const eos = [...new Set([ids.eos, ids.eot].filter((x): x is number => x !== undefined))];
+  if (eos.length > 0) config.eos_token_id = eos.length === 1 ? eos[0] : eos;
+  if (ids.pad !== undefined) config.pad_token_id = ids.pad;
+  if (ids.mask !== undefined) config.mask_token_id = ids.mask;
+  return config;
+}
+
+/** GGUF tensor name → HF name in the family's layout, undoing llama.cpp's q/k row permutation where it applied one. */
+function tensorMap(tensors: GgufTensorEntry[], gguf: GgufFamily["gguf"], heads: number, kvHeads: number): Map<string, TensorMapping> {
+  const names = HF_NAMES[gguf.layout];
+  const map = new Map<string, TensorMapping>();
+  for (const t of tensors) {
+    const top = (
+      { "token_embd.weight": names.token_embd, "output_norm.weight": names.output_norm, "output.weight": names.output } as Record<
+        string,
+        string
+      >
+    )[t.name];
+    if (top !== undefined) {
+      map.set(t.name, { name: top });
+      continue;
+    }
+    const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(t.name);
+    const part = m ? names.parts[m[2]] : undefined;
+    if (!m || part === undefined) continue;
+    const l = Number(m[1]);
+    const mapping: TensorMapping = { name: `${names.block(l)}.${part}.${m[3]}` };
+    if (gguf.permuted && (m[2] === "attn_q" || m[2] === "attn_k")) mapping.unpermuteHeads = m[2] === "attn_q" ? heads : kvHeads;
+    map.set(t.name, mapping);
+  }
+  return map;
+}
+
+export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]): ArchitectureMapping {
+  const { architecture: a, adapter, gguf } = familyOf(meta);
+  const k = (s: string) => `${a}.${s}`;
   const byName = new Map(tensors.map((t) => [t.name, t]));
   const embd = byName.get("token_embd.weight");
   if (embd === undefined || embd.dims.length !== 2) {
@@ -232,54 +312,14 @@ export function mapArchitecture(meta: GgufMetadata, tensors: GgufTensorEntry[]):
     });
   }
 
-  // The family's config.json, in its own keys: sizes from the metadata, and each variant key the
-  // adapter checks set to the first value it accepts (llama.cpp only converts that variant).
-  const keys = adapter.keys;
-  const config: Record<string, unknown> = { architectures: [adapter.architectures[0]], model_type: adapter.modelTypes[0] };
-  Object.assign(config, {
-    [keys.hiddenSize]: hidden,
-    [keys.numLayers]: layers,
-    [keys.numHeads]: heads,
-    [keys.numKvHeads]: kvHeads,
-    [keys.intermediateSize]: ff,
-    ...Object.fromEntries(keys.vocabSize.map((key) => [key, vocab])),
-    [keys.maxPositionEmbeddings]: ctx,
-    [keys.tieEmbeddings]: tied,
-  });
-  for (const r of adapter.requires) config[r.key] = r.allowed[0];
-  if (keys.headDim !== undefined) config[keys.headDim] = headDim;
-  if (keys.qkvBias !== undefined) config[keys.qkvBias] = byName.has("blk.0.attn_q.bias");
-  config[keys.rmsNormEps] = eps;
-  if (theta !== undefined) config[keys.ropeTheta] = theta;
-  if (ids.bos !== undefined) config.bos_token_id = ids.bos;
-  // Chat models end a turn with EOT (Llama-3's <|eot_id|>): HF lists it among the EOS ids.
-  const eos = [...new Set([ids.eos, ids.eot].filter((x): x is number => x !== undefined))];
-  if (eos.length > 0) config.eos_token_id = eos.length === 1 ? eos[0] : eos;
-  if (ids.pad !== undefined) config.pad_token_id = ids.pad;
-  if (ids.mask !== undefined) config.mask_token_id = ids.mask;
+  const config = hfConfig(
+    adapter,
+    { hidden, layers, heads, kvHeads, ff, vocab, ctx, tied, headDim, eps, theta },
+    ids,
+    byName.has("blk.0.attn_q.bias"),
+  );
 
-  const names = HF_NAMES[gguf.layout];
-  const map = new Map<string, TensorMapping>();
-  for (const t of tensors) {
-    const top = (
-      { "token_embd.weight": names.token_embd, "output_norm.weight": names.output_norm, "output.weight": names.output } as Record<
-        string,
-        string
-      >
-    )[t.name];
-    if (top !== undefined) {
-      map.set(t.name, { name: top });
-      continue;
-    }
-    const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(t.name);
-    const part = m ? names.parts[m[2]] : undefined;
-    if (!m || part === undefined) continue;
-    const l = Number(m[1]);
-    const mapping: TensorMapping = { name: `${names.block(l)}.${part}.${m[3]}` };
-    if (gguf.permuted && (m[2] === "attn_q" || m[2] === "attn_k")) mapping.unpermuteHeads = m[2] === "attn_q" ? heads : kvHeads;
-    map.set(t.name, mapping);
-  }
-  return { architecture: a, config, tensors: map };
+  return { architecture: a, config, tensors: tensorMap(tensors, gguf, heads, kvHeads) };
 }
 
 /** A size the metadata implies, with the words that say where it comes from. */
