@@ -20,17 +20,7 @@ import { openCheckpoint } from "../src/checkpoint/checkpoint.js";
 import { resolveModelSpec } from "../src/graph/adapters/index.js";
 import { createEngine } from "../src/runtime/engine.js";
 import { formatBytes } from "../src/runtime/memory.js";
-import {
-  formatLoad,
-  loadAverage,
-  machineStamp,
-  markdownTable,
-  median,
-  ratio,
-  benchmarkFile,
-  writeBenchmarkSection,
-  writesSection,
-} from "./lib.js";
+import * as lib from "./lib.js";
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "..");
 const MODEL = path.join(ROOT, ".cache", "real-models", "SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -66,7 +56,7 @@ async function child(mode: string, T: number, out: string): Promise<void> {
   }
   await engine.dispose();
   fs.writeFileSync(out, Buffer.from(logits.buffer, logits.byteOffset, logits.byteLength));
-  const res: ChildResult = { medianMs: median(times), createMs, maxRssMB: process.resourceUsage().maxRSS / 1024, logitsFile: out };
+  const res: ChildResult = { medianMs: lib.median(times), createMs, maxRssMB: process.resourceUsage().maxRSS / 1024, logitsFile: out };
   process.stdout.write(JSON.stringify(res) + "\n");
 }
 
@@ -84,7 +74,7 @@ async function orchestrate(quick: boolean): Promise<void> {
   const rounds = quick ? 1 : 3;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "floatscope-bench-gguf-"));
   const script = fileURLToPath(import.meta.url);
-  const load0 = loadAverage();
+  const load0 = lib.loadAverage();
   const started = Date.now();
   const runs = new Map<string, ChildResult[]>();
   try {
@@ -120,7 +110,7 @@ async function orchestrate(quick: boolean): Promise<void> {
       };
     });
     const b = rows[0];
-    const table = markdownTable(
+    const table = lib.markdownTable(
       [
         "linear layers",
         "ms / forward (best round)",
@@ -135,35 +125,35 @@ async function orchestrate(quick: boolean): Promise<void> {
         r.mode,
         r.ms.toFixed(0),
         r.rounds,
-        ratio(r.ms, b.ms),
+        lib.ratio(r.ms, b.ms),
         r.rss.toFixed(0),
-        ratio(r.rss, b.rss),
+        lib.ratio(r.rss, b.rss),
         r.create.toFixed(0),
         r.diff === 0 ? "0" : r.diff.toExponential(1),
       ]),
     );
     const nb = rows[1];
     const est = llada8bEstimate(nb.ms, T);
-    const load1 = loadAverage();
+    const load1 = lib.loadAverage();
     const body = `## GGUF
 
-\`npx tsx bench/gguf.ts\` — ${machineStamp()}, ${formatBytes(os.totalmem())} RAM, Node ${process.version}, onnxruntime-node CPU, ${THREADS} intra-op threads.
+\`npx tsx bench/gguf.ts\` — ${lib.machineStamp()}, ${formatBytes(os.totalmem())} RAM, Node ${process.version}, onnxruntime-node CPU, ${THREADS} intra-op threads.
 Model: SmolLM2-135M-Instruct from \`SmolLM2-135M-Instruct.Q4_1.gguf\` (210 Q4_1 linear layers, Q8_0 tied embedding, 61 F32 norms), no probes,
 batch 1, T = ${T} tokens. Median of ${REPEATS} forwards after one warm-up per child process; modes interleaved over ${rounds} round(s), best round shown;
 each mode is its own process, so peak RSS (getrusage maxrss, incl. Node + tsx + ORT) is its own. "dequantized f32" expands every
 quantised tensor to float32 when the graph is built; "MatMulNBits" keeps the linear layers 4-bit (Q4_1 → scale d, float zero point −m/d)
 and runs them with onnxruntime's com.microsoft MatMulNBits; the embedding and the tied head stay float32 in all modes.
 Accuracy 4 quantises the activations to int8 inside the matmul. Logit differences: the same input, all ${T} rows × 49152 columns.
-Load average ${formatLoad(load0)} before and ${formatLoad(load1)} after (1/5/15 min; the machine is shared); ${((Date.now() - started) / 60000).toFixed(1)} min in total.
+Load average ${lib.formatLoad(load0)} before and ${lib.formatLoad(load1)} after (1/5/15 min; the machine is shared); ${((Date.now() - started) / 60000).toFixed(1)} min in total.
 
 ${table}
 
 **LLaDA-8B Q4, one denoising step on this machine (estimate, not a measurement).** ${est}
 `;
-    if (!writesSection(quick)) console.log(body);
+    if (!lib.writesSection(quick)) console.log(body);
     else {
-      writeBenchmarkSection("## GGUF", body);
-      console.log("wrote " + benchmarkFile() + " (## GGUF)");
+      lib.writeBenchmarkSection("## GGUF", body);
+      console.log("wrote " + lib.benchmarkFile() + " (## GGUF)");
     }
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

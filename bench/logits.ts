@@ -20,17 +20,7 @@ import type { ForwardInput } from "../src/runtime/types.js";
 import { Rng } from "../src/util/rng.js";
 import { dreamSampleToken, lladaChoose } from "../src/samplers/sampling.js";
 import { makeTinyEngineCheckpoint } from "../test/support/engine-tiny.js";
-import {
-  loadAverage,
-  loadSentence,
-  machineStamp,
-  markdownTable,
-  median,
-  ratio,
-  benchmarkFile,
-  writeBenchmarkSection,
-  writesSection,
-} from "./lib.js";
+import * as lib from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const REPEATS = quick ? 2 : 5;
@@ -80,9 +70,9 @@ async function measure(engine: OnnxEngine, mode: Mode, T: number, R: number, alg
     if (k > 0) runs.push({ forward: t1 - t0, choice: t2 - t1, total: t2 - t0, bytes });
   }
   return {
-    forward: median(runs.map((r) => r.forward)),
-    choice: median(runs.map((r) => r.choice)),
-    total: median(runs.map((r) => r.total)),
+    forward: lib.median(runs.map((r) => r.forward)),
+    choice: lib.median(runs.map((r) => r.choice)),
+    total: lib.median(runs.map((r) => r.total)),
     bytes: runs[0].bytes,
   };
 }
@@ -91,7 +81,7 @@ function mib(n: number): string {
   return n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
 }
 
-const load0 = loadAverage();
+const load0 = lib.loadAverage();
 const rows: (string | number)[][] = [];
 const dreamRows: (string | number)[][] = [];
 const R = 32;
@@ -112,7 +102,7 @@ for (const V of quick ? [32768] : [32768, 131072]) {
           m.forward.toFixed(1),
           m.choice.toFixed(1),
           m.total.toFixed(1),
-          ratio(m.total, full.total),
+          lib.ratio(m.total, full.total),
           mib(m.bytes),
         ]);
         console.log(rows.at(-1)!.join(" | "));
@@ -133,7 +123,7 @@ for (const V of quick ? [32768] : [32768, 131072]) {
           m.forward.toFixed(1),
           m.choice.toFixed(1),
           m.total.toFixed(1),
-          ratio(m.total, full.total),
+          lib.ratio(m.total, full.total),
           mib(m.bytes),
         ]);
         console.log(dreamRows.at(-1)!.join(" | "));
@@ -145,12 +135,12 @@ for (const V of quick ? [32768] : [32768, 131072]) {
     ckpt.cleanup();
   }
 }
-const load1 = loadAverage();
+const load1 = lib.loadAverage();
 
 const body = `## Logits row selection
 
-\`npx tsx bench/logits.ts\` — ${machineStamp()}, Node ${process.version}; ONNX Runtime CPU, 1 thread.
-${loadSentence(load0, load1)}
+\`npx tsx bench/logits.ts\` — ${lib.machineStamp()}, Node ${process.version}; ONNX Runtime CPU, 1 thread.
+${lib.loadSentence(load0, load1)}
 
 One LLaDA step (τ 0, low_confidence) on a random tiny model with a real-sized vocabulary (2 layers, d 64,
 4 heads, batch 1), R = ${R} candidate positions. **full**: the plain head, [T, V] logits out, token choice in JS on
@@ -160,19 +150,19 @@ path). Median of ${REPEATS} after a warm-up; ms per step; ratio = total / full's
 what the graph hands to JS per step. Traces are identical on all three paths (test/samplers/logit-rows.test.ts).
 The JS-choice column does the same work on the full and rows paths, so its spread between them shows the noise of this loaded machine (±30 %). At R = 256 the float64 summaries (cast, exp, p·log p over 256 × 131k) cost about as much as the head on those rows; they still replace 2–3 s of JS per step.
 
-${markdownTable(["vocab", "T", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], rows)}
+${lib.markdownTable(["vocab", "T", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], rows)}
 ${
   dreamRows.length
     ? `
 Dream's first step (τ 0, \`entropy\`: Σ p·log(p + 1e-10) per row, float64 in JS or in the graph), all R = 256 generated
 positions masked:
 
-${markdownTable(["vocab", "T", "R", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], dreamRows)}
+${lib.markdownTable(["vocab", "T", "R", "path", "forward", "JS choice", "total", "× full", "bytes to JS"], dreamRows)}
 `
     : ""
 }`;
 console.log(body);
-if (writesSection(quick)) {
-  writeBenchmarkSection("## Logits row selection", body);
-  console.log("wrote " + benchmarkFile() + " (## Logits row selection)");
+if (lib.writesSection(quick)) {
+  lib.writeBenchmarkSection("## Logits row selection", body);
+  console.log("wrote " + lib.benchmarkFile() + " (## Logits row selection)");
 }

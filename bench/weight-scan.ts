@@ -23,17 +23,7 @@ import { streamTensorBytes } from "../src/checkpoint/safetensors.js";
 import { resolveModelSpec, specTensorNames } from "../src/graph/adapters/index.js";
 import { scanWeights } from "../src/graph/scan-weights.js";
 import { createEngine } from "../src/runtime/engine.js";
-import {
-  loadAverage,
-  loadSentence,
-  machineStamp,
-  markdownTable,
-  median,
-  ratio,
-  benchmarkFile,
-  writeBenchmarkSection,
-  writesSection,
-} from "./lib.js";
+import * as lib from "./lib.js";
 
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 2 : 3;
@@ -117,7 +107,7 @@ function writeCheckpoint(dir: string): number {
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-scan-"));
-const load0 = loadAverage();
+const load0 = lib.loadAverage();
 const fileBytes = writeCheckpoint(dir);
 const ckpt = openCheckpoint(dir);
 const spec = resolveModelSpec(ckpt);
@@ -151,36 +141,36 @@ for (let r = 0; r < ROUNDS; r++) {
   }
   console.log(`round ${r + 1}/${ROUNDS}: ${names.map((n) => `${n} ${times[n][r].toFixed(0)} ms`).join(", ")}`);
 }
-const load1 = loadAverage();
+const load1 = lib.loadAverage();
 fs.rmSync(dir, { recursive: true, force: true });
 
-const med = Object.fromEntries(names.map((n) => [n, median(times[n])]));
+const med = Object.fromEntries(names.map((n) => [n, lib.median(times[n])]));
 const rows = names.map((n) => [
   n,
   med[n].toFixed(0),
   Math.min(...times[n]).toFixed(0),
   n === "read" || n === "scan" ? (weightBytes / 1e6 / (med[n] / 1000)).toFixed(0) : "",
-  ratio(med[n], med.engine),
+  lib.ratio(med[n], med.engine),
 ]);
 const extra = med["engine+scan"] - med.engine;
 const body = `## Weight scan
 
-\`npx tsx bench/weight-scan.ts\` — ${machineStamp()}, Node ${process.version}, onnxruntime-node CPU, 1 intra-op thread.
-${loadSentence(load0, load1)}
+\`npx tsx bench/weight-scan.ts\` — ${lib.machineStamp()}, Node ${process.version}, onnxruntime-node CPU, 1 intra-op thread.
+${lib.loadSentence(load0, load1)}
 
 Random Llama-shaped checkpoint in BF16: ${L} layers, d ${D}, ${H} heads, ffn ${F}, vocab ${V}, untied head; ${(weightBytes / 1e9).toFixed(2)} GB of
 weights in one ${(fileBytes / 1e9).toFixed(2)} GB model.safetensors (page cache warm). ${ROUNDS} interleaved rounds, median (min) ms;
 "× engine" is against creating the engine without the scan, measured in the same rounds. Peak RSS ${(peakRss / 1e9).toFixed(1)} GB (the engine's f32 weights).
 
-${markdownTable(["step", "median ms", "min ms", "MB/s", "× engine"], rows)}
+${lib.markdownTable(["step", "median ms", "min ms", "MB/s", "× engine"], rows)}
 
 The scan, on by default in \`createEngine\` and every CLI command that loads weights, takes ≈ ${med.scan.toFixed(0)} ms here
-(${ratio(med.scan, med.engine)}× creating the engine without it; ${ratio(med.scan, med.read)}× just reading the bytes); the difference of the
+(${lib.ratio(med.scan, med.engine)}× creating the engine without it; ${lib.ratio(med.scan, med.read)}× just reading the bytes); the difference of the
 engine+scan and engine medians, ${extra.toFixed(0)} ms, is the same cost seen through much noisier measurements.
 \`scanWeights: false\` / \`--no-weight-scan\` skips it.
 `;
 console.log(body);
-if (writesSection(quick)) {
-  writeBenchmarkSection("## Weight scan", body);
-  console.log("wrote " + benchmarkFile() + " (## Weight scan)");
+if (lib.writesSection(quick)) {
+  lib.writeBenchmarkSection("## Weight scan", body);
+  console.log("wrote " + lib.benchmarkFile() + " (## Weight scan)");
 }
