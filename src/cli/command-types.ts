@@ -49,6 +49,18 @@ export function checkpointPath(rest: (f: PathFixtures) => string[]): PathArgumen
   };
 }
 
+/** The shard files or folder of merge and status (a grid run's output): `rest` follows the path in the example. */
+export function shardsPath(rest: (f: PathFixtures) => string[]): PathArgument {
+  return {
+    arg: "<shards>",
+    role: "input",
+    expects: "file or folder",
+    name: "shards",
+    inside: ["shard-1-of-1.jsonl"],
+    example: (p, f) => [p, ...rest(f)],
+  };
+}
+
 /** Valid inputs the test supplies, so that the hostile path is what a command trips on. */
 export interface PathFixtures {
   /** A checkpoint folder that opens. */

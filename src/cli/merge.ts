@@ -8,7 +8,7 @@ import { GRID_COLUMNS, GRID_TYPES, mergeShards } from "../grid/merge.js";
 import { keyword } from "../util/errors.js";
 import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./command-types.js";
+import { shardsPath, type CliCommand } from "./command-types.js";
 import { shardInputs } from "./inputs.js";
 import { outputFile } from "./outputs.js";
 
@@ -27,14 +27,7 @@ shard, and a question answered in two shards; lists what is missing and exits 1 
 export const command: CliCommand = {
   help: HELP,
   paths: [
-    {
-      arg: "<shards>",
-      role: "input",
-      expects: "file or folder",
-      name: "shards",
-      inside: ["shard-1-of-1.jsonl"],
-      example: (p, f) => [p, "--out", `${f.tmp}/merged.jsonl`],
-    },
+    shardsPath((f) => ["--out", `${f.tmp}/merged.jsonl`]),
     // Outputs are checked before any shard is read, so the input here need not be a shard.
     { arg: "--out", role: "output", expects: "file", name: "merged.jsonl", example: (p, f) => [f.data, "--out", p] },
   ],

@@ -4,7 +4,7 @@
  */
 import { describeMissing, collectShards, summarizeProgress } from "../grid/merge.js";
 import { parseFlags, UsageError, type CliIO } from "./args.js";
-import type { CliCommand } from "./command-types.js";
+import { shardsPath, type CliCommand } from "./command-types.js";
 import { shardInputs } from "./inputs.js";
 
 const HELP = `Usage: floatscope status <shard-dir | shard files…> [--json]
@@ -18,16 +18,7 @@ when every question of every shard is done, 1 otherwise.
 
 export const command: CliCommand = {
   help: HELP,
-  paths: [
-    {
-      arg: "<shards>",
-      role: "input",
-      expects: "file or folder",
-      name: "shards",
-      inside: ["shard-1-of-1.jsonl"],
-      example: (p) => [p],
-    },
-  ],
+  paths: [shardsPath(() => [])],
   async run(argv: string[], io: CliIO): Promise<number> {
     const { values: v, positionals } = parseFlags("status", argv, { json: { type: "boolean" } });
     if (positionals.length === 0)
