@@ -20,7 +20,7 @@ import type { RetrievalSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
 import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
-import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
+import { type Column, type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 /** A token span [start, end) of the prompt. */
 export type TokenSpan = [number, number];
@@ -176,6 +176,14 @@ export interface RetrievalResult {
   spec: RetrievalSpec;
 }
 
+/** A long table of collected columns, the named number columns stored as Int32 and Float64 arrays. */
+function typedTable<C extends Record<string, unknown[]>>(cols: C, ints: (keyof C & string)[], floats: (keyof C & string)[]): ColumnTable {
+  const typed: Record<string, Column> = { ...(cols as Record<string, Column>) };
+  for (const k of ints) typed[k] = Int32Array.from(cols[k] as number[]);
+  for (const k of floats) typed[k] = Float64Array.from(cols[k] as number[]);
+  return longTable(typed);
+}
+
 /**
  * Retrieval-head scores over traces of one model (or several: grouped by model label).
  * @example
@@ -310,19 +318,10 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     });
     kept.push({ model, kept: a.kept, total: a.total });
   }
-  const ints = (x: number[]) => Int32Array.from(x);
   return {
-    scores: longTable({ ...sc, layer: ints(sc.layer), head: ints(sc.head), score: Float64Array.from(sc.score) }),
-    table: longTable({ ...per, layer: ints(per.layer), head: ints(per.head), value: Float64Array.from(per.value) }),
-    events: longTable({
-      ...ev,
-      step: ints(ev.step),
-      position: ints(ev.position),
-      token: ints(ev.token),
-      layer: ints(ev.layer),
-      head: ints(ev.head),
-      key: ints(ev.key),
-    }),
+    scores: typedTable(sc, ["layer", "head"], ["score"]),
+    table: typedTable(per, ["layer", "head"], ["value"]),
+    events: typedTable(ev, ["step", "position", "token", "layer", "head", "key"], []),
     spec: {
       kind: "retrieval",
       warnings,
