@@ -345,17 +345,12 @@ function describeDiff(a: ManifestKey, b: ManifestKey): string {
 }
 
 /**
- * Run shard `index`/`count` of a prepared grid: load each of its models once, evaluate its units in
- * grid order, append rows to `<outDir>/shard-i-of-n.jsonl`, skip what a previous run finished.
+ * The manifest's model entries. Each needs the model's preset, known only once it is open: models are
+ * opened lazily, but every model of the grid is fingerprinted and preset up front so all shards write
+ * the same manifest.
  */
-export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<ShardRunSummary> {
-  const { grid } = pg;
-  const mine = shardUnits(pg.units, o.index, o.count);
-  const file = path.join(o.outDir, shardFileName(o.index, o.count));
-  // Model entries need each model's preset, known only once it is open: open lazily, but fingerprint
-  // and preset every model of the grid up front so all shards write the same manifest.
-  const models: ModelEntry[] = [];
-  for (const m of grid.models) {
+function modelEntries(grid: PreparedGrid["grid"]): ModelEntry[] {
+  return grid.models.map((m) => {
     if (!fs.existsSync(m.path))
       throw new GridError("Grid model not found", {
         file: grid.file,
@@ -363,8 +358,19 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
         expected: "a checkpoint folder (or .gguf file)",
         found: m.path,
       });
-    models.push({ name: m.name, hash: fingerprintModel(m.path), ...presetOf(m.path) });
-  }
+    return { name: m.name, hash: fingerprintModel(m.path), ...presetOf(m.path) };
+  });
+}
+
+/**
+ * Run shard `index`/`count` of a prepared grid: load each of its models once, evaluate its units in
+ * grid order, append rows to `<outDir>/shard-i-of-n.jsonl`, skip what a previous run finished.
+ */
+export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<ShardRunSummary> {
+  const { grid } = pg;
+  const mine = shardUnits(pg.units, o.index, o.count);
+  const file = path.join(o.outDir, shardFileName(o.index, o.count));
+  const models = modelEntries(grid);
   const key: ManifestKey = {
     format: SHARD_FORMAT,
     version: SHARD_VERSION,
