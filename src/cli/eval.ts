@@ -14,7 +14,7 @@ import { ALGS, SAMPLERS, type RunConfig } from "../samplers/config.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
-import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
+import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagSpec } from "./args.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
 import { GRID_HELP, GRID_PATHS, runGridEval } from "./eval-grid.js";
 import { checkpointInput, inputFile } from "./inputs.js";
@@ -78,6 +78,37 @@ function int(flag: string, value: string | boolean | undefined, min = 0): number
   return optionalInt("eval", flag, value, { min });
 }
 
+/** The flags of `floatscope eval` (without --grid: eval-grid.ts parses those). */
+const EVAL_FLAGS: FlagSpec = {
+  data: { type: "string" },
+  limit: { type: "string" },
+  skip: { type: "string" },
+  setting: { type: "string" },
+  k: { type: "string" },
+  "gold-position": { type: "string" },
+  source: { type: "string" },
+  seed: { type: "string" },
+  format: { type: "string" },
+  "no-chat-template": { type: "boolean" },
+  "double-bos": { type: "boolean" },
+  "gen-length": { type: "string" },
+  steps: { type: "string" },
+  "block-length": { type: "string" },
+  sampler: { type: "string" },
+  alg: { type: "string" },
+  temperature: { type: "string" },
+  extraction: { type: "string" },
+  "batch-size": { type: "string" },
+  out: { type: "string" },
+  traces: { type: "string" },
+  device: { type: "string" },
+  threads: { type: "string" },
+  "no-weight-scan": { type: "boolean" },
+  ...MKDIR_FLAG,
+  ...EXPORT_FLAGS,
+  intervene: { type: "string" },
+};
+
 export const command: CliCommand = {
   help: HELP,
   paths: [
@@ -90,35 +121,7 @@ export const command: CliCommand = {
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
     if (argv.some((a) => a === "--grid" || a.startsWith("--grid="))) return runGridEval(argv, io);
-    const { values: v, positionals } = parseFlags("eval", argv, {
-      data: { type: "string" },
-      limit: { type: "string" },
-      skip: { type: "string" },
-      setting: { type: "string" },
-      k: { type: "string" },
-      "gold-position": { type: "string" },
-      source: { type: "string" },
-      seed: { type: "string" },
-      format: { type: "string" },
-      "no-chat-template": { type: "boolean" },
-      "double-bos": { type: "boolean" },
-      "gen-length": { type: "string" },
-      steps: { type: "string" },
-      "block-length": { type: "string" },
-      sampler: { type: "string" },
-      alg: { type: "string" },
-      temperature: { type: "string" },
-      extraction: { type: "string" },
-      "batch-size": { type: "string" },
-      out: { type: "string" },
-      traces: { type: "string" },
-      device: { type: "string" },
-      threads: { type: "string" },
-      "no-weight-scan": { type: "boolean" },
-      ...MKDIR_FLAG,
-      ...EXPORT_FLAGS,
-      intervene: { type: "string" },
-    });
+    const { values: v, positionals } = parseFlags("eval", argv, EVAL_FLAGS);
     const target = exportTarget("eval", v);
     if (positionals.length !== 1)
       throw new UsageError("`floatscope eval` takes one model folder", {
