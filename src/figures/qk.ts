@@ -11,6 +11,7 @@
 import type { QKSpec } from "../analysis/figure-data.js";
 import type { FigureDescription, HeatPanel, LegendEntry, LineSeries, Panel } from "../protocol/figure.js";
 import { QK_QUANTITIES, qkColourScale } from "../protocol/scales.js";
+import { displayTokens } from "../protocol/token-text.js";
 import { cells, describe, MARKERS, positionAxis, valueAxis } from "./describe.js";
 
 const FLOATING = "#d62728";
@@ -18,9 +19,11 @@ const FLOATING = "#d62728";
 export function qkFigure(p: QKSpec): FigureDescription {
   if (!Array.isArray(p.panels) || p.panels.length === 0) throw new TypeError("a QK spec needs at least one layer panel");
   const panels: Panel[] = [];
+  // token text as readers see it (byte-level/SentencePiece markers decoded, protocol/token-text.ts)
+  const shown = displayTokens(p.tokens);
   for (const m of p.panels) {
     const [rows, cols] = m.score.shape;
-    const words = (n: number) => Array.from({ length: n }, (_, i) => p.tokens[i] ?? String(m.start + i));
+    const words = (n: number) => Array.from({ length: n }, (_, i) => shown[i] ?? String(m.start + i));
     for (const { key, title } of QK_QUANTITIES) {
       const values = m[key].values;
       const heat: HeatPanel = {
@@ -45,7 +48,7 @@ export function qkFigure(p: QKSpec): FigureDescription {
     ["norm part (‖q‖‖k‖)", (s) => s.normTerm, "6 4"],
     ["total advantage", (s) => s.advantage, "2 3"],
   ];
-  const TERM_COLOURS = ["#ff7f0e", "#2ca02c", "#333333"];
+  const TERM_COLOURS = ["#d95f02", "#2ca02c", "#333333"];
   const series: LineSeries[] = terms.map(([name, f, dash], i) => ({
     name,
     colour: TERM_COLOURS[i],

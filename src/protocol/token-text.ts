@@ -178,3 +178,13 @@ export function tokenizerKindOf(tokenizerJson: unknown): TokenizerKind {
   if (seen.has("Metaspace")) return "sentencepiece";
   return "plain";
 }
+
+/**
+ * Labels that may or may not be tokens (a user's heatmap axis, a table column): decoded and marked
+ * like `displayTokens` only when they read as a byte-level or SentencePiece sequence; anything else
+ * (layer names, "doc 3", model names) is returned unchanged.
+ */
+export function displayLabels(labels: readonly string[]): string[] {
+  const kind = inferTokenizerKind(labels);
+  return kind === "plain" ? [...labels] : displayTokens(labels, kind);
+}
