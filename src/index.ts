@@ -336,6 +336,12 @@ export type {
   FloatscopePayload,
 } from "./protocol/payloads.js";
 export { scrubber, scrubberPayload, describeScrubber, ScrubberFigure } from "./figures/scrubber.js";
+// one prompt decoded on several models, side by side in the scrubber (src/compare.ts)
+export { compare } from "./compare.js";
+export type { CompareOptions, Comparison, PassageInput, LayerChoice } from "./compare.js";
+// token text as readers see it (byte-level BPE / SentencePiece markers decoded)
+export { displayToken } from "./protocol/token-text.js";
+export type { TokenizerKind } from "./protocol/token-text.js";
 export type { ScrubberOptions } from "./figures/scrubber.js";
 export { distractorPayload } from "./figures/distractor-payload.js";
 export type { DistractorOptions } from "./figures/distractor-payload.js";

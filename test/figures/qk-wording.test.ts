@@ -1,4 +1,4 @@
-/** The QK summary line never calls a part larger than the whole a "share" (issue #26: "120 %" of an advantage). */
+/** The QK summary line never calls a part larger than the whole a "share" (notebook 03 printed "120 %" of an advantage). */
 import { describe, expect, it } from "vitest";
 import { advantageSplit } from "../../src/figures/qk.js";
 

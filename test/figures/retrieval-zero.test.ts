@@ -1,4 +1,4 @@
-/** An all-zero retrieval map says why (issue #26 item 6: notebook 04's tiny-llada map). */
+/** An all-zero retrieval map says why (notebook 04's tiny-llada map). */
 import { describe, expect, it } from "vitest";
 import { describeFigure } from "../../src/figures/registry.js";
 import { drawFigure } from "../../src/protocol/draw.js";

@@ -1,4 +1,4 @@
-/** Anchor columns are always labelled, whatever the thinning (issue #26 item 3). */
+/** Anchor columns are always labelled, whatever the thinning. */
 import { describe, expect, it } from "vitest";
 import { thinLabels } from "../../src/protocol/axis-labels.js";
 import { drawFigure, markedColumns } from "../../src/protocol/draw.js";
