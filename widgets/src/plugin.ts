@@ -13,6 +13,7 @@ import { download, el, errorBox } from "./dom.js";
 import { MIME_SCRUBBER, type ScrubberPayload } from "./protocol.js";
 import { ScrubberView } from "./scrubber/view.js";
 import { activeScrubber } from "./scrubber/registry.js";
+import { setKernelResolver, type LiveKernel } from "./scrubber/live.js";
 
 export const TRACE_FILE_TYPE = "floatscope-trace";
 const OPEN = "floatscope:open-trace";
@@ -130,6 +131,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: "Open .fstrace files in the attention-step scrubber; export the current view as PNG or SVG.",
   autoStart: true,
   activate: (app: JupyterFrontEnd) => {
+    // The scrubber asks the kernel of the notebook (or console) it sits in for the steps its output
+    // does not hold (scrubber/live.ts): find the main-area widget around it and its session's kernel.
+    setKernelResolver((node) => {
+      for (const w of app.shell.widgets("main")) {
+        const session = (w as unknown as { sessionContext?: { session?: { kernel?: LiveKernel | null } | null } }).sessionContext;
+        if (session && w.node.contains(node)) return session.session?.kernel ?? null;
+      }
+      return null;
+    });
     app.docRegistry.addFileType({
       name: TRACE_FILE_TYPE,
       displayName: "floatscope trace",
