@@ -5,10 +5,10 @@
  * widgets/src/scrubber/live.ts asks for it). Also the measured sizes that docs/figures.md quotes for
  * SmolLM2-135M's shape (30 layers × 9 heads × T = 170 × 32 steps).
  */
-import "./dom/dom-setup.js";
+import "./dom-setup.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { scrubberPayload } from "../../src/figures/scrubber.js";
-import { setDisplaySink } from "../../src/display/sink.js";
+import { scrubberPayload } from "../../../src/figures/scrubber.js";
+import { setDisplaySink } from "../../../src/display/sink.js";
 import {
   decodeArray,
   describeOmitted,
@@ -17,10 +17,10 @@ import {
   MIME_SCRUBBER_SLICE,
   payloadSize,
   type ScrubberSlice,
-} from "../../src/protocol/payloads.js";
-import { ScrubberView } from "../../widgets/src/scrubber/view.js";
-import { setKernelResolver, type LiveKernel } from "../../widgets/src/scrubber/live.js";
-import { syntheticTrace, type SyntheticOptions } from "./synthetic-trace.js";
+} from "../../../src/protocol/payloads.js";
+import { ScrubberView } from "../../../widgets/src/scrubber/view.js";
+import { setKernelResolver, type LiveKernel } from "../../../widgets/src/scrubber/live.js";
+import { syntheticTrace, type SyntheticOptions } from "../synthetic-trace.js";
 
 const opts: SyntheticOptions = {
   promptLength: 6,
