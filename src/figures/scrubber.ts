@@ -10,9 +10,11 @@
  * values. Everything is quantised to uint8 and base64'd.
  *
  * Size cap (default 8 MiB of JSON): `received` gets up to three quarters of it (steps, then layers
- * are subsampled evenly when it does not fit), full maps up to half of what is left, per-head data
- * what remains (heads subsampled evenly). Every reduction is listed in `subsampled`, which the view
- * and the text/plain summary both show.
+ * are subsampled evenly when it does not fit), per-head received up to three quarters of what is left
+ * (heads subsampled evenly), full maps half of the rest, per-head maps what remains (at evenly spaced
+ * steps). Every reduction is listed in `subsampled`, which the view and the text/plain summary both
+ * show in words. Maps of the steps that did not fit stay in the kernel, which serves them one
+ * (step, layer) at a time while it runs (`payload.live`, the widget asks for them).
  *
  * @example
  *   show(scrubber([lladaTrace, llamaTrace], { title: "same prompt, MDM vs ARM" }));
@@ -491,12 +493,15 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
     runs,
     subsampled: notes,
   };
-  // Maps get half of what is left, per-head received half of the rest, per-head maps what remains;
-  // sizes are measured, not estimated.
+  // Sizes are measured, not estimated.
+  // Per-head received first (every head's temporal view; a live kernel cannot serve it), then maps
+  // and per-head maps (a live kernel serves the steps that do not fit).
   let left = cap - payloadSize(payload) - 1024;
-  plans.forEach((p, i) => (runs[i].maps = buildMaps(p, Math.max(0, left / 2 / plans.length), notes, `traces[${i}]`)));
+  plans.forEach((p, i) =>
+    addHeads(runs[i], p, Math.max(0, (p.mapLayers.length || p.headMapLayers.length ? (3 * left) / 4 : left) / plans.length), notes),
+  );
   left = cap - payloadSize(payload) - 1024;
-  plans.forEach((p, i) => addHeads(runs[i], p, Math.max(0, (p.headMapLayers.length ? left / 2 : left) / plans.length), notes));
+  plans.forEach((p, i) => (runs[i].maps = buildMaps(p, Math.max(0, left / 2 / plans.length), notes, `traces[${i}]`)));
   left = cap - payloadSize(payload) - 1024;
   plans.forEach((p, i) => addHeadMaps(runs[i], p, Math.max(0, left / plans.length), notes, `traces[${i}]`));
   // What did not fit stays in the kernel, served one (step, layer) at a time while it runs.

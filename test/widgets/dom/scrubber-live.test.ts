@@ -171,5 +171,6 @@ describe("sizes for SmolLM2-135M's shape (docs/figures.md)", () => {
     // every (step, layer) as uint8: ≈ 370 MB of JSON — why they are served on demand, not embedded
     expect(all.headMaps + all.maps).toBeGreaterThan(300e6);
     expect(payloadSize(p)).toBeLessThanOrEqual(8 * 1024 * 1024);
+    expect(p.runs[0].heads).toHaveLength(9); // every head's received attention is embedded (the kernel cannot serve it later)
   }, 120_000);
 });

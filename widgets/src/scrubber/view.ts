@@ -32,6 +32,9 @@ import { HeadGrid, HeadView } from "./heads.js";
 /** Milliseconds per step while playing. */
 const PLAY_INTERVAL_MS = 150;
 
+/** Width of a panel beyond its heat image: step axis, colour bar and its ticks and label (px). */
+const PANEL_MARGIN = 130;
+
 export interface PanelElements {
   data: RunData;
   images: RunImages;
@@ -233,7 +236,7 @@ export class ScrubberView {
 
   /**
    * Runs are columns sharing the controls: as many side by side as fit the output area (2–4 at
-   * ≥ 380 px each), within bounds. Each panel is its heat image plus ~110 px of step axis and colour
+   * ≥ 380 px each), within bounds. Each panel is its heat image plus PANEL_MARGIN px of step axis and colour
    * bar. Laid out again when the output's width changes (it is 0 until the output is attached).
    */
   private layout(clientWidth: number): void {
@@ -242,7 +245,7 @@ export class ScrubberView {
     this.laidOut = avail;
     const n = this.runs.length;
     const cols = Math.max(1, Math.min(n, Math.floor((avail + 12) / (380 + 12))));
-    const width = this.fixedWidth ?? Math.round(Math.max(240, Math.min(900, (avail - 12 * (cols - 1)) / cols - 110)));
+    const width = this.fixedWidth ?? Math.round(Math.max(240, Math.min(900, (avail - 12 * (cols - 1)) / cols - PANEL_MARGIN)));
     this.runsBox.style.gridTemplateColumns = `repeat(${cols}, max-content)`;
     this.panels.length = 0;
     this.runsBox.replaceChildren();
@@ -502,7 +505,7 @@ export class ScrubberView {
     layerSelect.dataset.role = "panel-layer";
     layerSelect.appendChild(Object.assign(el("option", { text: "layer: shared (relative depth)" }), { value: "shared" }));
     r.layers.forEach((l, i) => layerSelect.appendChild(Object.assign(el("option", { text: `layer ${l}` }), { value: String(i) })));
-    const headWidth = Math.max(200, width + 110 - mapSize - 72 - 12);
+    const headWidth = Math.max(200, width + PANEL_MARGIN - mapSize - 72 - 12);
     const p: PanelElements = {
       data,
       images: new RunImages(data),
@@ -540,7 +543,7 @@ export class ScrubberView {
     p.title.append(el("div", { className: "fs-run-head" }, [p.name, layerSelect]), p.where);
     p.yAxis.style.height = `${temporalHeight}px`;
     stepAxis(p.yAxis, data.run.steps, temporalHeight);
-    p.root.style.width = `${width + 110}px`;
+    p.root.style.width = `${width + PANEL_MARGIN}px`;
     const grid = p.headGrid
       ? el("details", { className: "fs-heads" }, [el("summary", { text: "layers × heads grid at this step" }), p.headGrid.root])
       : null;
