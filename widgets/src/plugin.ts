@@ -44,6 +44,8 @@ type Kernels = {
 /** A main-area widget showing one trace file in the scrubber. */
 class TraceScrubber extends Widget {
   private view: ScrubberView | null = null;
+  /** The kernel that read the trace: kept while the tab is open, so it serves every step on demand. */
+  liveKernel: (LiveKernel & { shutdown(): Promise<void> }) | null = null;
   constructor(readonly path: string) {
     super();
     this.id = `floatscope-trace-${Math.random().toString(36).slice(2)}`;
@@ -67,6 +69,8 @@ class TraceScrubber extends Widget {
 
   override dispose(): void {
     this.view?.dispose();
+    void this.liveKernel?.shutdown().catch(() => undefined);
+    this.liveKernel = null;
     super.dispose();
   }
 }
@@ -96,6 +100,11 @@ async function openTrace(app: JupyterFrontEnd, path: string): Promise<void> {
     };
     const reply = await future.done;
     if (!shown) w.fail(stderr.trim() || `the kernel could not read ${path} (status ${reply.content.status})`);
+    else if (!w.isDisposed) {
+      // keep it: the scrubber asks it for the steps its payload does not hold; closing the tab shuts it down
+      w.liveKernel = kernel as unknown as LiveKernel & { shutdown(): Promise<void> };
+      kernel = null;
+    }
   } catch (e) {
     w.fail(`cannot start the "${KERNEL}" kernel to read ${path}: ${e instanceof Error ? e.message : String(e)} (run scripts/setup.sh)`);
   } finally {
@@ -135,6 +144,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // does not hold (scrubber/live.ts): find the main-area widget around it and its session's kernel.
     setKernelResolver((node) => {
       for (const w of app.shell.widgets("main")) {
+        if (w instanceof TraceScrubber && w.node.contains(node)) return w.liveKernel;
         const session = (w as unknown as { sessionContext?: { session?: { kernel?: LiveKernel | null } | null } }).sessionContext;
         if (session && w.node.contains(node)) return session.session?.kernel ?? null;
       }
