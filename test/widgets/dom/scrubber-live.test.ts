@@ -174,3 +174,74 @@ describe("sizes for SmolLM2-135M's shape (docs/figures.md)", () => {
     expect(p.runs[0].heads).toHaveLength(9); // every head's received attention is embedded (the kernel cannot serve it later)
   }, 120_000);
 });
+
+describe("runs of different shapes under one set of controls", () => {
+  it("steps by fraction of each decode (or by index), layers by relative depth (or per panel), each panel says where it is", () => {
+    const a = syntheticTrace({ ...opts, steps: 10, genLength: 10, layers: 4 });
+    const b = syntheticTrace({ ...opts, steps: 20, genLength: 20, layers: 8, causal: true });
+    const host = document.createElement("div");
+    document.body.appendChild(host);
+    const v = new ScrubberView(host, scrubberPayload([a, b], { tiers: ["tiny", "real"] }));
+    const [pa, pb] = v.panels;
+    expect(pa.name.textContent).toBe("synthetic-mdm · tiny · MDM");
+    expect(pb.name.textContent).toBe("synthetic-arm · real · ARM");
+    // the shared sliders span the larger run; the last step and the deepest layer of each
+    v.dispatch({ type: "step", value: 19 });
+    v.dispatch({ type: "layer", value: 7 });
+    expect(pa.where.textContent).toMatch(/^step 9 \(10 of 10 · 100 % of the decode\) · layer 3 of 4/);
+    expect(pb.where.textContent).toMatch(/^step 19 \(20 of 20 · 100 % of the decode\) · layer 7 of 8/);
+    // halfway through each decode, halfway down each model
+    v.dispatch({ type: "step", value: 10 });
+    v.dispatch({ type: "layer", value: 4 });
+    expect(pa.where.textContent).toMatch(/^step 5 \(6 of 10/);
+    expect(pa.where.textContent).toMatch(/layer 2 of 4/);
+    expect(pb.where.textContent).toMatch(/^step 10 \(11 of 20/);
+    // by index: the same step number, clamped to the shorter run
+    const mode = v.root.querySelector('select[data-role="step-mode"]') as HTMLSelectElement;
+    mode.value = "index";
+    mode.dispatchEvent(new Event("change"));
+    expect(pa.where.textContent).toMatch(/^step 9 \(10 of 10/);
+    expect(pb.where.textContent).toMatch(/^step 10 \(11 of 20/);
+    // a panel's own layer
+    pa.layerSelect.value = "0";
+    pa.layerSelect.dispatchEvent(new Event("change"));
+    expect(pa.where.textContent).toMatch(/layer 0 of 4/);
+    expect(pb.where.textContent).toMatch(/layer 4 of 8/);
+    v.dispose();
+  });
+
+  it("clicking a token label selects that position in every panel; clicking it again clears it", () => {
+    const host = document.createElement("div");
+    document.body.appendChild(host);
+    const v = new ScrubberView(host, scrubberPayload([syntheticTrace(opts), syntheticTrace({ ...opts, causal: true })]));
+    const tick = v.panels[0].xAxis.querySelector('.fs-token-tick[data-pos="4"]') as HTMLElement;
+    tick.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    expect(v.state.selected).toBe(4);
+    for (const p of v.panels) expect(p.xAxis.querySelector(".fs-tick-selected")!.getAttribute("data-pos")).toBe("4");
+    expect(v.panels[1].profiles.querySelectorAll("g.fs-profile")).toHaveLength(2);
+    (v.panels[1].xAxis.querySelector('.fs-token-tick[data-pos="4"]') as HTMLElement).dispatchEvent(
+      new MouseEvent("click", { bubbles: true }),
+    );
+    expect(v.state.selected).toBeNull();
+    v.dispose();
+  });
+
+  it("head toggles and hovering a query change what the head view draws", () => {
+    const host = document.createElement("div");
+    document.body.appendChild(host);
+    const v = new ScrubberView(host, scrubberPayload(syntheticTrace(opts)));
+    v.dispatch({ type: "layer", value: 3 });
+    const hv = v.panels[0].headView!;
+    expect(hv.lines).toBe(3 * 16);
+    (hv.root.querySelector('.fs-head-toggle[data-head="1"]') as HTMLElement).click();
+    expect(hv.lines).toBe(2 * 16);
+    expect(hv.canvas.dataset.lines).toBe(String(2 * 16));
+    const q = hv.root.querySelector('.fs-headview-queries [data-pos="2"]') as HTMLElement;
+    q.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    expect(hv.query).toBe(2);
+    expect(hv.lines).toBe(2 * 16); // every key of query 2, for the two heads still on
+    hv.root.querySelector(".fs-headview-queries")!.dispatchEvent(new MouseEvent("mouseleave"));
+    expect(hv.query).toBeNull();
+    v.dispose();
+  });
+});
