@@ -28,7 +28,7 @@ import {
   LIVE_SLICE_GLOBAL,
   MIME_SCRUBBER,
   MIME_SCRUBBER_SLICE,
-  describeSubsampling,
+  describeOmitted,
   encodeArray,
   payloadSize,
   evenIndices,
@@ -521,8 +521,8 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
 /** One-line text/plain summary. */
 export function describeScrubber(p: ScrubberPayload): string {
   const runs = p.runs.map((r) => `${r.label}: ${r.steps.length} steps × ${r.layers.length} layers × ${r.tokens.length} tokens`).join("; ");
-  const sub = describeSubsampling(p.subsampled);
-  return `Attention scrubber — ${runs}${sub ? ` (${sub})` : ""}`;
+  const sub = describeOmitted(p.subsampled, p.live !== undefined);
+  return `Attention scrubber — ${runs}${sub ? `. ${sub}` : ""}`;
 }
 
 /** A displayable scrubber: `show()` sends the payload, a framed image of the temporal view and a text line. */
