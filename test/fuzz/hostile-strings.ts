@@ -162,7 +162,9 @@ function crossed(base: string[]): string[] {
 }
 
 /** All hostile strings, deduplicated, in a fixed order (≥ 200). */
-export const HOSTILE_STRINGS: readonly string[] = Object.freeze([...new Set([...crossed(SHELL), ...crossed(MARKUP), ...PATHS, ...UNICODE])]);
+export const HOSTILE_STRINGS: readonly string[] = Object.freeze([
+  ...new Set([...crossed(SHELL), ...crossed(MARKUP), ...PATHS, ...UNICODE]),
+]);
 
 /** The families separately, for tests that only make sense for one of them. */
 export const HOSTILE = Object.freeze({
