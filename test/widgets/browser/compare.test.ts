@@ -283,7 +283,10 @@ describe.skipIf(missing !== null)("the scrubber compares runs in a real JupyterL
       expect(empty).toEqual([]);
       expect(unlabelled).toEqual([]);
       expect(anchorsSeen).toBeGreaterThan(0);
-      await sc.locator(".fs-run").nth(1).screenshot({ path: path.join(SHOTS, "tiny-01-every-step.png") });
+      await sc
+        .locator(".fs-run")
+        .nth(1)
+        .screenshot({ path: path.join(SHOTS, "tiny-01-every-step.png") });
     }, 600_000);
 
     it("clicking a token label selects it: its row and column, profiles with axes and values", async () => {

@@ -76,7 +76,9 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     await expect(scrubber.locator('input[type="range"]').count()).resolves.toBe(3);
     const titles = await scrubber.locator(".fs-run-name").allTextContents();
     expect(titles).toEqual(["synthetic-mdm · MDM", "synthetic-arm · ARM"]);
-    expect(await scrubber.locator(".fs-run-where").first().textContent()).toMatch(/^step 21 \(22 of 22 · 100 % of the decode\) · layer 0 of 4 · mean over 4 heads/);
+    expect(await scrubber.locator(".fs-run-where").first().textContent()).toMatch(
+      /^step 21 \(22 of 22 · 100 % of the decode\) · layer 0 of 4 · mean over 4 heads/,
+    );
     // The temporal canvas is not blank: it has more than one colour.
     const colours = await scrubber
       .locator("canvas.fs-temporal")
