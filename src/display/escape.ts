@@ -8,7 +8,7 @@
  * - `markdownCode`   Markdown inline code (a path or token shown in monospace).
  *
  * Why it matters: a live notebook output is trusted by JupyterLab, so HTML inside a `text/markdown`
- * output runs (issue #25: a model named `<script>…` executed in the reader's browser). The Python
+ * output runs (a model named `<script>…` executed in the reader's browser). The Python
  * side (model cards, the HTML gallery) follows the same rule in training/escape.py.
  */
 import { escapeMarkup } from "../protocol/markup.js";

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 /**
- * Issue #25 item 9 (display half): every hostile string of the shared corpus (hostile-strings.ts) through
+ * The display half of the hostile-input checks: every hostile string of the shared corpus (hostile-strings.ts) through
  * every display function that writes Markdown, HTML or SVG, and through the widgets (jsdom). Each output is
  * rendered the way a trusting frontend would (JupyterLab treats a live output as trusted):
  *

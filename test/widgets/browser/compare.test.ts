@@ -1,6 +1,6 @@
 /**
  * The scrubber as a comparison instrument, in a real JupyterLab (the project's .venv server, our
- * kernel, Debian's Chromium driven by playwright-core), issue #26 items 1, 2 and 4:
+ * kernel, Debian's Chromium driven by playwright-core):
  *
  * - two runs of SmolLM2-135M's shape (30 layers × 9 heads, T = 170, 32 steps; synthetic attention,
  *   built here and saved as a notebook output, no kernel needed to draw it) sit side by side in one

@@ -1,5 +1,5 @@
 /**
- * Issue #25 item 9 (browser half): a live notebook whose model and trace names are hostile, run in a real
+ * The browser half of the hostile-input checks: a live notebook whose model and trace names are hostile, run in a real
  * JupyterLab with our kernel, and the HTML gallery built from it (scripts/gallery.py), opened in Chromium.
  * Every payload of the markup family (test/fuzz/hostile-strings.ts) sets `window.__FS_PWNED__` if it runs;
  * the marker must stay unset in both places.
@@ -8,7 +8,7 @@
  * missing), a trace whose model name is hostile (findingsText of it, and its scrubber), the missing-model
  * note, CLAIMS.md (buildClaims), a heatmap and a progress bar. A control cell shows one unescaped
  * payload as raw Markdown with its own marker (`__FS_CONTROL__`): it must run, which shows that JupyterLab
- * and the gallery would have run ours had they not been escaped (the finding of issue #25).
+ * and the gallery would have run ours had they not been escaped (the original finding).
  *
  * Also here (it needs the project's Python): the Python escaping rule (training/escape.py, used by the
  * model cards and the gallery) gives the same text as src/display/escape.ts for every hostile string.

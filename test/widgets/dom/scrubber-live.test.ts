@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 /**
- * Every step, layer and head in a live session (issue #26 item 2): what a scrubber output does not
+ * Every step, layer and head in a live session: what a scrubber output does not
  * embed, the kernel that built it serves one (step, layer) at a time (figures/scrubber.ts's registry,
  * widgets/src/scrubber/live.ts asks for it). Also the measured sizes that docs/figures.md quotes for
  * SmolLM2-135M's shape (30 layers × 9 heads × T = 170 × 32 steps).
