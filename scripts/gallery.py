@@ -3,7 +3,7 @@
 lab template; figures are their static SVG/PNG fallbacks, so nothing needs our widgets) and an
 index.html linking them, with CLAIMS.md rendered at the top when it is there.
 
-Names and text are data, never markup (issue #25): notebook titles and file names go into the index through
+Names and text are data, never markup: notebook titles and file names go into the index through
 escape_html (training/escape.py, the rule of src/display/escape.ts); CLAIMS.md is rendered with raw HTML
 escaped and harmful link schemes dropped (mistune's escape=True), and the notebooks' own outputs were
 escaped by floatscope when they were made. test/widgets/browser/hostile-names.test.ts opens a gallery built

@@ -60,8 +60,8 @@ export { mergeShards, prepareGrid, resolveGrid, runShard, shardFilesIn } from ".
 export type { GridRow, GridSpec } from "./entry/grid.js";
 
 // --- notebook ----------------------------------------------------------------------------------
-export { decodeQa, evaluateQa, findModels, loadQaSet, notebookSettings } from "./entry/notebook.js";
-export type { DecodedModel } from "./entry/notebook.js";
+export { compare, decodeQa, evaluateQa, findModels, loadQaSet, notebookSettings } from "./entry/notebook.js";
+export type { CompareOptions, Comparison, DecodedModel } from "./entry/notebook.js";
 
 // --- analysis ----------------------------------------------------------------------------------
 export {
@@ -101,8 +101,9 @@ export {
   frontierFigure,
   heatmapFigure,
   COLORMAPS,
+  displayToken,
 } from "./entry/figures.js";
-export type { Colormap, HeatmapSpec, SaveOptions } from "./entry/figures.js";
+export type { Colormap, HeatmapSpec, SaveOptions, TokenizerKind } from "./entry/figures.js";
 
 // --- display -----------------------------------------------------------------------------------
 export {

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 # Backslash-escaped anywhere (CommonMark renders "\x" as "x"): emphasis, code, links (`[` `]`), table
-# cells, strikethrough, math (`$`, typeset by JupyterLab), headings. `(`, `)`, `!` are inert without `[`.
-_MD_ACTIVE = set("\\`*[]|~$#")
+# cells, strikethrough, headings. `(`, `)`, `!` are inert without `[`. "\" and "$" are written as entities
+# of "\\" and "\$", which MathJax (it typesets $…$ and \(…\) in the rendered page) shows as "\" and "$".
+_MD_ACTIVE = set("`*[]|~#")
 # A leading "- ", "+ ", "1. ", "1) ", "--", "==" would start a list, rule or heading.
 _LEAD = re.compile(r"^ {0,3}(?:\d{1,9}(?=[.)](?:[ \t]|$))|[-+=](?=[ \t]|$|[-+=]))")
 _LINE_BREAKS = {"\u2028", "\u2029", "\u0085"}
@@ -57,6 +58,10 @@ def escape_markdown(text: object) -> str:
             out.append("&lt;")
         elif ch == ">":
             out.append("&gt;")
+        elif ch == "\\":
+            out.append("&#92;&#92;")
+        elif ch == "$":
+            out.append("&#92;&#36;")
         elif ch in _MD_ACTIVE:
             out.append("\\" + ch)
         elif ch == "_":

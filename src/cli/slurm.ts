@@ -12,7 +12,7 @@
  *                  task has succeeded; after a rerun, submit merge.sbatch by hand).
  * Logs go to <folder>/logs/. Nothing is submitted by this command.
  *
- * Every value in the scripts is data, never code (issue #25: names come from shared grid files): in the
+ * Every value in the scripts is data, never code (names come from shared grid files): in the
  * bash part each value is one single-quoted word (src/util/shell.ts), and in the `#SBATCH` header, which
  * sbatch reads with its own rules, each value is one double-quoted argument with \ " ' # escaped. Values
  * with control characters are refused (a line break would end a header line whatever the quoting), and

@@ -8,7 +8,7 @@
  * - `markdownCode`   Markdown inline code (a path or token shown in monospace).
  *
  * Why it matters: a live notebook output is trusted by JupyterLab, so HTML inside a `text/markdown`
- * output runs (issue #25: a model named `<script>…` executed in the reader's browser). The Python
+ * output runs (a model named `<script>…` executed in the reader's browser). The Python
  * side (model cards, the HTML gallery) follows the same rule in training/escape.py.
  */
 import { escapeMarkup } from "../protocol/markup.js";
@@ -27,15 +27,18 @@ export function escapeHtml(text: unknown): string {
  * `(`, `)` and `!` are not among them: a link or image needs an unescaped `[…]` first, and `[`, `]` always
  * are; only a leading `(` is escaped, since it could follow a `]` of the surrounding Markdown.
  */
-const MD_ACTIVE = new Set(["\\", "`", "*", "[", "]", "|", "~", "$", "#"]);
+const MD_ACTIVE = new Set(["`", "*", "[", "]", "|", "~", "#"]);
 /** Letters and digits: an underscore between two of them cannot open or close emphasis (CommonMark §6.2). */
 const WORD = /[\p{L}\p{N}]/u;
 
 /**
  * One line of Markdown that a reader sees as exactly `text`:
  * - `& < >` become entities, so no HTML tag, comment or autolink can start;
- * - `\ ` * [ ] | ~ $ #` are backslash-escaped: no emphasis, code span, link, image, table cell break,
- *   strikethrough, math (JupyterLab typesets `$…$`) or heading (a leading `(` too, see MD_ACTIVE);
+ * - `` ` * [ ] | ~ # `` are backslash-escaped: no emphasis, code span, link, image, table cell break,
+ *   strikethrough or heading (a leading `(` too, see MD_ACTIVE);
+ * - `\` and `$` are written `&#92;&#92;` and `&#92;&#36;`: the page then holds `\\` and `\$`, which
+ *   MathJax (JupyterLab and nbconvert typeset `$…$`, `\(…\)`, `\begin…` in the rendered page) shows as
+ *   `\` and `$` instead of starting math; without MathJax (e.g. GitHub) they show with a backslash before them;
  * - `_` is escaped unless it sits between two letters or digits (`tiny_llada` stays as written);
  * - a leading `- `, `+ `, `1. `, `1) `, `--`, `==` is escaped, so the text cannot start a list, rule or heading;
  * - line breaks (`\n`, `\r`, U+2028, U+2029, U+0085) and other C0 controls become visible Control
@@ -57,6 +60,8 @@ export function escapeMarkdown(text: unknown): string {
     if (ch === "&") out += "&amp;";
     else if (ch === "<") out += "&lt;";
     else if (ch === ">") out += "&gt;";
+    else if (ch === "\\") out += "&#92;&#92;";
+    else if (ch === "$") out += "&#92;&#36;";
     else if (MD_ACTIVE.has(ch)) out += "\\" + ch;
     else if (ch === "_") out += WORD.test(s[i - 1] ?? "") && WORD.test(s[i + 1] ?? "") ? "_" : "\\_";
     else if (i === leadAt || (i === 0 && ch === "(")) out += "\\" + ch;

@@ -32,7 +32,16 @@ export function valueFinding(base: FindingBase, value: number, n: number): Findi
 
 /** Markdown text as a displayable (for `show`). */
 export function markdown(text: string): Displayable {
-  return { toMimeBundle: () => ({ "text/markdown": text, "text/plain": text.replace(/[*_`]/g, "") }) };
+  return { toMimeBundle: () => ({ "text/markdown": text, "text/plain": markdownAsPlainText(text) }) };
+}
+
+/**
+ * What a Markdown text reads as where it is not rendered (text/plain: terminals, nbconvert to text,
+ * output summaries): emphasis and code marks dropped, and heading marks too, so a summary line reads
+ * "Claims of the paper, …", not "# Claims of the paper, …".
+ */
+export function markdownAsPlainText(text: string): string {
+  return text.replace(/^#{1,6}[ \t]+/gm, "").replace(/[*_`]/g, "");
 }
 
 /** A number as prose: integers as they are; else ≥ 100 no decimals, ≥ 10 one, else three (exact values stay in the findings output). */

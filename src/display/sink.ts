@@ -9,6 +9,7 @@
  * and we look again at every emission (the function changes from cell to cell).
  */
 import { createRequire } from "node:module";
+import { setSliceEmitter } from "../figures/scrubber.js";
 import { DisplayError } from "../util/errors.js";
 import type { MimeBundle } from "./mime.js";
 
@@ -107,3 +108,9 @@ export function newDisplayId(): string {
   counter += 1;
   return `floatscope-${process.pid.toString(36)}-${Date.now().toString(36)}-${counter}`;
 }
+
+// A live scrubber's on-demand (step, layer) slices go out as displays through the sink in force when the
+// widget asks (figures/scrubber.ts cannot import this layer, so the emitter is installed from here).
+setSliceEmitter((data) =>
+  currentSink("scrubber slice")({ data: data as MimeBundle, metadata: {}, transient: { display_id: newDisplayId() } }, false),
+);

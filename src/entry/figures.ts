@@ -23,6 +23,9 @@ export { distractorFigure } from "../figures/distractor.js";
 export { COLORMAPS, colorAt } from "../figures/colormap.js";
 export type { Colormap } from "../figures/colormap.js";
 export { escapeMarkup } from "../figures/svg.js";
+// token text as readers see it (byte-level BPE / SentencePiece markers decoded)
+export { displayToken, displayTokens } from "../protocol/token-text.js";
+export type { TokenizerKind } from "../protocol/token-text.js";
 export {
   MIME_SCRUBBER,
   MIME_FIGURE,

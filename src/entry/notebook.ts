@@ -26,3 +26,6 @@ export type {
   DecodedModel,
   Device,
 } from "../notebook/notebook.js";
+// one prompt decoded on several models, side by side in the scrubber (src/compare.ts)
+export { compare } from "../compare.js";
+export type { CompareOptions, Comparison, PassageInput, LayerChoice } from "../compare.js";

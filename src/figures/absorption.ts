@@ -9,22 +9,22 @@
  */
 import type { AbsorptionSpec } from "../analysis/figure-data.js";
 import type { FigureDescription, LegendEntry, LineSeries } from "../protocol/figure.js";
-import { absorptionTitles, modelColour, PARADIGM_DASH, paradigmOf } from "../protocol/scales.js";
-import { describe, MARKERS, positionAxis, valueAxis } from "./describe.js";
+import { absorptionTitles, modelColour, paradigmOf } from "../protocol/scales.js";
+import { describe, paradigmStyles, positionAxis, valueAxis } from "./describe.js";
 
 export function absorptionFigure(p: AbsorptionSpec): FigureDescription {
   const { title, subtitle } = absorptionTitles(p);
+  const styles = paradigmStyles(p.series.map((s) => paradigmOf(s.paradigm)));
   const series: LineSeries[] = p.series.map((s, i) => ({
     name: `${s.model} (${s.paradigm})`,
     colour: modelColour(s.model, i),
-    dash: PARADIGM_DASH[paradigmOf(s.paradigm)].svg,
-    marker: MARKERS[i % MARKERS.length],
+    ...styles[i],
     x: s.layers,
     y: s.mean,
     lo: s.mean.map((m, k) => m - (s.std[k] ?? 0)),
     hi: s.mean.map((m, k) => m + (s.std[k] ?? 0)),
   }));
-  const legend: LegendEntry[] = series.map((s) => ({ label: s.name, colour: s.colour, mark: "line", dash: s.dash }));
+  const legend: LegendEntry[] = series.map((s) => ({ label: s.name, colour: s.colour, mark: "line", dash: s.dash, marker: s.marker }));
   const all = series.flatMap((s) => [...s.y, ...(s.hi ?? [])]);
   const peaks = p.series.map((s) => `${s.model} max ${Math.max(...s.mean).toFixed(1)}%`).join(", ");
   return describe("absorption", {
@@ -39,7 +39,7 @@ export function absorptionFigure(p: AbsorptionSpec): FigureDescription {
       },
     ],
     legend,
-    notes: ["shaded band: ± 1 std over samples; ARMs solid, MDMs dashed"],
+    notes: ["shaded band: ± 1 std over samples; ARMs solid with ● ■ markers, MDMs dashed with ▲ ◆"],
     warnings: p.warnings,
     exportName: { models: p.series.map((s) => s.model) },
     text: `Absorption rate per layer (${p.rule}) — ${peaks}`,

@@ -3,7 +3,7 @@
  * cells, a number axis with round ticks, warnings and subsampling notes. Nothing here draws.
  */
 import type { FigureDescription, NumberAxis } from "../protocol/figure.js";
-import { niceTicks } from "../protocol/scales.js";
+import { niceTicks, paradigmStyle } from "../protocol/scales.js";
 import type { ExportName } from "../protocol/export-names.js";
 
 /** Round to 4 significant digits (JSON stays short; colours cannot show more). NaN/±Inf → null. */
@@ -79,3 +79,13 @@ export function describe(
 
 /** Marker shapes in series order (besides colour and dash, so lines stay apart in greyscale print). */
 export const MARKERS = ["circle", "square", "triangle", "diamond"] as const;
+
+/**
+ * Dash and marker of each series from its model's paradigm (protocol/scales.ts `paradigmStyle`): the
+ * k-th ARM and the k-th MDM of a figure take their paradigm's k-th marker, so ARM and MDM lines never
+ * share a line style or a marker.
+ */
+export function paradigmStyles(paradigms: ("arm" | "mdm")[]): ReturnType<typeof paradigmStyle>[] {
+  const seen = { arm: 0, mdm: 0 };
+  return paradigms.map((p) => paradigmStyle(p, seen[p]++));
+}

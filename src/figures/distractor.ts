@@ -7,18 +7,18 @@
  */
 import type { DistractorSpec } from "../analysis/figure-data.js";
 import type { FigureDescription, LineSeries } from "../protocol/figure.js";
-import { modelColour, PARADIGM_DASH, paradigmOf } from "../protocol/scales.js";
-import { describe, MARKERS, positionAxis, valueAxis } from "./describe.js";
+import { modelColour, paradigmOf } from "../protocol/scales.js";
+import { describe, paradigmStyles, positionAxis, valueAxis } from "./describe.js";
 
 const nullable = (a: number[] | undefined) => a?.map((v) => (Number.isFinite(v) ? v : null));
 
 export function distractorFigure(p: DistractorSpec): FigureDescription {
   const xTitle = p.xTitle ?? "Gold document position";
+  const styles = paradigmStyles(p.series.map((s) => paradigmOf(s.model)));
   const series: LineSeries[] = p.series.map((s, i) => ({
     name: s.model,
     colour: modelColour(s.model, i),
-    dash: PARADIGM_DASH[paradigmOf(s.model)].svg,
-    marker: MARKERS[i % MARKERS.length],
+    ...styles[i],
     x: p.positions,
     y: nullable(s.values)!,
     ...(s.lo && s.hi ? { lo: nullable(s.lo), hi: nullable(s.hi) } : {}),
@@ -38,8 +38,8 @@ export function distractorFigure(p: DistractorSpec): FigureDescription {
       },
     ],
     columns: 1,
-    legend: series.map((s) => ({ label: s.name, colour: s.colour, mark: "line" as const, dash: s.dash })),
-    notes: banded ? ["shaded band: the interval of each point"] : [],
+    legend: series.map((s) => ({ label: s.name, colour: s.colour, mark: "line" as const, dash: s.dash, marker: s.marker })),
+    notes: [...(banded ? ["shaded band: the interval of each point"] : []), "ARMs solid with ● ■ markers, MDMs dashed with ▲ ◆"],
     warnings: p.warnings ?? [],
     exportName: { models: p.series.map((s) => s.model) },
     text: `${p.metric} vs ${xTitle} ${p.positions.join("/")} — ${p.series.map((s) => s.model).join(", ")}`,

@@ -9,6 +9,7 @@
  */
 import type { DriftSpec } from "../analysis/figure-data.js";
 import type { FigureDescription } from "../protocol/figure.js";
+import { displayTokens } from "../protocol/token-text.js";
 import { cells, describe, extent } from "./describe.js";
 
 const ANCHOR = "#ff7f0e";
@@ -19,6 +20,7 @@ export function driftFigure(p: DriftSpec): FigureDescription {
   const anchorCells: number[] = [];
   for (let i = 0; i < S * N; i++) if (Number(p.anchors.values[i]) > 0.5) anchorCells.push(i);
   const [, hi] = extent(values);
+  const words = displayTokens(p.tokens);
   const layers = `layer${p.layers.length > 1 ? "s" : ""} ${p.layers.join(", ")}`;
   return describe("drift", {
     title: `Temporal drift · ${p.model} · ${layers}`,
@@ -31,7 +33,7 @@ export function driftFigure(p: DriftSpec): FigureDescription {
         values,
         scale: { colormap: "purples", domain: [0, hi > 0 ? hi : 1], diverging: false },
         valueLabel: "attention received",
-        x: { title: "key position (token)", labels: Array.from({ length: N }, (_, j) => p.tokens[j] ?? String(j)) },
+        x: { title: "key position (token)", labels: Array.from({ length: N }, (_, j) => words[j] ?? String(j)) },
         y: { title: "denoising step", labels: p.steps.map(String) },
         cellMarks: { cells: anchorCells, colour: ANCHOR },
       },

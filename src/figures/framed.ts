@@ -10,6 +10,8 @@
  * labels are tokens of untrusted prompts.
  */
 import { el, fitTitle, formatValue, labelStride, num, svgDocument, text, truncate } from "./svg.js";
+import { thinLabels } from "../protocol/axis-labels.js";
+import { displayLabels } from "../protocol/token-text.js";
 
 export interface FramedPanel {
   /** The panel's cells as a PNG, `width` × `height` pixels, drawn at that size. */
@@ -154,27 +156,31 @@ function panel(p: FramedPanel, x0: number, y0: number, titleH: number): string[]
     out.push(el("rect", { x: x0 + m * cw, y: top + p.height + 2, width: Math.max(1.5, cw), height: MARK_H, fill: "#d62728" }));
   }
   if (p.yLabels?.length) {
+    const yLabels = displayLabels(p.yLabels);
     const k = labelStride(p.rows, p.height, FONT + 1);
     for (let r = 0; r < p.rows; r += k) {
       out.push(
         el(
           "text",
           { x: x0 - 4, y: top + (r + 0.5) * rh + FONT * 0.35, "text-anchor": "end", fill: "#444" },
-          text(truncate(p.yLabels[r] ?? "", Y_LABEL_CHARS)),
+          text(truncate(yLabels[r] ?? "", Y_LABEL_CHARS)),
         ),
       );
     }
   }
   if (p.xLabels?.length) {
-    const k = labelStride(p.cols, p.width, FONT + 1);
+    // token text as readers see it; marked columns (anchors, floating keys) always labelled, in bold
+    const xLabels = displayLabels(p.xLabels);
+    const must = (p.marks ?? []).filter((m) => m >= 0 && m < p.cols);
     const y = top + p.height + MARK_H + 10;
-    for (let c = 0; c < p.cols; c += k) {
+    for (const c of thinLabels(p.cols, p.width, FONT + 1, must)) {
       const x = x0 + (c + 0.5) * cw;
+      const bold = must.includes(c) ? { "font-weight": 600, class: "fs-must" } : {};
       out.push(
         el(
           "text",
-          { x, y, "text-anchor": "end", fill: "#444", transform: `rotate(-60 ${num(x)} ${num(y)})` },
-          text(truncate(p.xLabels[c] ?? "", X_LABEL_CHARS)),
+          { x, y, "text-anchor": "end", fill: "#444", transform: `rotate(-60 ${num(x)} ${num(y)})`, ...bold },
+          text(truncate(xLabels[c] ?? "", X_LABEL_CHARS)),
         ),
       );
     }

@@ -12,6 +12,7 @@
 import type { FrontierSpec } from "../analysis/figure-data.js";
 import { colorAt } from "../protocol/colormap.js";
 import type { FigureDescription, LineSeries } from "../protocol/figure.js";
+import { displayTokens } from "../protocol/token-text.js";
 import { cells, describe, positionAxis, valueAxis } from "./describe.js";
 
 const ANCHOR = "#ff7f0e";
@@ -41,6 +42,7 @@ export function frontierFigure(p: FrontierSpec): FigureDescription {
   ];
   const s = p.strip;
   const [S, N] = s.state.shape;
+  const words = displayTokens(s.tokens);
   const anchorCells: number[] = [];
   for (let i = 0; i < S * N; i++) if (Number(s.anchors.values[i]) > 0.5) anchorCells.push(i);
   const top = STATES.length - 1;
@@ -66,7 +68,7 @@ export function frontierFigure(p: FrontierSpec): FigureDescription {
         values: cells(s.state.values),
         scale: { colormap: "blues", domain: [0, top], diverging: false },
         valueLabel: "canvas state (legend)",
-        x: { title: "key position (token)", labels: Array.from({ length: N }, (_, j) => s.tokens[j] ?? String(j)) },
+        x: { title: "key position (token)", labels: Array.from({ length: N }, (_, j) => words[j] ?? String(j)) },
         y: { title: "denoising step", labels: s.steps.map(String) },
         cellMarks: { cells: anchorCells, colour: ANCHOR },
       },

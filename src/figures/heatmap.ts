@@ -11,6 +11,7 @@
  *                  yLabels: ["0", "1"], xLabels: tokens, values: [row0, row1] }));
  */
 import type { HeatmapSpec } from "../protocol/heatmap.js";
+import { displayLabels } from "../protocol/token-text.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import { COLORMAPS, isDiverging, type Colormap } from "./colormap.js";
 import { formatValue } from "./svg.js";
@@ -180,8 +181,8 @@ export function heatmapFigure(spec: HeatmapSpec): FigureDescription {
         values: spec.values.flat(),
         scale: { colormap: spec.colormap, domain: spec.domain, diverging: isDiverging(spec.colormap) },
         valueLabel: spec.valueLabel ?? "value",
-        x: { title: spec.xTitle ?? "", labels: spec.xLabels },
-        y: { title: spec.yTitle ?? "", labels: spec.yLabels },
+        x: { title: spec.xTitle ?? "", labels: displayLabels(spec.xLabels) },
+        y: { title: spec.yTitle ?? "", labels: displayLabels(spec.yLabels) },
       },
     ],
     columns: 1,

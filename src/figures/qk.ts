@@ -11,16 +11,35 @@
 import type { QKSpec } from "../analysis/figure-data.js";
 import type { FigureDescription, HeatPanel, LegendEntry, LineSeries, Panel } from "../protocol/figure.js";
 import { QK_QUANTITIES, qkColourScale } from "../protocol/scales.js";
+import { displayTokens } from "../protocol/token-text.js";
+import { formatValue } from "../protocol/markup.js";
 import { cells, describe, MARKERS, positionAxis, valueAxis } from "./describe.js";
 
 const FLOATING = "#d62728";
 
+/**
+ * How the floating keys' score advantage splits into its angle and norm parts, in words a reader can
+ * take literally. A share is only a share when both parts push the same way: with one part negative
+ * the other exceeds the whole ("120 %" of an advantage), so then both parts are given as signed
+ * numbers instead. Hand-worked cases in test/figures/qk-wording.test.ts.
+ */
+export function advantageSplit(angle: number, norm: number): string {
+  const total = angle + norm;
+  if (!(Math.abs(total) > 1e-12)) return "no advantage";
+  if (angle >= 0 && norm >= 0) return `${Math.round((100 * angle) / total)} % from the angle`;
+  if (angle <= 0 && norm <= 0) return `${Math.round((100 * angle) / total)} % of the deficit from the angle`;
+  const signed = (v: number) => `${v > 0 ? "+" : "−"}${formatValue(Math.abs(v))}`;
+  return `angle ${signed(angle)}, norm ${signed(norm)} (they pull apart; total ${signed(total)})`;
+}
+
 export function qkFigure(p: QKSpec): FigureDescription {
   if (!Array.isArray(p.panels) || p.panels.length === 0) throw new TypeError("a QK spec needs at least one layer panel");
   const panels: Panel[] = [];
+  // token text as readers see it (byte-level/SentencePiece markers decoded, protocol/token-text.ts)
+  const shown = displayTokens(p.tokens);
   for (const m of p.panels) {
     const [rows, cols] = m.score.shape;
-    const words = (n: number) => Array.from({ length: n }, (_, i) => p.tokens[i] ?? String(m.start + i));
+    const words = (n: number) => Array.from({ length: n }, (_, i) => shown[i] ?? String(m.start + i));
     for (const { key, title } of QK_QUANTITIES) {
       const values = m[key].values;
       const heat: HeatPanel = {
@@ -45,7 +64,7 @@ export function qkFigure(p: QKSpec): FigureDescription {
     ["norm part (‖q‖‖k‖)", (s) => s.normTerm, "6 4"],
     ["total advantage", (s) => s.advantage, "2 3"],
   ];
-  const TERM_COLOURS = ["#ff7f0e", "#2ca02c", "#333333"];
+  const TERM_COLOURS = ["#d95f02", "#2ca02c", "#333333"];
   const series: LineSeries[] = terms.map(([name, f, dash], i) => ({
     name,
     colour: TERM_COLOURS[i],
@@ -84,9 +103,7 @@ export function qkFigure(p: QKSpec): FigureDescription {
     { label: "floating key", colour: FLOATING, mark: "tick" },
     ...[...series, ...cosSeries].map((s) => ({ label: s.name, colour: s.colour, mark: "line" as const, dash: s.dash })),
   ];
-  const split = p.summary
-    .map((s) => `L${s.layer} ${Math.abs(s.advantage) > 1e-12 ? Math.round((100 * s.angleTerm) / s.advantage) : "–"}%`)
-    .join(", ");
+  const split = p.summary.map((s) => `L${s.layer} ${advantageSplit(s.angleTerm, s.normTerm)}`).join(", ");
   return describe("qk", {
     title: `QK decomposition · ${p.model}`,
     subtitle: [
@@ -98,6 +115,6 @@ export function qkFigure(p: QKSpec): FigureDescription {
     legend,
     warnings: p.warnings,
     exportName: { models: [p.model], layer: layers, head: p.panels[0].head },
-    text: `QK decomposition — ${p.model}: layers ${layers.join(", ")}; angle share of the floating advantage ${split}`,
+    text: `QK decomposition — ${p.model}: layers ${layers.join(", ")}; floating keys' score advantage ${split}`,
   });
 }

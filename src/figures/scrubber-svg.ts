@@ -1,132 +1,90 @@
 /**
  * Static fallback of the scrubber: the temporal view (steps × positions, step 0 at the top) of
- * each run's last kept layer, head-mean, in the paper's Purples with anchors in orange, runs
- * stacked, framed with tokens and steps (framed.ts). Rendered in the kernel from the payload
- * itself, so the picture GitHub shows is the data the widget shows.
+ * each run's last kept layer, head-mean, in the paper's Purples with anchors in orange, one panel
+ * per run. It is a figure description like every other figure, drawn by the one renderer
+ * (protocol/draw.ts), from the payload itself, so the picture GitHub shows is the data the widget
+ * shows.
  */
 import { decodeArray, decodeInt32, type ScrubberPayload, type ScrubberRun } from "../protocol/payloads.js";
-import { framedRasterSvg } from "./framed.js";
+import { drawFigure } from "../protocol/draw.js";
 import { rgbAt } from "../protocol/colormap.js";
-import { encodePng } from "./png.js";
+import type { FigureDescription, HeatPanel } from "../protocol/figure.js";
+import { displayTokens } from "../protocol/token-text.js";
+import { describe, extent } from "./describe.js";
+import { pngRaster } from "./raster.js";
 
-/** The paper's temporal-drift colour map (stops declared once in protocol/colormap.ts). */
-function purple(t: number): [number, number, number] {
-  return rgbAt("purples", t);
-}
+const ANCHOR = "#ff7f0e";
 
-const ANCHOR: [number, number, number] = [255, 127, 14];
-const MISSING: [number, number, number] = [235, 235, 235];
-
-/** Colour of t ∈ [0, 1] in the Purples map, as "#rrggbb" (for the frame's colour bar). */
+/** Colour of t ∈ [0, 1] in the Purples map, as "#rrggbb". */
 export function purpleHex(t: number): string {
   return (
     "#" +
-    purple(t)
+    rgbAt("purples", t)
       .map((c) => c.toString(16).padStart(2, "0"))
       .join("")
   );
 }
 
-interface TemporalPanel {
-  run: ScrubberRun;
-  S: number;
-  N: number;
-  layer: number;
-  heat: Float32Array;
-  anchor: Uint8Array;
-  min: number;
-  max: number;
+/** "smollm2-135m-dream-world · real-base · MDM" (older payloads: their label). */
+export function runName(run: ScrubberRun): string {
+  return run.model ? [run.model, run.tier, run.paradigm ?? (run.causal ? "ARM" : "MDM")].filter(Boolean).join(" · ") : run.label;
 }
 
-/** Each run's last kept layer: head-mean attention received per (step, key), and its anchors. */
-function temporalPanels(p: ScrubberPayload): TemporalPanel[] {
-  return p.runs.map((run) => {
-    const [S, L, N] = run.received.shape;
-    const all = decodeArray(run.received, "received");
-    const li = L - 1;
-    const heat = new Float32Array(S * N);
-    let min = Infinity;
-    let max = -Infinity;
-    for (let s = 0; s < S; s++) {
-      for (let j = 0; j < N; j++) {
-        const v = all[(s * L + li) * N + j];
-        heat[s * N + j] = v;
-        if (v < min) min = v;
-        if (v > max) max = v;
-      }
+/** One run's temporal view at its last kept layer, head mean, anchors marked. */
+function temporalPanel(run: ScrubberRun): HeatPanel {
+  const [S, L, N] = run.received.shape;
+  const all = decodeArray(run.received, "received");
+  const li = L - 1;
+  const values: (number | null)[] = new Array<number | null>(S * N);
+  for (let s = 0; s < S; s++)
+    for (let j = 0; j < N; j++) {
+      const v = all[(s * L + li) * N + j];
+      values[s * N + j] = Number.isFinite(v) ? v : null;
     }
-    const anchor = new Uint8Array(S * N);
-    for (const flat of decodeInt32(run.anchors, "anchors")) {
-      const j = flat % N;
-      const sl = (flat - j) / N;
-      if (sl % L === li) anchor[Math.floor(sl / L) * N + j] = 1;
-    }
-    return { run, S, N, layer: run.layers[li], heat, anchor, min, max };
-  });
-}
-
-const rowsOf = (S: number) => Math.max(2, Math.floor(240 / S));
-
-/** Paint one panel, `width` px wide, into rgb. */
-function paintTemporal(q: TemporalPanel, width: number, rgb: Uint8Array): void {
-  const rh = rowsOf(q.S);
-  const span = q.max > q.min ? q.max - q.min : 1;
-  for (let y = 0; y < q.S * rh; y++) {
-    const s = Math.floor(y / rh);
-    for (let x = 0; x < width; x++) {
-      // Columns: nearest position; when downscaling, an anchor anywhere in the span wins.
-      const j0 = Math.floor((x * q.N) / width);
-      const j1 = Math.max(j0 + 1, Math.floor(((x + 1) * q.N) / width));
-      let c: [number, number, number] | null = null;
-      for (let j = j0; j < j1 && j < q.N; j++) if (q.anchor[s * q.N + j]) c = ANCHOR;
-      if (!c) {
-        const v = q.heat[s * q.N + j0];
-        c = Number.isNaN(v) ? MISSING : purple((v - q.min) / span);
-      }
-      const o = (y * width + x) * 3;
-      rgb[o] = c[0];
-      rgb[o + 1] = c[1];
-      rgb[o + 2] = c[2];
-    }
+  const cells: number[] = [];
+  for (const flat of decodeInt32(run.anchors, "anchors")) {
+    const j = flat % N;
+    const sl = (flat - j) / N;
+    if (sl % L === li) cells.push(Math.floor(sl / L) * N + j);
   }
+  const [, hi] = extent(values);
+  return {
+    type: "heat",
+    title: `${runName(run)} · layer ${run.layers[li]}, mean over heads`,
+    rows: S,
+    cols: N,
+    values,
+    scale: { colormap: "purples", domain: [0, hi > 0 ? hi : 1], diverging: false },
+    valueLabel: "attention received",
+    x: { title: "key position (token)", labels: displayTokens(run.tokens) },
+    y: { title: "denoising step", labels: run.steps.map(String) },
+    cellMarks: { cells: cells.sort((a, b) => a - b), colour: ANCHOR },
+  };
 }
 
-const panelWidth = (q: TemporalPanel, maxWidth: number) => Math.min(maxWidth, q.N * Math.max(1, Math.floor(800 / q.N)));
-
-/**
- * The static fallback of the scrubber: each run's temporal view (steps down, positions across, last
- * kept layer, head mean) framed with its tokens, step numbers and a colour bar (framed.ts).
- */
-export function scrubberSvg(p: ScrubberPayload, maxWidth = 800): string {
-  const panels = temporalPanels(p).map((q) => {
-    const width = panelWidth(q, maxWidth);
-    const height = q.S * rowsOf(q.S);
-    const rgb = new Uint8Array(width * height * 3).fill(255);
-    paintTemporal(q, width, rgb);
-    return {
-      png: encodePng(width, height, rgb),
-      width,
-      height,
-      cols: q.N,
-      rows: q.S,
-      title: `${q.run.label} · layer ${q.layer}, mean over heads`,
-      xLabels: q.run.tokens,
-      yLabels: q.run.steps.map((s) => `step ${s}`),
-      min: q.min,
-      max: q.max,
-    };
-  });
-  return framedRasterSvg({
+/** The scrubber's static image as a figure description (one temporal panel per run). */
+export function scrubberDescription(p: ScrubberPayload): FigureDescription {
+  const panels = p.runs.map(temporalPanel);
+  return describe("scrubber", {
     title: p.title ?? "Attention received over denoising steps",
+    subtitle: [`anchor rule: ${p.runs[0]?.anchorRule ?? "—"}`],
     panels,
-    direction: "column",
-    xTitle: "key position (token)",
-    yTitle: "denoising step",
-    colour: purpleHex,
-    valueLabel: panels.length > 1 ? "1st panel" : "received",
-    note: [
-      `orange = floating anchor (${p.runs[0]?.anchorRule ?? "anchor rule"}); open in JupyterLab to scrub layers and heads`,
+    columns: 1,
+    legend: [
+      { label: "floating anchor", colour: ANCHOR, mark: "swatch" },
+      { label: "position absent at that step", colour: "#e6e6e6", mark: "swatch" },
+    ],
+    notes: [
+      "static image: each run's last layer, mean over heads; open in JupyterLab to scrub steps, layers and heads",
       ...new Set(p.runs.flatMap((r) => (r.missing ?? []).map((m) => m.note))),
-    ].join(" · "),
+    ],
+    warnings: p.warnings ?? [],
+    exportName: { models: p.runs.map((r) => r.model ?? r.label), layer: p.runs.map((r) => r.layers[r.layers.length - 1]) },
+    text: `Attention scrubber — ${p.runs.map((r) => `${runName(r)}: ${r.steps.length} steps × ${r.tokens.length} tokens`).join("; ")}`,
   });
+}
+
+/** The static fallback of the scrubber, drawn by protocol/draw.ts (the one renderer). */
+export function scrubberSvg(p: ScrubberPayload, maxWidth = 800): string {
+  return drawFigure(scrubberDescription(p), { width: maxWidth, raster: pngRaster });
 }

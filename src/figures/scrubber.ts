@@ -10,21 +10,25 @@
  * values. Everything is quantised to uint8 and base64'd.
  *
  * Size cap (default 8 MiB of JSON): `received` gets up to three quarters of it (steps, then layers
- * are subsampled evenly when it does not fit), full maps up to half of what is left, per-head data
- * what remains (heads subsampled evenly). Every reduction is listed in `subsampled`, which the view
- * and the text/plain summary both show.
+ * are subsampled evenly when it does not fit), per-head received up to three quarters of what is left
+ * (heads subsampled evenly), full maps half of the rest, per-head maps what remains (at evenly spaced
+ * steps). Every reduction is listed in `subsampled`, which the view and the text/plain summary both
+ * show in words. Maps of the steps that did not fit stay in the kernel, which serves them one
+ * (step, layer) at a time while it runs (`payload.live`, the widget asks for them).
  *
  * @example
  *   show(scrubber([lladaTrace, llamaTrace], { title: "same prompt, MDM vs ARM" }));
  */
 import type { Trace } from "../trace/types.js";
 import { describeRule, detectAnchors, anchorContext, resolveRule, type AnchorOptions } from "../analysis/anchors.js";
-import { SettingsError, ProbeMissingError } from "../util/errors.js";
+import { DisplayError, SettingsError, ProbeMissingError } from "../util/errors.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import {
   DEFAULT_PAYLOAD_CAP_BYTES,
+  LIVE_SLICE_GLOBAL,
   MIME_SCRUBBER,
-  describeSubsampling,
+  MIME_SCRUBBER_SLICE,
+  describeOmitted,
   encodeArray,
   payloadSize,
   evenIndices,
@@ -32,6 +36,7 @@ import {
   type ScrubberMap,
   type ScrubberPayload,
   type ScrubberRun,
+  type ScrubberSlice,
   type SubsampleNote,
 } from "../protocol/payloads.js";
 import { scrubberSvg } from "./scrubber-svg.js";
@@ -52,6 +57,14 @@ export interface ScrubberOptions {
   headMaps?: boolean;
   /** Anchor rule (analysis/anchors.ts); default μ + 3σ per step and layer, no fallback (paper §5). */
   anchors?: AnchorOptions;
+  /** One tier per trace ("tiny", "real", "real-base") for the panel titles; default "tiny" for tiny-* models, else none. */
+  tiers?: (string | undefined)[];
+  /**
+   * Serve every (step, layer)'s maps on demand from this kernel (default true): the widget asks the
+   * kernel that built the payload for what was not embedded. The traces stay referenced by the
+   * kernel (the last LIVE_KEEP payloads).
+   */
+  live?: boolean;
 }
 
 /** Base64 characters of `n` one-byte values, plus JSON framing. */
@@ -73,6 +86,7 @@ function dimsOf(t: ProbeTensor, rank: number): number[] {
 }
 
 interface RunPlan {
+  index: number;
   trace: Trace;
   label: string;
   N: number;
@@ -122,6 +136,7 @@ function plan(trace: Trace, label: string, opts: ScrubberOptions, where: string)
   const headMapLayers = opts.headMaps === false ? [] : layersOf(first, "pattern").filter((l) => layers.includes(l));
   const headMapHeads = trace.probes.pattern?.heads ?? Array.from({ length: trace.model.numHeads }, (_, h) => h);
   return {
+    index: 0,
     trace,
     label,
     N: trace.tokens.length,
@@ -183,7 +198,12 @@ function buildRun(p: RunPlan, opts: ScrubberOptions, where: string): ScrubberRun
     maps: [],
     missing: missingViews(p),
     regions: trace.prompt.regions.map((r) => ({ name: r.name, tokens: [r.tokens[0], r.tokens[1]] as [number, number] })),
+    model: trace.model.name,
+    paradigm: trace.model.causal ? "ARM" : "MDM",
+    numLayers: trace.model.numLayers,
   };
+  const tier = opts.tiers?.[p.index] ?? (/^tiny-/.test(trace.model.name) ? "tiny" : undefined);
+  if (tier) run.tier = tier;
   return run;
 }
 
@@ -212,6 +232,7 @@ function addHeadMaps(run: ScrubberRun, p: RunPlan, budget: number, notes: Subsam
   const { trace, N } = p;
   const S = p.stepIdx.length;
   const H = p.headMapHeads.length;
+  run.headMapHeads = [...p.headMapHeads]; // also when none fit: a live kernel serves them on demand
   const perStep = b64Chars(H * N * N) * p.headMapLayers.length;
   const fit = Math.floor(budget / perStep);
   if (fit < 1) {
@@ -272,6 +293,130 @@ function addHeads(run: ScrubberRun, p: RunPlan, budget: number, notes: Subsample
   }
   run.heads = keep;
   run.receivedHeads = encodeArray(rh, [S, L, H, N]);
+}
+
+/** The head-mean map [N, N] of a (step, layer) from `pattern_mean`, else the mean of `pattern`; null when neither was recorded. */
+function meanMapAt(p: RunPlan, si: number, layer: number, where: string): Float32Array | null {
+  const { trace, N } = p;
+  const step = trace.steps[p.stepIdx[si]];
+  const name = `blocks.${layer}.attn.pattern_mean`;
+  const t = step.probes.get(name);
+  const m = new Float32Array(N * N).fill(NaN);
+  if (t) {
+    const [nq, nk] = dimsOf(t, 2);
+    if (nq > N || nk > N)
+      throw new SettingsError("map larger than the sequence", {
+        file: where,
+        field: name,
+        expected: `≤ ${N} × ${N}`,
+        found: `${nq} × ${nk}`,
+      });
+    for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[i * N + j] = t.data[i * nk + j];
+    return m;
+  }
+  const h = headMapAt(p, si, layer, where);
+  if (!h) return null;
+  const H = p.headMapHeads.length;
+  for (let i = 0; i < N * N; i++) {
+    let sum = 0;
+    for (let hh = 0; hh < H; hh++) sum += h[hh * N * N + i];
+    m[i] = sum / H;
+  }
+  return m;
+}
+
+/** Per-head maps [H, N, N] of a (step, layer) from `pattern`, or null. */
+function headMapAt(p: RunPlan, si: number, layer: number, where: string): Float32Array | null {
+  const { trace, N } = p;
+  const H = p.headMapHeads.length;
+  const step = trace.steps[p.stepIdx[si]];
+  const name = `blocks.${layer}.attn.pattern`;
+  const t = step.probes.get(name);
+  if (!t) return null;
+  const [h, nq, nk] = dimsOf(t, 3);
+  if (h !== H || nq > N || nk > N)
+    throw new SettingsError("per-head map does not match the trace", {
+      file: where,
+      field: name,
+      expected: `${H} × ≤ ${N} × ≤ ${N}`,
+      found: `${h} × ${nq} × ${nk}`,
+    });
+  const m = new Float32Array(H * N * N).fill(NaN);
+  for (let hh = 0; hh < H; hh++)
+    for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[(hh * N + i) * N + j] = t.data[(hh * nq + i) * nk + j];
+  return m;
+}
+
+/** One run's (step, layer) slice: its head-mean map and per-head maps, uint8-encoded. */
+export function scrubberSlice(key: string, plans: RunPlan[], run: number, stepIndex: number, layerIndex: number): ScrubberSlice {
+  const p = plans[run];
+  const out: ScrubberSlice = { key, run, stepIndex, layerIndex };
+  if (!p || stepIndex < 0 || stepIndex >= p.stepIdx.length || layerIndex < 0 || layerIndex >= p.layers.length) {
+    out.error = `no run ${run} step ${stepIndex} layer ${layerIndex} in this scrubber`;
+    return out;
+  }
+  const layer = p.layers[layerIndex];
+  const where = `traces[${run}]`;
+  const N = p.N;
+  if (p.headMapLayers.includes(layer)) {
+    const h = headMapAt(p, stepIndex, layer, where);
+    if (h) out.headMaps = encodeArray(h, [p.headMapHeads.length, N, N]);
+  }
+  if (p.mapLayers.includes(layer) || p.headMapLayers.includes(layer)) {
+    const m = meanMapAt(p, stepIndex, layer, where);
+    if (m) out.map = encodeArray(m, [N, N]);
+  }
+  return out;
+}
+
+/**
+ * How a served slice reaches the widget: as a display through the kernel's sink. Figures may not import
+ * the display layer (it imports figures), so display/sink.ts installs the emitter when it loads.
+ */
+type SliceEmitter = (data: Record<string, unknown>) => void;
+let emitSlice: SliceEmitter | undefined;
+export function setSliceEmitter(fn: SliceEmitter): void {
+  emitSlice = fn;
+}
+
+/** How many payloads' traces the kernel keeps for on-demand slices (older ones answer "re-run the cell"). */
+export const LIVE_KEEP = 24;
+
+type LiveRegistry = { entries: Map<string, RunPlan[]>; serve: (key: string, run: number, s: number, l: number) => void };
+
+/** The kernel-wide registry (on globalThis, so every copy of the library in the kernel shares it). */
+function liveRegistry(): LiveRegistry {
+  const sym = Symbol.for(LIVE_SLICE_GLOBAL);
+  const g = globalThis as unknown as Record<symbol, unknown>;
+  const fn = g[sym] as (LiveRegistry["serve"] & { registry?: LiveRegistry }) | undefined;
+  if (fn?.registry) return fn.registry;
+  const entries = new Map<string, RunPlan[]>();
+  const registry: LiveRegistry = {
+    entries,
+    serve: (key, run, s, l) => {
+      const plans = entries.get(key);
+      const slice: ScrubberSlice = plans
+        ? scrubberSlice(key, plans, run, s, l)
+        : { key, run, stepIndex: s, layerIndex: l, error: "this kernel no longer holds the traces of this scrubber: run its cell again" };
+      if (!emitSlice) {
+        throw new DisplayError("scrubber slices need floatscope's display layer, which sends them to the widget", {
+          hint: 'import the library from "floatscope" (or "floatscope/display") in the kernel',
+        });
+      }
+      emitSlice({ [MIME_SCRUBBER_SLICE]: slice, "text/plain": "scrubber slice" });
+    },
+  };
+  const serve = Object.assign((key: string, run: number, s: number, l: number) => registry.serve(key, run, s, l), { registry });
+  g[sym] = serve;
+  return registry;
+}
+
+function registerLive(plans: RunPlan[]): string {
+  const reg = liveRegistry();
+  const key = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+  reg.entries.set(key, plans);
+  while (reg.entries.size > LIVE_KEEP) reg.entries.delete(reg.entries.keys().next().value as string);
+  return key;
 }
 
 /** Full head-mean maps at evenly spaced steps (always including the last) for the map layers. */
@@ -343,7 +488,7 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
   const notes: SubsampleNote[] = [];
   const plans = list.map((t, i) => {
     const label = opts.labels?.[i] ?? `${t.model.name} (${t.model.causal ? "ARM" : "MDM"})`;
-    return plan(t, label, opts, `traces[${i}]`);
+    return { ...plan(t, label, opts, `traces[${i}]`), index: i };
   });
   // Fixed costs: tokens (JSON-escaped strings), unmaskedAt, prompt text.
   const fixed =
@@ -359,14 +504,20 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
     runs,
     subsampled: notes,
   };
-  // Maps get half of what is left, per-head received half of the rest, per-head maps what remains;
-  // sizes are measured, not estimated.
+  // Sizes are measured, not estimated.
+  // Per-head received first (every head's temporal view; a live kernel cannot serve it), then maps
+  // and per-head maps (a live kernel serves the steps that do not fit).
   let left = cap - payloadSize(payload) - 1024;
+  plans.forEach((p, i) =>
+    addHeads(runs[i], p, Math.max(0, (p.mapLayers.length || p.headMapLayers.length ? (3 * left) / 4 : left) / plans.length), notes),
+  );
+  left = cap - payloadSize(payload) - 1024;
   plans.forEach((p, i) => (runs[i].maps = buildMaps(p, Math.max(0, left / 2 / plans.length), notes, `traces[${i}]`)));
   left = cap - payloadSize(payload) - 1024;
-  plans.forEach((p, i) => addHeads(runs[i], p, Math.max(0, (p.headMapLayers.length ? left / 2 : left) / plans.length), notes));
-  left = cap - payloadSize(payload) - 1024;
   plans.forEach((p, i) => addHeadMaps(runs[i], p, Math.max(0, left / plans.length), notes, `traces[${i}]`));
+  // What did not fit stays in the kernel, served one (step, layer) at a time while it runs.
+  const omitted = notes.some((n) => n.axis === "map step" || n.axis === "head-map step");
+  if (opts.live !== false && omitted) payload.live = { key: registerLive(plans) };
   const warnings: string[] = [];
   for (const t of list)
     if (t.partial) warnings.push(`${t.model.name}: partial trace (interrupted run); only the steps written so far are shown`);
@@ -381,8 +532,8 @@ export function scrubberPayload(traces: Trace | Trace[], opts: ScrubberOptions =
 /** One-line text/plain summary. */
 export function describeScrubber(p: ScrubberPayload): string {
   const runs = p.runs.map((r) => `${r.label}: ${r.steps.length} steps × ${r.layers.length} layers × ${r.tokens.length} tokens`).join("; ");
-  const sub = describeSubsampling(p.subsampled);
-  return `Attention scrubber — ${runs}${sub ? ` (${sub})` : ""}`;
+  const sub = describeOmitted(p.subsampled, p.live !== undefined);
+  return `Attention scrubber — ${runs}${sub ? `. ${sub}` : ""}`;
 }
 
 /** A displayable scrubber: `show()` sends the payload, a framed image of the temporal view and a text line. */

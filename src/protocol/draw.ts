@@ -12,6 +12,7 @@ import { colorAt, colormapLut, lightness } from "./colormap.js";
 import type { BarPanel, FigureDescription, HeatPanel, LegendEntry, LinePanel, Panel } from "./figure.js";
 import { el, formatValue, labelStride, num, svgDocument, text, truncate } from "./markup.js";
 import { niceTicks } from "./scales.js";
+import { thinLabels } from "./axis-labels.js";
 
 /** Turns [height · width · 3] RGB bytes into an image href (a data: URL); absent → cells are drawn as rects. */
 export type Raster = (rgb: Uint8Array, width: number, height: number) => string;
@@ -155,6 +156,7 @@ function legend(entries: LegendEntry[], x0: number, y0: number, width: number): 
     const cy = y + 6;
     if (e.mark === "line") {
       parts.push(el("line", { x1: x, x2: x + 20, y1: cy, y2: cy, stroke: e.colour, "stroke-width": 2.5, "stroke-dasharray": e.dash }));
+      if (e.marker) parts.push(marker(e.marker, x + 10, cy, e.colour, e.label));
     } else if (e.mark === "tick") {
       parts.push(el("rect", { x: x + 8, y: cy - 5, width: 4, height: 10, fill: e.colour }));
     } else if (e.mark === "outline") {
@@ -302,15 +304,17 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
 
   // Column labels: horizontal when they fit a cell, else rotated −60°; thinned to fit.
   const rotate = xChars * CH + 2 > cw;
-  const xs = labelStride(p.cols, plotW, rotate ? FONT + 1 : xChars * CH + 6);
+  // Marked columns (floating keys, anchor columns) are always labelled, in bold; the regular labels
+  // are thinned around them (axis-labels.ts), so thinning never hides the column a figure is about.
+  const must = markedColumns(p);
   const xText: string[] = [];
-  for (let c = 0; c < p.cols; c += xs) {
+  for (const c of thinLabels(p.cols, plotW, rotate ? FONT + 1 : xChars * CH + 6, must)) {
     const x = px + (c + 0.5) * cw;
     const yy = below + 10;
     const a = rotate
       ? { x, y: yy, "text-anchor": "end", transform: `rotate(-60 ${num(x)} ${num(yy)})` }
       : { x, y: yy, "text-anchor": "middle" };
-    xText.push(label(p.x.labels[c] ?? String(c), MAX_LABEL_CHARS, a));
+    xText.push(label(p.x.labels[c] ?? String(c), MAX_LABEL_CHARS, must.includes(c) ? { ...a, "font-weight": 600, class: "fs-must" } : a));
   }
   parts.push(el("g", { fill: "#333", class: "fs-xlabels" }, ...xText));
   const xBand = rotate ? Math.ceil(xChars * CH * 0.87) + 10 : 14;
@@ -334,6 +338,13 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
     height,
     geometry: { panel: index, x: px, y: top, width: plotW, height: plotH },
   };
+}
+
+/** Columns a heat panel marks (column ticks, or any marked cell's column), ascending: the must-label columns. */
+export function markedColumns(p: HeatPanel): number[] {
+  const out = new Set<number>(p.columnMarks?.columns.filter((c) => c >= 0 && c < p.cols) ?? []);
+  for (const i of p.cellMarks?.cells ?? []) out.add(i % p.cols);
+  return [...out].sort((a, b) => a - b);
 }
 
 function hexBytes(hex: string): number[] {

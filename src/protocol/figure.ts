@@ -88,6 +88,8 @@ export interface LegendEntry {
   colour: string;
   mark: "line" | "swatch" | "outline" | "tick";
   dash?: string;
+  /** A "line" entry's marker, drawn on the line sample (the series' marker). */
+  marker?: LineSeries["marker"];
 }
 
 export interface FigureDescription {

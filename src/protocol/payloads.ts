@@ -22,6 +22,12 @@ export const MIME_SCRUBBER = "application/vnd.floatscope.scrubber.v1+json";
 /** Every other figure: a `FigureDescription` (protocol/figure.ts) that the widget draws with protocol/draw.ts. */
 export const MIME_FIGURE = "application/vnd.floatscope.figure.v1+json";
 
+/**
+ * A slice of a scrubber's data sent on demand by the live kernel (never saved in a notebook: the
+ * widget asks for it with `liveSliceCode` and reads the reply off the kernel's IOPub channel).
+ */
+export const MIME_SCRUBBER_SLICE = "application/vnd.floatscope.scrubber-slice.v1+json";
+
 /** The MIME types the JupyterLab extension renders. */
 export const FLOATSCOPE_MIME_TYPES = [MIME_SCRUBBER, MIME_FIGURE] as const;
 
@@ -122,6 +128,48 @@ export interface ScrubberRun {
   missing?: { view: "maps" | "heads" | "headMaps"; note: string }[];
   /** Named prompt spans (query, doc 3, gold…) for axis bands. Token span [start, end). */
   regions: { name: string; tokens: [number, number] }[];
+  /** Model name ("tiny-llada", "SmolLM2-135M-Instruct"); absent in payloads older than the compare layout. */
+  model?: string;
+  /** Model tier ("tiny", "real", "real-base") when known. */
+  tier?: string;
+  /** "MDM" (masked diffusion) or "ARM" (autoregressive). */
+  paradigm?: "MDM" | "ARM";
+  /** The model's number of layers (relative depth of `layers` when runs of different depth share one control). */
+  numLayers?: number;
+}
+
+/**
+ * The handle a live kernel serves the rest of a payload through: every (step, layer)'s full map and
+ * per-head maps, one slice at a time (`ScrubberSlice`). Only valid while the kernel that built the
+ * payload still runs; a saved notebook without a kernel shows what was embedded.
+ */
+export interface ScrubberLive {
+  /** Key of the traces in the kernel's registry. */
+  key: string;
+}
+
+/** The data of one run at one (step, layer), sent by the kernel on demand. */
+export interface ScrubberSlice {
+  key: string;
+  run: number;
+  /** Indices into the run's kept steps and layers. */
+  stepIndex: number;
+  layerIndex: number;
+  /** Head-mean map [query, key], when the trace recorded it. */
+  map?: EncodedArray;
+  /** Per-head maps [head, query, key] (heads: the run's `headMapHeads`), when recorded. */
+  headMaps?: EncodedArray;
+  /** Set when the kernel cannot serve it (restarted, key unknown): the reason, in words. */
+  error?: string;
+}
+
+/** `Symbol.for` name of the kernel-side function that serves slices (set by figures/scrubber.ts). */
+export const LIVE_SLICE_GLOBAL = "floatscope.scrubber.slice";
+
+/** Kernel code (TypeScript/JavaScript) that displays one slice as MIME_SCRUBBER_SLICE; arguments are JSON-quoted. */
+export function liveSliceCode(key: string, run: number, stepIndex: number, layerIndex: number): string {
+  const args = [JSON.stringify(key), run | 0, stepIndex | 0, layerIndex | 0].join(", ");
+  return `(globalThis as any)[Symbol.for(${JSON.stringify(LIVE_SLICE_GLOBAL)})]?.(${args}) ?? console.error("floatscope: no live scrubber data in this kernel (re-run the cell)")`;
 }
 
 /** One full map P[query, key] (query rows × key columns). */
@@ -150,6 +198,8 @@ export interface ScrubberPayload extends PayloadBase {
   /** The prompt text (untrusted). */
   prompt: string;
   runs: ScrubberRun[];
+  /** Present when a live kernel can serve every (step, layer) on demand (figures/scrubber.ts). */
+  live?: ScrubberLive;
 }
 
 export type FloatscopePayload = ScrubberPayload;
@@ -407,6 +457,40 @@ export function payloadSize(payload: unknown): number {
 export function describeSubsampling(notes: SubsampleNote[]): string {
   if (notes.length === 0) return "";
   return "subsampled: " + notes.map((s) => `${s.axis} ${s.kept} of ${s.of} (${s.how})`).join("; ");
+}
+
+/**
+ * Plain words for what a saved output leaves out (the view's note): e.g. "This output holds full
+ * maps for 2 of 32 steps. While the notebook's kernel runs, the other steps load on demand; in a
+ * saved notebook they need the cell run again."
+ */
+export function describeOmitted(notes: SubsampleNote[], live: boolean): string {
+  if (notes.length === 0) return "";
+  const words: Record<string, (k: number, of: number) => string> = {
+    step: (k, of) => `${k} of ${of} steps`,
+    layer: (k, of) => `${k} of ${of} layers`,
+    head: (k, of) => `per-head received attention for ${k} of ${of} heads`,
+    "map step": (k, of) => `full maps at ${k} of ${of} steps`,
+    "head-map step": (k, of) => `per-head maps (the head view) at ${k} of ${of} steps`,
+  };
+  // one phrase per kind (several runs: the smallest share kept)
+  const byAxis = new Map<string, SubsampleNote>();
+  for (const n of notes) {
+    const had = byAxis.get(n.axis);
+    if (!had || n.kept / Math.max(1, n.of) < had.kept / Math.max(1, had.of)) byAxis.set(n.axis, n);
+  }
+  const parts = [...byAxis.values()].map((n) => (words[n.axis] ?? ((k: number, of: number) => `${n.axis}: ${k} of ${of}`))(n.kept, n.of));
+  const maps = [...byAxis.keys()].filter((a) => a === "map step" || a === "head-map step");
+  const rest = [...byAxis.keys()].filter((a) => a !== "map step" && a !== "head-map step");
+  const out = [`To stay small, this output holds ${parts.join(", ")}.`];
+  if (maps.length)
+    out.push(
+      live
+        ? "The maps of the other steps load from the kernel when you move to them, while the notebook's kernel runs; a saved copy without a kernel shows only what is held here (run the cell to see every step)."
+        : "Run the cell with a larger maxBytes to keep more maps.",
+    );
+  if (rest.length) out.push("The steps, layers or heads left out need a larger maxBytes.");
+  return out.join(" ");
 }
 
 /** Evenly spaced indices 0..of−1, `kept` of them, always including the first and last. */

@@ -76,30 +76,69 @@ export function niceTicks(lo: number, hi: number, count = 5, inside = false): nu
   return out;
 }
 
-/** How a line shows its model's paradigm: ARMs solid, MDMs dashed (besides each model's colour); `svg` is the stroke-dasharray. */
-export const PARADIGM_DASH: Record<"arm" | "mdm", { svg: string | undefined }> = {
-  arm: { svg: undefined },
-  mdm: { svg: "6 4" },
+/**
+ * How a line shows its model's paradigm, besides each model's colour: ARMs solid with filled round
+ * or square markers, MDMs dashed with triangle or diamond markers. Two cues, so the paradigms stay
+ * apart in greyscale print and for readers who cannot tell the colours apart; `svg` is the
+ * stroke-dasharray, `markers` are used in turn by the models of that paradigm.
+ */
+export const PARADIGM_DASH: Record<
+  "arm" | "mdm",
+  { svg: string | undefined; markers: readonly ("circle" | "square" | "triangle" | "diamond")[] }
+> = {
+  arm: { svg: undefined, markers: ["circle", "square"] },
+  mdm: { svg: "6 4", markers: ["triangle", "diamond"] },
 };
 
-/** The paradigm of a series by its label ("ARM"/"MDM", any case); unknown → ARM's style. */
+/**
+ * The paradigm of a series by its label: "ARM"/"MDM" when the label says so (any case), else by
+ * model family in the name (LLaDA, Dream, "diffusion" → MDM; anything else, e.g. Llama, Qwen,
+ * SmolLM2's "causal" twin → ARM).
+ */
 export function paradigmOf(label: string | undefined): "arm" | "mdm" {
-  return /mdm|diffusion/i.test(label ?? "") ? "mdm" : "arm";
+  const s = label ?? "";
+  if (/\bmdm\b/i.test(s)) return "mdm";
+  if (/\barm\b/i.test(s)) return "arm";
+  return /mdm|diffusion|llada|dream/i.test(s) ? "mdm" : "arm";
 }
 
-/** Model colours of the paper's absorption figure (by family name), then a fallback palette; "#rrggbb". */
+/** Line style of the `k`-th series of one figure that belongs to `paradigm` (dash and marker). */
+export function paradigmStyle(
+  paradigm: "arm" | "mdm",
+  k: number,
+): { dash: string | undefined; marker: "circle" | "square" | "triangle" | "diamond" } {
+  const st = PARADIGM_DASH[paradigm];
+  return { dash: st.svg, marker: st.markers[k % st.markers.length] };
+}
+
+/**
+ * Model colours (by family name), then a fallback palette; "#rrggbb". The paper's hues, darkened
+ * where a thin line on white was hard to see: every colour has a contrast of at least 3:1 against
+ * white (WCAG's minimum for graphics; `contrastOnWhite`, checked in test/protocol/line-styles.test.ts).
+ */
 const MODEL_COLOURS: [RegExp, string][] = [
   [/llama/i, "#4e659b"],
-  [/qwen/i, "#b8a8cf"],
-  [/llada/i, "#fdcf9e"],
+  [/qwen/i, "#7a67a6"],
+  [/llada/i, "#c8671a"],
   [/dream/i, "#b6766c"],
 ];
-const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"];
+const PALETTE = ["#1f77b4", "#d95f02", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#c2379a", "#7f7f7f"];
+/** Every colour `modelColour` can return (for the contrast test). */
+export const LINE_COLOURS: readonly string[] = [...MODEL_COLOURS.map(([, c]) => c), ...PALETTE];
 
 /** The colour of model `name`, the i-th series of its figure. */
 export function modelColour(name: string, i: number): string {
   for (const [re, c] of MODEL_COLOURS) if (re.test(name)) return c;
   return PALETTE[i % PALETTE.length];
+}
+
+/** WCAG contrast ratio of "#rrggbb" against white (1 = invisible, 21 = black). */
+export function contrastOnWhite(hex: string): number {
+  const lin = [1, 3, 5]
+    .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+  const l = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+  return 1.05 / (l + 0.05);
 }
 
 /**

@@ -6,7 +6,8 @@
  * the process dying inside that call (see `readTrace`'s `allowTruncated`).
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
+import { TraceFormatError } from "../util/errors.js";
+import { checkOutputFile } from "../util/paths.js";
 import type { ProbeTensor } from "../util/probes.js";
 import { encodePreamble, encodeRecord, type RawTensor, type TraceRecord } from "./codec.js";
 import type { TraceMeta } from "./reader.js";
@@ -90,7 +91,10 @@ export class TraceWriter {
 
   /** Create (truncate) `file` and write the preamble and the meta record. */
   static create(file: string, header: TraceHeader): TraceWriter {
-    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    // Something already at the name must be a regular file: opening a FIFO for writing blocks until a
+    // reader appears (a FIFO left at a per-question trace name would hang `eval --traces`), and a folder
+    // or device is a sentence, not an EISDIR. Missing folders are made, as the writer always did.
+    checkOutputFile(file, { what: "trace file", field: "trace", error: TraceFormatError, mkdir: true });
     const w = new TraceWriter(file, fs.openSync(file, "w"));
     w.put(Buffer.concat([encodePreamble(header.formatVersion), encodeRecord(metaRecord(header))]));
     return w;
@@ -170,7 +174,7 @@ export function encodeTrace(trace: Trace, header: TraceHeader = headerOf(trace))
 
 /** Write an in-memory trace to a file atomically (temp + rename). */
 export function writeTrace(file: string, trace: Trace): void {
-  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  checkOutputFile(file, { what: "trace file", field: "trace", error: TraceFormatError, mkdir: true });
   const tmp = `${file}.tmp-${process.pid}`;
   fs.writeFileSync(tmp, encodeTrace(trace));
   fs.renameSync(tmp, file);

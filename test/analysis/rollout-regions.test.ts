@@ -1,5 +1,5 @@
 /**
- * Two ways regionRollout used to be silently wrong (issue #25, item 7), with hand-worked values:
+ * Two ways regionRollout used to be silently wrong, with hand-worked values:
  * (a) offsets layout, a prompt region named "answer" and no region_sum probe: the layout's own
  *     "answer" took every generated token, leaving the prompt's "answer" an empty region whose
  *     identity row absorbed 1/R of the stationary vector;

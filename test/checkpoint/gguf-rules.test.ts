@@ -1,6 +1,5 @@
 /**
- * What llama.cpp's loader refuses, refused here too, each naming the fields that disagree (issue #25,
- * item 5). Rules from llama.cpp (src/llama-model.cpp `load_hparams` and the per-architecture tensor
+ * What llama.cpp's loader refuses, refused here too, each naming the fields that disagree. Rules from llama.cpp (src/llama-model.cpp `load_hparams` and the per-architecture tensor
  * creation; convert_hf_to_gguf.py for tensor types):
  * - `<arch>.context_length`, `.embedding_length`, `.block_count` are read for every architecture and
  *   `<arch>.attention.layer_norm_rms_epsilon` for llama, qwen2, llada and dream, all without a

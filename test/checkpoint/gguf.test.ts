@@ -306,7 +306,7 @@ describe("malformed GGUF headers give typed errors naming the field", () => {
       "tokenizer.ggml.tokens (array length)",
     ],
     ["duplicate key", () => ggufBytes({ kvCount: 2, kv: (b) => b.str("a").u32(4).u32(1).str("a").u32(4).u32(2) }), "a"],
-    // llama.cpp looks keys up by name: an empty one can name nothing (issue #25)
+    // llama.cpp looks keys up by name: an empty one can name nothing
     [
       "empty key",
       () => ggufBytes({ kvCount: 2, kv: (b) => b.str("general.architecture").u32(8).str("llama").str("").u32(4).u32(1) }),

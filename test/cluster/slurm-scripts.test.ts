@@ -1,7 +1,7 @@
 /**
  * The scripts `floatscope slurm` writes, run with bash under a fake cluster (fake-cluster.ts): every value
  * reaches the commands as the one argument it was, and no name ever runs as shell code or splits the
- * `#SBATCH` header. One test per finding of issue #25 (each failed on the code before the fix), the
+ * `#SBATCH` header. One test per finding of the hostile-input review (each failed on the code before the fix), the
  * hand-worked quoting rule, and a normal grid's scripts call exactly the commands they should.
  */
 import { spawnSync } from "node:child_process";
@@ -112,7 +112,7 @@ describe("shellQuote (worked by hand)", () => {
   });
 });
 
-describe("issue #25: hostile names in `floatscope slurm`", () => {
+describe("hostile names in `floatscope slurm`", () => {
   it("a newline in the grid name is refused (typed, naming the field and the character); no script is written", async () => {
     const { grid, dir } = caseDir({ name: `x\ntouch ${MARK}` });
     const r = await cli("slurm", grid, "--tasks", "2", "--out", path.join(dir, "out"), "--floatscope", FS.join(" "));

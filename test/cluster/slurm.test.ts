@@ -74,6 +74,8 @@ function jobState(id: string): string {
   return /JobState=(\S+)/.exec(sh("scontrol", ["show", "job", id, "-o"]))?.[1] ?? "?";
 }
 const floatscope = `${process.execPath} ${CLI}`;
+/** What an injected `touch` would create (a file name starting with it). */
+const MARK = "FSPWNED";
 async function cli(...args: string[]) {
   const out: string[] = [],
     err: string[] = [];
@@ -189,4 +191,57 @@ describe("Slurm job array on a local cluster", () => {
       `slurm test: reference + 4-task array + merge ${((t1 - t0) / 1000).toFixed(1)} s; kill + rerun + merge ${((Date.now() - t1) / 1000).toFixed(1)} s; ${before}/48 rows before the kill`,
     );
   }, 170_000);
+
+  it("a hostile grid name and output folder reach Slurm as one job name and one log path, and nothing in them runs", async (ctx) => {
+    if (!up) ctx.skip();
+    // Quotes, #, $(…) and % in the grid's name and in the folder: each is one value to sbatch (#SBATCH
+    // quoting, % doubled in the log pattern) and to bash (single quotes), on a real cluster.
+    const name = `my "grid" #1 'x' $(touch ${MARK}-name) 50%`;
+    const dir = path.join(tmp, `odd $(touch ${MARK}-out) 'q' #2 50%`);
+    fs.mkdirSync(dir, { recursive: true });
+    const grid = path.join(dir, "grid.json");
+    fs.writeFileSync(
+      grid,
+      JSON.stringify({
+        name,
+        models: [path.join(ROOT, "models", "tiny-llada")],
+        datasets: [{ name: "heldout", path: path.join(ROOT, "models", "world", "eval-heldout.jsonl.gz"), limit: 2 }],
+        settings: [{ kind: "oracle" }],
+      }),
+    );
+    const out = path.join(dir, "out");
+    const r = await cli(
+      "slurm",
+      grid,
+      "--tasks",
+      "1",
+      "--cpus-per-task",
+      "1",
+      "--out",
+      out,
+      "--merged",
+      path.join(out, "m.jsonl"),
+      "--floatscope",
+      floatscope,
+    );
+    expect(r.code, r.err).toBe(0);
+    sh("bash", [path.join(out, "slurm", "submit.sh")], dir);
+    const [array, merge] = fs
+      .readFileSync(path.join(out, "slurm", "submitted.txt"), "utf8")
+      .trim()
+      .split(" ");
+    await waitJobs([array, merge]);
+    expect(jobState(merge)).toBe("COMPLETED");
+    expect(/JobName=(.*) UserId=/.exec(sh("scontrol", ["show", "job", merge, "-o"]))?.[1]).toBe(`fs-${name}-merge`);
+    expect(fs.readFileSync(path.join(out, "slurm", "logs", "shard-1.out"), "utf8")).toMatch(/ran 2, resumed 0, 0 errors/);
+    expect(fs.readFileSync(path.join(out, "m.jsonl"), "utf8").trim().split("\n")).toHaveLength(2);
+    const marked = (d: string): string[] =>
+      fs
+        .readdirSync(d, { withFileTypes: true })
+        .flatMap((e) => [
+          ...(e.name.startsWith(MARK) ? [path.join(d, e.name)] : []),
+          ...(e.isDirectory() ? marked(path.join(d, e.name)) : []),
+        ]);
+    expect(marked(dir)).toEqual([]);
+  }, 120_000);
 });

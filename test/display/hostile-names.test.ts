@@ -1,5 +1,5 @@
 /**
- * Issue #25: every place that put user text into Markdown unescaped. A live JupyterLab output is trusted,
+ * Every place that put user text into Markdown unescaped. A live JupyterLab output is trusted,
  * so HTML in a text/markdown output runs; a model, trace or folder name must reach the reader as text.
  * Each test puts a hostile name through one place and checks the Markdown has no raw tag, link or
  * block break left, and that the name appears in its escaped form (hand-worked below).

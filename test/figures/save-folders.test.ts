@@ -1,5 +1,5 @@
 /**
- * save() and folders (issue #25 item 8): a missing folder is refused like the CLI without --mkdir
+ * save() and folders: a missing folder is refused like the CLI without --mkdir
  * (a typed error naming it, nothing created) unless `{ mkdir: true }`; a folder or a FIFO at the
  * file's name is refused before anything is drawn; and `save(scrubber(traces), "x.svg")` writes the
  * scrubber's static image (it used to be refused as "kind undefined").

@@ -337,7 +337,7 @@ it("the harness sees an injected command and a split argument (self-test)", asyn
   const c = baseCase("self-test", "", caseFolder("self-test", false));
   finish(c);
   fs.mkdirSync(c.scriptsDir, { recursive: true });
-  // What the generator wrote before issue #25: a value inside a double-quoted echo, and one left unquoted.
+  // What the generator wrote before values were quoted: a value inside a double-quoted echo, and one left unquoted.
   fs.writeFileSync(path.join(c.scriptsDir, "submit.sh"), `echo "progress: $(touch ${MARK}-self)"\n`);
   fs.writeFileSync(path.join(c.scriptsDir, "shards.sbatch"), `exec node ${FS_MAIN} eval --out ${c.dir}/a b\n`);
   fs.writeFileSync(path.join(c.scriptsDir, "merge.sbatch"), "exit 0\n");

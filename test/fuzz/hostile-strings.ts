@@ -82,6 +82,9 @@ const MARKUP: string[] = [
   `\\<img src=x onerror=window.${BROWSER_MARK}=28>`,
   `<a href="jav&#x09;ascript:window.${BROWSER_MARK}=29">x</a>`,
   `<marquee onstart="window.${BROWSER_MARK}=30">`,
+  // TeX links: JupyterLab typesets $…$ and \(…\) in rendered Markdown with MathJax, whose \href makes an <a>.
+  `$\\href{javascript:window.${BROWSER_MARK}=31}{click}$`,
+  `\\(\\href{javascript:window.${BROWSER_MARK}=32}{click}\\)`,
 ];
 
 /** Paths that try to leave the folder they are joined to, or are not plain names. */
@@ -159,7 +162,9 @@ function crossed(base: string[]): string[] {
 }
 
 /** All hostile strings, deduplicated, in a fixed order (≥ 200). */
-export const HOSTILE_STRINGS: readonly string[] = Object.freeze([...new Set([...crossed(SHELL), ...crossed(MARKUP), ...PATHS, ...UNICODE])]);
+export const HOSTILE_STRINGS: readonly string[] = Object.freeze([
+  ...new Set([...crossed(SHELL), ...crossed(MARKUP), ...PATHS, ...UNICODE]),
+]);
 
 /** The families separately, for tests that only make sense for one of them. */
 export const HOSTILE = Object.freeze({

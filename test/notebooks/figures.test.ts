@@ -25,6 +25,7 @@ import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
 import { untracedNumbers } from "../display/claims-trace.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
 import { figures, join1, markdownOf, outputsOf, type Desc, type Notebook } from "./nb-outputs.js";
+import { bpeMarkersShown } from "./token-labels.js";
 
 const run = promisify(execFile);
 
@@ -157,6 +158,13 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
       if (runsOn(n)) expect(ran, n).toBe(code.length);
       else expect(ran, n).toBeGreaterThan(0);
     }
+  });
+
+  // Token text reads as text: no byte-level BPE marker ("Ġ", "Ċ") in any table, static image, figure label or
+  // legend of a freshly executed notebook (the real tiers, FLOATSCOPE_TIERS=tiny,real,real-base, bring SmolLM2's
+  // byte-level vocabulary; the tiny models' word-level one has none to begin with).
+  it.each(NOTEBOOKS.map((n) => [n]).filter(([n]) => runsOn(n)))("%s shows no Ġ/Ċ in any label, table or image", (n) => {
+    expect(bpeMarkersShown(nbs[n as Name])).toEqual([]);
   });
 
   it.each(NOTEBOOKS.map((n) => [n]))("%s says which of its models are missing, where it looked, and how to get them", (n) => {

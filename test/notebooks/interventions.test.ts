@@ -18,6 +18,7 @@ import { readFindings } from "../../src/display/findings.js";
 import { findModels } from "../../src/notebook/models.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
 import { figures, join1, markdownOf, outputsOf, type Desc, type Notebook } from "./nb-outputs.js";
+import { bpeMarkersShown } from "./token-labels.js";
 
 const run = promisify(execFile);
 const NAME = "09-interventions";
@@ -68,6 +69,10 @@ describe.skipIf(missing !== null || ALL.length === 0)("npm run reproduce: notebo
     expect(outs.filter((o) => o.output_type === "stream" && o.name === "stderr").map((o) => join1(o.text))).toEqual([]);
     const code = nb.cells.filter((c) => c.cell_type === "code");
     expect(code.filter((c) => c.execution_count != null).length).toBe(code.length);
+  });
+
+  it("shows no Ġ/Ċ in any label, table or image (token text reads as text)", () => {
+    expect(bpeMarkersShown(nb)).toEqual([]);
   });
 
   it("shows the Δ-accuracy heatmap over the models present, drift views per MDM variant, and the scrubber", () => {

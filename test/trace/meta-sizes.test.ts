@@ -1,6 +1,5 @@
 /**
- * Sizes a trace's meta record claims are bounded before anything is sized from them (issue #25,
- * item 6): a meta claiming 2^31 heads, genLength 2^40 or 10^12 steps used to load, and whatever
+ * Sizes a trace's meta record claims are bounded before anything is sized from them: a meta claiming 2^31 heads, genLength 2^40 or 10^12 steps used to load, and whatever
  * sized an array, a loop or a message from the claim (a head list, a step range) inherited it.
  * Each file below is a real sampled trace whose meta is edited and re-encoded with valid CRC-32s,
  * so only the size check can catch it. The probes are `received` only: no recorded tensor has a

@@ -2,7 +2,7 @@
  * A trace torn by SIGKILL: a writer process is killed inside the write of its 11th record, leaving
  * 10 complete records and a cut-short tail. From the library, the error names `allowTruncated`;
  * from the CLI it names `--allow-truncated`, which reads the 10 records and marks the result
- * partial in text and JSON (issue #25 item 4).
+ * partial in text and JSON.
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";

@@ -3,6 +3,9 @@ import { describe, expect, it } from "vitest";
 import { decodeArray, decodeInt32, MIME_SCRUBBER, payloadSize } from "../../src/protocol/payloads.js";
 import { crc32, encodePng } from "../../src/figures/png.js";
 import { describeScrubber, scrubber, scrubberPayload } from "../../src/figures/scrubber.js";
+import { scrubberDescription } from "../../src/figures/scrubber-svg.js";
+import { pngRaster } from "../../src/figures/raster.js";
+import { drawFigure } from "../../src/protocol/draw.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";
 import { syntheticAnchor, syntheticTrace, type SyntheticOptions } from "./synthetic-trace.js";
 
@@ -65,7 +68,8 @@ describe("scrubberPayload", () => {
     // first and last step survive
     expect(small.runs[0].steps[0]).toBe(0);
     expect(small.runs[0].steps.at(-1)).toBe(39);
-    expect(describeScrubber(small)).toMatch(/subsampled: step \d+ of 40/);
+    expect(describeScrubber(small)).toMatch(/\. To stay small, this output holds \d+ of 40 steps/);
+    expect(describeScrubber(small)).not.toMatch(/subsampled|\n/);
   });
 
   it("puts MDM and ARM runs side by side", () => {
@@ -80,19 +84,23 @@ describe("scrubberPayload", () => {
     expect(() => scrubberPayload(syntheticTrace(mdm), { layers: [9] })).toThrow(SettingsError);
   });
 
-  it("bundles payload, a framed image of the temporal view and a one-line summary", () => {
+  it("bundles payload, the temporal view drawn by the one figure renderer (protocol/draw.ts) and a one-line summary", () => {
     const t = syntheticTrace(mdm);
     const b = scrubber(t).toMimeBundle();
     expect(Object.keys(b).sort()).toEqual([MIME_SCRUBBER, "image/svg+xml", "text/plain"].sort());
     const svg = String(b["image/svg+xml"]);
-    const m = /href="data:image\/png;base64,([^"]+)"/.exec(svg);
+    // the same drawing as a figure description of the temporal view (one heat panel per run)
+    expect(svg).toBe(drawFigure(scrubberDescription(scrubber(t).payload), { width: 800, raster: pngRaster }));
+    expect(svg).toContain(">denoising step</text>");
+    expect(svg).toContain("<title>denoising step 0 · key position (token) p0:");
+    expect(svg).toContain("synthetic-mdm · MDM · layer 3, mean over heads");
+    // a long run is one raster: steps × positions, each cell a whole number of pixels
+    const big = String(scrubber(syntheticTrace({ ...mdm, genLength: 150, steps: 20 })).toMimeBundle()["image/svg+xml"]);
+    const m = /href="data:image\/png;base64,([^"]+)"/.exec(big);
     const png = Buffer.from(m![1], "base64");
     expect(png.subarray(1, 4).toString("ascii")).toBe("PNG");
-    // the raster is the 8 steps × 14 positions, each cell a whole number of pixels
-    expect(png.readUInt32BE(16) % 14).toBe(0);
-    expect(png.readUInt32BE(20) % 8).toBe(0);
-    expect(svg).toContain(">step 0</text>");
-    expect(svg).toContain(">denoising step</text>");
+    expect(png.readUInt32BE(16) % 156).toBe(0);
+    expect(png.readUInt32BE(20) % 20).toBe(0);
     expect(b["text/plain"]).toMatch(/^Attention scrubber — synthetic-mdm \(MDM\): 8 steps × 4 layers × 14 tokens/);
     expect(b["text/plain"]).not.toMatch(/\n/);
   });

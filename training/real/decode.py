@@ -91,12 +91,12 @@ def dream_decode(m, ids: list[int], mask_id: int, eos: int, gen: int = GEN, step
     return out
 
 
-def generate(m, kind: str, tok, ids: list[int], gen: int = GEN) -> list[int]:
+def generate(m, kind: str, tok, ids: list[int], gen: int = GEN, steps: int | None = None) -> list[int]:
     """ARM: greedy up to 10 new tokens (the short setting) or `gen` when it is larger; MDM: `gen` masks
-    denoised in `gen` steps (the paper's N tokens in N steps)."""
+    denoised in `steps` steps (default `gen`: the paper's N tokens in N steps)."""
     if kind == "arm":
         return greedy_arm(m, ids, tok.eos_id, max_new=max(10, gen) if gen > GEN else 10)
-    return dream_decode(m, ids, tok.mask_id, tok.eos_id, gen=gen, steps=gen)
+    return dream_decode(m, ids, tok.mask_id, tok.eos_id, gen=gen, steps=steps or gen)
 
 
 def long_passages(rec: dict, setting: str) -> list[str]:
@@ -108,20 +108,20 @@ def long_passages(rec: dict, setting: str) -> list[str]:
 
 
 def evaluate_long(m, kind: str, tok, records: list[dict], setting: str = "oracle", gen: int = 64,
-                  samples: int = 0) -> dict:
+                  samples: int = 0, steps: int | None = None) -> dict:
     """Mean fact recall / precision / F1 / complete share (training/qa_metrics.py fact_scores) of long answers."""
     m.eval()
     tot = {"recall": 0.0, "precision": 0.0, "f1": 0.0, "complete": 0.0}
     shown = []
     for r in records:
-        pred = tok.decode(generate(m, kind, tok, prompt_ids(tok, r["question"], long_passages(r, setting)), gen)).strip()
+        pred = tok.decode(generate(m, kind, tok, prompt_ids(tok, r["question"], long_passages(r, setting)), gen, steps)).strip()
         sc = fact_scores(pred, r["facts"])
         for k in tot:
             tot[k] += sc[k]
         if len(shown) < samples:
             shown.append({"q": r["question"], "gold": r["answers"][0], "pred": pred, "recall": sc["recall"]})
     n = len(records)
-    res = {"n": n, "gen": gen, **{k: v / max(1, n) for k, v in tot.items()}}
+    res = {"n": n, "gen": gen, "steps": steps or gen, **{k: v / max(1, n) for k, v in tot.items()}}
     if samples:
         res["samples"] = shown
     return res

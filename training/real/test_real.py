@@ -241,6 +241,19 @@ def test_validation_paths_run() -> None:
     assert len(decode.long_passages(recs[0], "full")) == recs[0]["gold_count"] + 4
 
 
+def test_extra_validation_resume() -> None:
+    """A run stopped inside a validation (the 32-slot row written, the long one not) redoes only the long one."""
+    import tempfile
+    train = _train()
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "eval-extra.csv"), "w") as f:
+            f.write("step,task,gen,n,metric,value,seconds\n451,short_oracle,32,8,accuracy,1.0,339.9\n"
+                    "400,long_oracle,64,8,recall,0.5,10\n")
+        assert train._extra_done(d, 451) == {("short_oracle", 32)}
+        assert train._extra_done(d, 400) == {("long_oracle", 64)}
+        assert train._extra_done(d, 500) == set()
+
+
 def test_batches_reproducible() -> None:
     """--long-share 0 draws exactly the earlier phases' examples (the qa stream alone); a positive share
     mixes in long-answer examples (≥ 3 facts, gold passages in the prompt) and leaves the other ones'

@@ -220,6 +220,10 @@ def main() -> None:
     ap.add_argument("--micro-batch", type=int, default=0, metavar="N",
                     help="forward/backward N examples at a time and add the gradients (the batch's gradient up to "
                          "float summation order; no padding to the batch's longest prompt; memory ÷ batch/N). 0: whole batch")
+    ap.add_argument("--val-long-steps", type=int, default=64,
+                    help="MDM: denoising steps of the long validation's 64 masks (16: four tokens a step, a quarter "
+                         "of the cost of 64; a learning-curve proxy, the cards use 64 in 64). eval-extra.csv task "
+                         "long_oracle (64 steps) or long_oracle_<n>steps")
     ap.add_argument("--rank", type=int, default=16)
     ap.add_argument("--alpha", type=float, default=32.0)
     ap.add_argument("--seed", type=int, default=1234)
@@ -246,6 +250,7 @@ def main() -> None:
     val = eval_records(world, "val", a.val_n, world.seed, n_distractors=0)
     val_long = long_eval_records(world, "val", a.val_long_n, world.seed) if a.val_long_n else []
     gens = [int(g) for g in a.val_gens.split(",")] if mdm else [decode.GEN]
+    long_task = "long_oracle" if not mdm or a.val_long_steps == 64 else f"long_oracle_{a.val_long_steps}steps"
     ck = os.path.join(a.run, "ckpt.pt")
     step, tokens, best, start = 0, 0, -1.0, 0
     if os.path.exists(ck):
@@ -293,19 +298,26 @@ def main() -> None:
         fact recall/precision (oracle passages, 64 slots). Rows after a resumed checkpoint are dropped
         with eval.csv's (same step rule)."""
         hdr = ["step", "task", "gen", "n", "metric", "value", "seconds"]
+        done = _extra_done(a.run, at)  # a run interrupted inside this validation redoes only what is missing
         for g in gens[1:]:
+            if ("short_oracle", g) in done:
+                continue
             t1 = time.time()
             r = decode.evaluate(m, kind, tok, val[: a.val_extra_n or a.val_n], ["oracle"], gen=g)["oracle"]
             append("eval-extra.csv", [at, "short_oracle", g, r["n"], "accuracy", round(r["accuracy"], 4),
                                       round(time.time() - t1, 1)], hdr)
             print(f"step {at}: val oracle at {g} slots {r['accuracy']:.3f}", flush=True)
-        if val_long:
+        if val_long and (long_task, 64) not in done:
             t1 = time.time()
-            r = decode.evaluate_long(m, kind, tok, val_long, "oracle", 64)
+            r = decode.evaluate_long(m, kind, tok, val_long, "oracle", 64, steps=a.val_long_steps if mdm else None)
             for k in ("recall", "precision"):
-                append("eval-extra.csv", [at, "long_oracle", 64, len(val_long), k, round(r[k], 4),
+                append("eval-extra.csv", [at, long_task, 64, len(val_long), k, round(r[k], 4),
                                           round(time.time() - t1, 1)], hdr)
             print(f"step {at}: val long recall {r['recall']:.3f} precision {r['precision']:.3f}", flush=True)
+
+    def _extra_missing(at: int) -> bool:
+        want = {("short_oracle", g) for g in gens[1:]} | ({(long_task, 64)} if val_long else set())
+        return bool(want - _extra_done(a.run, at))
 
     last_ck = time.time()
     kind = "dream" if mdm else "arm"
@@ -331,7 +343,7 @@ def main() -> None:
                             "alpha": a.alpha})
             checkpoint()
         # separately: a continuation's first step is in eval.csv already (the published curve), not here
-        if due and (gens[1:] or val_long) and not _evaluated(a.run, step, "eval-extra.csv"):
+        if due and _extra_missing(step):
             extra_eval(step)
             checkpoint()
         m.train()
@@ -377,7 +389,7 @@ def main() -> None:
             best = acc
             save_delta(m, os.path.join(a.run, "delta-best.safetensors"),
                        {"objective": a.objective, "step": step, "val_oracle": acc, "rank": a.rank, "alpha": a.alpha})
-    if (gens[1:] or val_long) and not _evaluated(a.run, step, "eval-extra.csv"):
+    if _extra_missing(step):
         extra_eval(step)
     checkpoint()
     save_delta(m, os.path.join(a.run, "delta-last.safetensors"),
@@ -414,6 +426,15 @@ def init_from(m, a) -> tuple[int, int]:
         for s, acc, n in info.get("val_curve", []):
             w.writerow([s, "", acc, n, 0])
     return step, tokens
+
+
+def _extra_done(run: str, step: int) -> set:
+    """(task, canvas) pairs of eval-extra.csv already measured at `step`."""
+    path = os.path.join(run, "eval-extra.csv")
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {(r["task"], int(r["gen"])) for r in csv.DictReader(f) if r["step"] == str(step)}
 
 
 def _evaluated(run: str, step: int, name: str = "eval.csv") -> bool:

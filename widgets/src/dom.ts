@@ -4,6 +4,8 @@
  * and the SVG exporter builds markup through `escapeXml`. Nothing here uses innerHTML.
  */
 
+import { escapeMarkup } from "./protocol.js";
+
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: { className?: string; text?: string; title?: string } = {},
@@ -17,11 +19,13 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return e;
 }
 
-/** Escape text for XML/HTML element content and double- or single-quoted attribute values. */
+/**
+ * Escape text for XML/HTML element content and double- or single-quoted attribute values: the kernel's
+ * rule (`escapeMarkup`, src/protocol/markup.ts), so a control character in a token (which XML forbids even
+ * escaped) cannot make an exported SVG file unreadable.
+ */
 export function escapeXml(s: string): string {
-  return String(s).replace(/[&<>"']/g, (c) =>
-    c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === '"' ? "&quot;" : "&#39;",
-  );
+  return escapeMarkup(s);
 }
 
 /** Show a token the way people read them: visible whitespace, clipped to `max` characters. */

@@ -13,6 +13,7 @@ import { download, el, errorBox } from "./dom.js";
 import { MIME_SCRUBBER, type ScrubberPayload } from "./protocol.js";
 import { ScrubberView } from "./scrubber/view.js";
 import { activeScrubber } from "./scrubber/registry.js";
+import { setKernelResolver, type LiveKernel } from "./scrubber/live.js";
 
 export const TRACE_FILE_TYPE = "floatscope-trace";
 const OPEN = "floatscope:open-trace";
@@ -43,6 +44,8 @@ type Kernels = {
 /** A main-area widget showing one trace file in the scrubber. */
 class TraceScrubber extends Widget {
   private view: ScrubberView | null = null;
+  /** The kernel that read the trace: kept while the tab is open, so it serves every step on demand. */
+  liveKernel: (LiveKernel & { shutdown(): Promise<void> }) | null = null;
   constructor(readonly path: string) {
     super();
     this.id = `floatscope-trace-${Math.random().toString(36).slice(2)}`;
@@ -66,6 +69,8 @@ class TraceScrubber extends Widget {
 
   override dispose(): void {
     this.view?.dispose();
+    void this.liveKernel?.shutdown().catch(() => undefined);
+    this.liveKernel = null;
     super.dispose();
   }
 }
@@ -95,6 +100,11 @@ async function openTrace(app: JupyterFrontEnd, path: string): Promise<void> {
     };
     const reply = await future.done;
     if (!shown) w.fail(stderr.trim() || `the kernel could not read ${path} (status ${reply.content.status})`);
+    else if (!w.isDisposed) {
+      // keep it: the scrubber asks it for the steps its payload does not hold; closing the tab shuts it down
+      w.liveKernel = kernel as unknown as LiveKernel & { shutdown(): Promise<void> };
+      kernel = null;
+    }
   } catch (e) {
     w.fail(`cannot start the "${KERNEL}" kernel to read ${path}: ${e instanceof Error ? e.message : String(e)} (run scripts/setup.sh)`);
   } finally {
@@ -130,6 +140,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: "Open .fstrace files in the attention-step scrubber; export the current view as PNG or SVG.",
   autoStart: true,
   activate: (app: JupyterFrontEnd) => {
+    // The scrubber asks the kernel of the notebook (or console) it sits in for the steps its output
+    // does not hold (scrubber/live.ts): find the main-area widget around it and its session's kernel.
+    setKernelResolver((node) => {
+      for (const w of app.shell.widgets("main")) {
+        if (w instanceof TraceScrubber && w.node.contains(node)) return w.liveKernel;
+        const session = (w as unknown as { sessionContext?: { session?: { kernel?: LiveKernel | null } | null } }).sessionContext;
+        if (session && w.node.contains(node)) return session.session?.kernel ?? null;
+      }
+      return null;
+    });
     app.docRegistry.addFileType({
       name: TRACE_FILE_TYPE,
       displayName: "floatscope trace",

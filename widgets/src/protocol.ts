@@ -13,3 +13,4 @@ export * from "../../src/protocol/markup.js";
 export * from "../../src/protocol/scales.js";
 export * from "../../src/protocol/export-names.js";
 export * from "../../src/protocol/axis-labels.js";
+export * from "../../src/protocol/token-text.js";

@@ -74,9 +74,11 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     const scrubber = page.locator(".fs-scrubber").first();
     await expect(scrubber.locator(".fs-run").count()).resolves.toBe(2);
     await expect(scrubber.locator('input[type="range"]').count()).resolves.toBe(3);
-    const titles = await scrubber.locator(".fs-run-title").allTextContents();
-    expect(titles[0]).toMatch(/^synthetic-mdm \(MDM\) · step 21 · layer 0 · mean over heads/);
-    expect(titles[1]).toMatch(/^synthetic-arm \(ARM\)/);
+    const titles = await scrubber.locator(".fs-run-name").allTextContents();
+    expect(titles).toEqual(["synthetic-mdm · MDM", "synthetic-arm · ARM"]);
+    expect(await scrubber.locator(".fs-run-where").first().textContent()).toMatch(
+      /^step 21 \(22 of 22 · 100 % of the decode\) · layer 0 of 4 · mean over 4 heads/,
+    );
     // The temporal canvas is not blank: it has more than one colour.
     const colours = await scrubber
       .locator("canvas.fs-temporal")
@@ -111,11 +113,11 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     const after = [await pixels(), await strip()];
     expect(after[0]).not.toBe(before[0]);
     expect(after[1]).not.toBe(before[1]);
-    expect(await scrubber.locator(".fs-run-title").first().textContent()).toContain("step 3");
+    expect(await scrubber.locator(".fs-run-where").first().textContent()).toMatch(/^step 3 /);
     // Keyboard: focus the scrubber, → advances one step.
     await scrubber.focus();
     await page.keyboard.press("ArrowRight");
-    expect(await scrubber.locator(".fs-run-title").first().textContent()).toContain("step 4");
+    expect(await scrubber.locator(".fs-run-where").first().textContent()).toMatch(/^step 4 /);
     await scrubber.screenshot({ path: path.join(ARTIFACTS, "scrubber-step4.png") });
   });
 
@@ -180,7 +182,8 @@ describe.skipIf(missing !== null)("widgets in a real JupyterLab", () => {
     await row.dblclick();
     const doc = page.locator(".fs-trace-document .fs-scrubber");
     await doc.waitFor({ timeout: 120_000 });
-    expect(await doc.locator(".fs-run-title").first().textContent()).toMatch(/^synthetic-mdm \(MDM\) · step 21/);
+    expect(await doc.locator(".fs-run-name").first().textContent()).toBe("synthetic-mdm · MDM");
+    expect(await doc.locator(".fs-run-where").first().textContent()).toMatch(/^step 21 /);
     await page.locator(".fs-trace-document").screenshot({ path: path.join(ARTIFACTS, "trace-file.png") });
   }, 180_000);
 

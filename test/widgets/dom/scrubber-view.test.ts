@@ -201,7 +201,7 @@ describe("ScrubberView", () => {
   it("shows the subsampling note", () => {
     const payload = scrubberPayload(syntheticTrace({ ...opts, steps: 40, genLength: 40 }), { maxBytes: 12_000 });
     const v = mount(payload);
-    expect(v.root.querySelector(".fs-note")!.textContent).toMatch(/^subsampled: step \d+ of 40/);
+    expect(v.root.querySelector(".fs-note")!.textContent).toMatch(/^To stay small, this output holds \d+ of 40 steps/);
   });
 });
 

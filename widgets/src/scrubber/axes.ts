@@ -18,15 +18,25 @@ export const TOKEN_LABEL_SPACING = 11;
  * Token labels along a horizontal axis of `width` px over `tokens` cells, rotated so long tokens fit;
  * `always` cells (the selected token) are labelled whatever the thinning. Returns the axis element.
  */
-export function tokenAxis(axis: HTMLElement, tokens: string[], width: number, always: number[] = [], first = 0): void {
+export function tokenAxis(
+  axis: HTMLElement,
+  tokens: string[],
+  width: number,
+  always: number[] = [],
+  first = 0,
+  anchors: number[] = [],
+): void {
   axis.replaceChildren();
   const n = tokens.length;
   const cell = width / Math.max(1, n);
-  for (const j of thinLabels(n, width, TOKEN_LABEL_SPACING, always)) {
+  // anchors (floating columns at this step and layer) are labelled whatever the thinning
+  for (const j of thinLabels(n, width, TOKEN_LABEL_SPACING, [...always, ...anchors])) {
     const t = tokens[j] ?? "";
     const s = el("span", { className: "fs-tick fs-token-tick", text: tokenLabel(t, 12), title: `${first + j}: ${t}` });
     s.style.left = `${(j + 0.5) * cell}px`;
+    s.dataset.pos = String(first + j);
     if (always.includes(j)) s.classList.add("fs-tick-selected");
+    else if (anchors.includes(j)) s.classList.add("fs-tick-anchor");
     axis.appendChild(s);
   }
 }
@@ -40,6 +50,7 @@ export function tokenColumn(axis: HTMLElement, tokens: string[], height: number,
     const t = tokens[j] ?? "";
     const s = el("span", { className: "fs-tick fs-token-row", text: tokenLabel(t, 14), title: `${j}: ${t}` });
     s.style.top = `${(j + 0.5) * cell}px`;
+    s.dataset.pos = String(j);
     if (always.includes(j)) s.classList.add("fs-tick-selected");
     else if (highlight.includes(j)) s.classList.add("fs-tick-highlight");
     axis.appendChild(s);
@@ -98,6 +109,8 @@ export class ColourBar {
     this.ticks = el("div", { className: "fs-colorbar-ticks" });
     this.ticks.style.height = `${height}px`;
     this.label = el("div", { className: "fs-colorbar-label" });
+    // never taller than its bar (a long quantity would push the panel's next row down)
+    this.label.style.maxHeight = `${height}px`;
     this.root = el("div", { className: "fs-colorbar" }, [this.canvas, this.ticks, this.label]);
   }
 
@@ -107,6 +120,7 @@ export class ColourBar {
     if (key === this.key) return;
     this.key = key;
     this.label.textContent = quantity;
+    this.label.title = quantity;
     this.ticks.replaceChildren();
     const span = max > min ? max - min : 1;
     const y = (v: number) => (1 - (v - min) / span) * this.height;

@@ -3,7 +3,15 @@
  * canvas needs (the steps × positions heat of one layer and head, token states at a step).
  * Decoding happens once per render; derived arrays are cached by (layer, head).
  */
-import { decodeArray, decodeInt32, PayloadError, type ScrubberPayload, type ScrubberRun } from "../protocol.js";
+import {
+  decodeArray,
+  decodeInt32,
+  displayTokens,
+  PayloadError,
+  type ScrubberPayload,
+  type ScrubberRun,
+  type ScrubberSlice,
+} from "../protocol.js";
 import type { Extent } from "./state.js";
 
 export type TokenState = "prompt" | "masked" | "unmasked";
@@ -37,6 +45,8 @@ export class RunData {
   readonly anchors: Uint8Array;
   /** [key]. */
   readonly unmaskedAt: Int32Array;
+  /** Token text as readers see it (byte-level BPE / SentencePiece markers → visible spaces and newlines): every label, tooltip and head view. */
+  readonly tokens: string[];
   private readonly maps = new Map<string, { encoded: ScrubberRun["maps"][number]; decoded?: DecodedMap }>();
   private readonly heatCache = new Map<string, { heat: Float32Array; min: number; max: number }>();
   private readonly headMaps = new Map<string, { encoded: NonNullable<ScrubberRun["headMaps"]>[number]; decoded?: DecodedHeadMaps }>();
@@ -45,6 +55,7 @@ export class RunData {
     const where = `runs[${index}]`;
     this.run = run;
     if (!Array.isArray(run.tokens)) throw new PayloadError("expected a list of token strings", `${where}.tokens`);
+    this.tokens = displayTokens(run.tokens);
     this.S = run.steps.length;
     this.L = run.layers.length;
     this.N = run.tokens.length;
@@ -88,9 +99,40 @@ export class RunData {
     }
   }
 
-  /** Whether any per-head maps (head view, layers × heads grid) were sent. */
+  /** Whether any per-head maps (head view, layers × heads grid) were sent, or can be fetched (`live`). */
   get hasHeadMaps(): boolean {
-    return this.headMaps.size > 0;
+    return this.headMaps.size > 0 || this.liveHeadMaps;
+  }
+
+  /** Set by the view when the payload's kernel can serve per-head maps on demand. */
+  liveHeadMaps = false;
+
+  /** (step, layer) pairs fetched from the kernel (or refused, with the reason). */
+  private readonly fetched = new Map<string, string | null>();
+
+  /** Whether (step, layer) was already fetched; its error text when the kernel refused. */
+  fetchState(step: number, layer: number): { done: boolean; error: string | null } {
+    const k = mapKey(this.clampStep(step), this.clampLayer(layer), undefined);
+    return { done: this.fetched.has(k), error: this.fetched.get(k) ?? null };
+  }
+
+  /** Whether the embedded data lacks the full map or the per-head maps of (step, layer). */
+  lacks(step: number, layer: number): boolean {
+    const k = mapKey(this.clampStep(step), this.clampLayer(layer), undefined);
+    return !this.maps.has(k) || !this.headMaps.has(k);
+  }
+
+  /** Add a slice the kernel sent: its map and per-head maps become part of this run's data. */
+  addSlice(slice: ScrubberSlice): void {
+    const k = mapKey(slice.stepIndex, slice.layerIndex, undefined);
+    this.fetched.set(k, slice.error ?? null);
+    if (slice.map && !this.maps.has(k))
+      this.maps.set(k, { encoded: { stepIndex: slice.stepIndex, layerIndex: slice.layerIndex, data: slice.map } });
+    if (slice.headMaps && !this.headMaps.has(k)) {
+      const sh = slice.headMaps.shape;
+      if (sh.length === 3 && sh[1] === this.N && sh[2] === this.N)
+        this.headMaps.set(k, { encoded: { stepIndex: slice.stepIndex, layerIndex: slice.layerIndex, data: slice.headMaps } });
+    }
   }
 
   /** What the trace did not record for `view`, naming the setting that records it (or null). */
@@ -110,7 +152,9 @@ export class RunData {
   /** Kept steps (indices) with per-head maps for this layer. */
   headMapSteps(layer: number): number[] {
     const l = this.clampLayer(layer);
-    return [...new Set((this.run.headMaps ?? []).filter((m) => m.layerIndex === l).map((m) => m.stepIndex))].sort((a, b) => a - b);
+    return [...new Set([...this.headMaps.values()].filter((m) => m.encoded.layerIndex === l).map((m) => m.encoded.stepIndex))].sort(
+      (a, b) => a - b,
+    );
   }
 
   get extent(): Extent {
@@ -226,7 +270,7 @@ export class RunData {
   mapSteps(layer: number): number[] {
     const l = this.clampLayer(layer);
     const out = new Set<number>();
-    for (const m of this.run.maps) if (m.layerIndex === l) out.add(m.stepIndex);
+    for (const m of this.maps.values()) if (m.encoded.layerIndex === l && m.encoded.head === undefined) out.add(m.encoded.stepIndex);
     return [...out].sort((a, b) => a - b);
   }
 }

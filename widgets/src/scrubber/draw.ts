@@ -54,6 +54,11 @@ export class RunImages {
   private mapCache = new Map<string, HTMLCanvasElement | null>();
   constructor(private readonly data: RunData) {}
 
+  /** Drop cached maps (a slice arrived from the kernel: a map that was missing may exist now). */
+  forgetMaps(): void {
+    this.mapCache.clear();
+  }
+
   /** [step rows × key columns] heat of one layer/head, anchors baked in when `anchors`. */
   temporal(layer: number, head: number | "mean", anchors: boolean, scale: ColorScale = "linear"): HTMLCanvasElement | null {
     const key = `${this.data.clampLayer(layer)}:${this.data.clampHead(head)}:${anchors}:${scale}`;

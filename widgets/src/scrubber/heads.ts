@@ -11,6 +11,9 @@ import { lut } from "../colormap.js";
 import type { DecodedHeadMaps, RunData } from "./data.js";
 import { tokenColumn } from "./axes.js";
 
+/** Width of each token column of the head view (px). */
+const TOKEN_COLUMN = 66;
+
 /** Head colours (Tableau 10, then repeated): head h gets HEAD_COLOURS[h % 10]. */
 export const HEAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
@@ -21,7 +24,7 @@ const ALPHA_LEVELS = 10;
  * tokens; beyond, only a selected token's lines are: hundreds of long crossing anti-aliased lines
  * cost 100–300 ms to rasterise in a software canvas (bench/scrubber.ts at 256 tokens × 16 heads).
  */
-export const OVERVIEW_MAX_TOKENS = 64;
+export const OVERVIEW_MAX_TOKENS = 256;
 
 /**
  * With no token selected, at most this many lines (the strongest) are drawn, so the overview stays
@@ -50,15 +53,24 @@ export class HeadView {
   private readonly legend: HTMLElement;
   readonly height: number;
   readonly width: number;
-  /** Number of lines in the last drawing (tests and the benchmark read it). */
+  /** Number of lines in the last drawing (tests and the benchmark read it; also the canvas's data-lines). */
   lines = 0;
+  /** Model heads switched off in the legend (bertviz's head toggles). */
+  readonly hidden = new Set<number>();
+  /** Query position under the pointer: only its lines are drawn while hovering. */
+  hover: number | null = null;
+  /** The query whose lines alone were drawn last (hovered or selected), or null for the overview. */
+  query: number | null = null;
+  private last: HeadViewState | null = null;
 
   constructor(
     private readonly data: RunData,
     width: number,
+    height?: number,
+    private readonly onSelect: (position: number) => void = () => undefined,
   ) {
-    this.height = Math.max(160, Math.min(600, data.N * 12));
-    this.width = Math.max(80, width - 2 * 110);
+    this.height = height ?? Math.max(160, Math.min(600, data.N * 12));
+    this.width = Math.max(80, width - 2 * TOKEN_COLUMN);
     this.canvas = el("canvas", { className: "fs-headview-lines" });
     this.canvas.width = this.width;
     this.canvas.height = this.height;
@@ -66,13 +78,53 @@ export class HeadView {
     this.canvas.style.height = `${this.height}px`;
     this.left = el("div", { className: "fs-headview-tokens fs-headview-queries" });
     this.right = el("div", { className: "fs-headview-tokens fs-headview-keys" });
-    for (const c of [this.left, this.right]) c.style.height = `${this.height}px`;
+    for (const c of [this.left, this.right]) {
+      c.style.height = `${this.height}px`;
+      c.style.width = `${TOKEN_COLUMN}px`;
+    }
+    // Hover a query token: only its lines; click one: select it (its row and column everywhere).
+    const posOf = (ev: Event) => {
+      const t = (ev.target as HTMLElement | null)?.closest?.("[data-pos]") as HTMLElement | null;
+      return t ? Number(t.dataset.pos) : null;
+    };
+    this.left.addEventListener("mouseover", (ev) => {
+      const j = posOf(ev);
+      if (j !== null && j !== this.hover) {
+        this.hover = j;
+        this.redraw();
+      }
+    });
+    this.left.addEventListener("mouseleave", () => {
+      if (this.hover === null) return;
+      this.hover = null;
+      this.redraw();
+    });
+    for (const c of [this.left, this.right])
+      c.addEventListener("click", (ev) => {
+        const j = posOf(ev);
+        if (j !== null) this.onSelect(j);
+      });
+    // Pointer over the lines: the nearest query row isolates too.
+    this.canvas.addEventListener("mousemove", (ev) => {
+      const r = this.canvas.getBoundingClientRect();
+      if (r.height <= 0) return;
+      const j = Math.floor(((ev.clientY - r.top) / r.height) * this.data.N);
+      if (j >= 0 && j < this.data.N && j !== this.hover) {
+        this.hover = j;
+        this.redraw();
+      }
+    });
+    this.canvas.addEventListener("mouseleave", () => {
+      if (this.hover === null) return;
+      this.hover = null;
+      this.redraw();
+    });
     this.note = el("div", { className: "fs-map-note" });
     this.legend = el("div", { className: "fs-head-legend" });
     this.root = el("div", { className: "fs-headview" }, [
       el("div", {
         className: "fs-axis",
-        text: "head view: query token (left) → key tokens it attends to (right); line opacity = attention weight",
+        text: "head view: query (left) → keys (right), opacity = weight; hover a query to isolate it",
       }),
       this.legend,
       el("div", { className: "fs-headview-body" }, [this.left, this.canvas, this.right]),
@@ -80,7 +132,32 @@ export class HeadView {
     ]);
   }
 
+  /** Redraw with the last state (after a hover or a head toggle). */
+  redraw(): void {
+    if (this.last) this.draw(this.last);
+  }
+
+  /** Switch a model head on or off (the legend's toggles). */
+  toggleHead(modelHead: number): void {
+    if (this.hidden.has(modelHead)) this.hidden.delete(modelHead);
+    else this.hidden.add(modelHead);
+    this.redraw();
+  }
+
   draw(v: HeadViewState): void {
+    this.last = v;
+    this.query = null;
+    this.paint(v);
+    this.canvas.dataset.lines = String(this.lines);
+    this.canvas.dataset.query = this.query === null ? "" : String(this.query);
+  }
+
+  /** Text of the note under the lines (loading, missing, what is drawn). */
+  setNote(text: string): void {
+    this.note.textContent = text;
+  }
+
+  private paint(v: HeadViewState): void {
     const d = this.data;
     const ctx = this.canvas.getContext("2d");
     if (ctx) ctx.clearRect(0, 0, this.width, this.height);
@@ -93,17 +170,21 @@ export class HeadView {
         (at.length
           ? `no per-head maps at this step; recorded at steps ${at.slice(0, 12).join(", ")}${at.length > 12 ? ", …" : ""}`
           : "no per-head maps for this layer");
-      tokenColumn(this.left, d.run.tokens, this.height);
-      tokenColumn(this.right, d.run.tokens, this.height);
+      tokenColumn(this.left, d.tokens, this.height);
+      tokenColumn(this.right, d.tokens, this.height);
       this.legend.replaceChildren();
       return;
     }
-    const heads = v.head === "mean" ? hm.heads.map((_, i) => i) : [hm.heads.indexOf(v.head)].filter((i) => i >= 0);
+    const heads = (v.head === "mean" ? hm.heads.map((_, i) => i) : [hm.heads.indexOf(v.head)].filter((i) => i >= 0)).filter(
+      (i) => !this.hidden.has(hm.heads[i]),
+    );
     this.renderLegend(hm, heads);
-    const sel = v.selected !== null && v.selected < d.N ? v.selected : null;
+    const hovered = this.hover !== null && this.hover < d.N ? this.hover : null;
+    const sel = hovered ?? (v.selected !== null && v.selected < d.N ? v.selected : null);
+    this.query = sel;
     const top = sel === null ? [] : topKeys(hm, heads, sel);
-    tokenColumn(this.left, d.run.tokens, this.height, sel === null ? [] : [sel]);
-    tokenColumn(this.right, d.run.tokens, this.height, [], top);
+    tokenColumn(this.left, d.tokens, this.height, sel === null ? [] : [sel]);
+    tokenColumn(this.right, d.tokens, this.height, [], top);
     this.note.textContent =
       sel === null
         ? `step ${d.run.steps[d.clampStep(v.step)]}, layer ${d.run.layers[d.clampLayer(v.layer)]}: each query's strongest key per head (weight ≥ ${MIN_WEIGHT}, at most the ${MAX_LINES} strongest lines); click a token to see all its lines`
@@ -163,14 +244,20 @@ export class HeadView {
 
   private renderLegend(hm: DecodedHeadMaps, shown: number[]): void {
     this.legend.replaceChildren(
-      el("span", { className: "fs-legend-title", text: "heads:" }),
+      el("span", { className: "fs-legend-title", text: "heads:", title: "click a head to switch its lines on or off" }),
       ...hm.heads.map((h, i) => {
         const sw = el("span", { className: "fs-swatch" });
         sw.style.background = HEAD_COLOURS[h % HEAD_COLOURS.length];
-        const item = el("span", { className: shown.includes(i) ? "fs-legend-item" : "fs-legend-item fs-legend-off" }, [
+        const on = shown.includes(i);
+        const item = el("button", { className: on ? "fs-legend-item fs-head-toggle" : "fs-legend-item fs-head-toggle fs-legend-off" }, [
           sw,
-          el("span", { text: `head ${h}` }),
+          el("span", { text: String(h) }),
         ]);
+        item.type = "button";
+        item.dataset.head = String(h);
+        item.title = `head ${h}: ${this.hidden.has(h) ? "off" : "on"} (click to switch)`;
+        item.setAttribute("aria-pressed", String(!this.hidden.has(h)));
+        item.addEventListener("click", () => this.toggleHead(h));
         return item;
       }),
     );
@@ -233,6 +320,11 @@ export class HeadGrid {
       el("div", { className: "fs-axis", text: "layers × heads at this step (each head's map, query rows × key columns; click to choose)" }),
       this.body,
     ]);
+  }
+
+  /** Redraw at the next draw() (new per-head maps arrived). */
+  invalidate(): void {
+    this.key = "";
   }
 
   draw(step: number, layer: number, head: number | "mean"): void {

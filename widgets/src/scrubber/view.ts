@@ -7,10 +7,12 @@
  * Independent of Lumino so that the renderer, the document widget, the tests and the benchmark
  * page all drive the same class. Untrusted text enters the DOM only through textContent.
  */
-import { describeSubsampling, exportStem, type ScrubberPayload } from "../protocol.js";
+import { describeOmitted, exportStem, type ScrubberPayload } from "../protocol.js";
 import { download, el, slider, tokenLabel } from "../dom.js";
 import { decodeScrubber, RunData } from "./data.js";
-import { drawMap, drawProfiles, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
+import { COLORS, drawMap, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
+import { drawProfilePlots, profileSvg } from "./profiles.js";
+import { fetchSlice, hasKernelResolver, kernelFor } from "./live.js";
 import {
   COLOR_SCALES,
   initialState,
@@ -30,6 +32,9 @@ import { HeadGrid, HeadView } from "./heads.js";
 /** Milliseconds per step while playing. */
 const PLAY_INTERVAL_MS = 150;
 
+/** Width of a panel beyond its heat image: step axis, colour bar and its ticks and label (px). */
+const PANEL_MARGIN = 130;
+
 export interface PanelElements {
   data: RunData;
   images: RunImages;
@@ -39,7 +44,13 @@ export interface PanelElements {
   strip: HTMLCanvasElement;
   map: HTMLCanvasElement;
   mapNote: HTMLElement;
-  profiles: HTMLCanvasElement;
+  profiles: SVGSVGElement;
+  /** The model, tier and paradigm (first line of the title) and where the shared controls put this run. */
+  name: HTMLElement;
+  where: HTMLElement;
+  /** Layer chosen for this panel alone (index into its kept layers), or null: the shared layer by relative depth. */
+  layerOverride: number | null;
+  layerSelect: HTMLSelectElement;
   detail: HTMLElement;
   width: number;
   temporalHeight: number;
@@ -64,6 +75,18 @@ export class ScrubberView {
   readonly extent: Extent;
   private _state: ScrubberState;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** How the shared step slider maps to each run: the same fraction of its decode, or the same kept-step index. */
+  private stepMode: "fraction" | "index" = "fraction";
+  private inflight = false;
+  private liveTries = 0;
+  private disposed = false;
+  private runsBox!: HTMLElement;
+  private fixedWidth: number | null = null;
+  /** Output width the panels were laid out for. */
+  private laidOut = -1;
+  private observer: ResizeObserver | null = null;
+  /** null: not looked for yet; false: no kernel holds this output (a saved notebook). */
+  private liveKernel: boolean | null = null;
   private readonly tooltip: HTMLElement;
   private readonly controls: {
     step: ReturnType<typeof slider>;
@@ -73,6 +96,7 @@ export class ScrubberView {
     anchors: HTMLInputElement;
     play: HTMLButtonElement;
     scale: HTMLSelectElement;
+    stepMode: HTMLSelectElement;
   };
 
   constructor(
@@ -81,6 +105,7 @@ export class ScrubberView {
     options: { width?: number } = {},
   ) {
     this.runs = decodeScrubber(payload);
+    if (payload.live) for (const r of this.runs) r.liveHeadMaps = (r.run.headMapHeads?.length ?? 0) > 0 && !r.missing("headMaps");
     this.extent = unionExtent(this.runs.map((r) => r.extent));
     this._state = initialState(this.extent);
     const e = this.extent;
@@ -93,7 +118,22 @@ export class ScrubberView {
       anchors: Object.assign(document.createElement("input"), { type: "checkbox", checked: true }),
       play: el("button", { className: "fs-play", text: "▶", title: "play / pause (space)" }),
       scale: el("select", { className: "fs-select", title: "colour scale (c)" }),
+      stepMode: el("select", { className: "fs-select", title: "how the shared step slider maps to each run" }),
     };
+    for (const [value, text] of [
+      ["fraction", "same fraction of each decode"],
+      ["index", "same step index"],
+    ]) {
+      const o = el("option", { text });
+      o.value = value;
+      this.controls.stepMode.appendChild(o);
+    }
+    this.controls.stepMode.dataset.role = "step-mode";
+    this.controls.stepMode.setAttribute("aria-label", "steps across runs");
+    this.controls.stepMode.addEventListener("change", () => {
+      this.stepMode = this.controls.stepMode.value === "index" ? "index" : "fraction";
+      this.render();
+    });
     for (const sc of COLOR_SCALES) {
       const o = el("option", { text: sc });
       o.value = sc;
@@ -121,7 +161,7 @@ export class ScrubberView {
     const exportSvg = el("button", { className: "fs-export", text: "SVG", title: "download the current view as SVG" });
     exportSvg.addEventListener("click", () => download(new Blob([this.exportSvg()], { type: "image/svg+xml" }), this.fileStem() + ".svg"));
 
-    const note = describeSubsampling(payload.subsampled ?? []);
+    const note = describeOmitted(payload.subsampled ?? [], payload.live !== undefined);
     const missing = [...new Set(this.runs.flatMap((r) => (r.run.missing ?? []).map((m) => m.note)))];
     const warnings = payload.warnings ?? [];
     const warnBox = warnings.length
@@ -141,30 +181,25 @@ export class ScrubberView {
       meanLabel,
       anchorLabel,
       el("label", { className: "fs-slider" }, [el("span", { text: "scale" }), c.scale]),
+      this.runs.length > 1 ? el("label", { className: "fs-slider" }, [el("span", { text: "steps across runs" }), c.stepMode]) : null,
       exportPng,
       exportSvg,
     ]);
     const help = el("div", {
       className: "fs-help",
-      text: "keys: ←/→ step (shift ×10) · Home/End · ↑/↓ layer · [ ] head · m mean · a anchors · c colour scale · space play · click a token for its row and column",
+      text: "keys: ←/→ step (shift ×10) · Home/End · ↑/↓ layer · [ ] head · m mean · a anchors · c colour scale · space play · Esc clear · click a token label or a cell for its row and column · hover a token in the head view to isolate its lines",
     });
     this.tooltip = el("div", { className: "fs-tooltip" });
     this.tooltip.style.display = "none";
     const runsBox = el("div", { className: "fs-runs" });
-    // Panels follow the output area's width (two runs side by side when they fit), within bounds.
-    // Each panel is its heat image plus ~130 px of step axis and colour bar.
-    const avail = host.clientWidth > 0 ? host.clientWidth : 1000;
-    const side = this.runs.length > 1 && avail >= 2 * (420 + 130) + 16;
-    const width = options.width ?? Math.round(Math.max(320, Math.min(side ? 620 : 900, (side ? (avail - 16) / 2 : avail) - 130)));
-    this.runs.forEach((r) => {
-      const p = this.buildPanel(r, width);
-      this.panels.push(p);
-      runsBox.appendChild(p.root);
-    });
+    this.runsBox = runsBox;
+    this.fixedWidth = options.width ?? null;
+    this.layout(host.clientWidth);
 
     this.root = el("div", { className: "fs-scrubber" }, [
       payload.title ? el("div", { className: "fs-title", text: payload.title }) : null,
       bar,
+      help,
       note ? el("div", { className: "fs-note", text: note }) : null,
       missing.length
         ? el(
@@ -175,7 +210,6 @@ export class ScrubberView {
         : null,
       warnBox,
       runsBox,
-      help,
       this.tooltip,
     ]);
     this.root.tabIndex = 0;
@@ -193,6 +227,40 @@ export class ScrubberView {
     });
     host.appendChild(this.root);
     registerScrubber(this);
+    this.render();
+    if (typeof ResizeObserver !== "undefined") {
+      this.observer = new ResizeObserver(() => this.resize());
+      this.observer.observe(host);
+    }
+  }
+
+  /**
+   * Runs are columns sharing the controls: as many side by side as fit the output area (2–4 at
+   * ≥ 380 px each), within bounds. Each panel is its heat image plus PANEL_MARGIN px of step axis and colour
+   * bar. Laid out again when the output's width changes (it is 0 until the output is attached).
+   */
+  private layout(clientWidth: number): void {
+    const avail = clientWidth > 0 ? clientWidth : 1000;
+    if (this.panels.length && (this.fixedWidth !== null || Math.abs(avail - this.laidOut) < 24)) return;
+    this.laidOut = avail;
+    const n = this.runs.length;
+    const cols = Math.max(1, Math.min(n, Math.floor((avail + 12) / (380 + 12))));
+    const width = this.fixedWidth ?? Math.round(Math.max(240, Math.min(900, (avail - 12 * (cols - 1)) / cols - PANEL_MARGIN)));
+    this.runsBox.style.gridTemplateColumns = `repeat(${cols}, max-content)`;
+    this.panels.length = 0;
+    this.runsBox.replaceChildren();
+    this.runs.forEach((r) => {
+      const p = this.buildPanel(r, width);
+      this.panels.push(p);
+      this.runsBox.appendChild(p.root);
+    });
+  }
+
+  /** The output's width changed: lay the panels out again when it differs enough. */
+  resize(): void {
+    const w = this.host.clientWidth;
+    if (w <= 0 || this.fixedWidth !== null || Math.abs(w - this.laidOut) < 24) return;
+    this.layout(w);
     this.render();
   }
 
@@ -219,10 +287,16 @@ export class ScrubberView {
 
   private panelView(p: PanelElements): PanelView {
     const s = this._state;
+    const d = p.data;
+    const S = this.extent.steps;
+    const L = this.extent.layers;
+    // steps: the same fraction of each decode (or the same index); layers: the same relative depth, or the panel's own
+    const step = this.stepMode === "fraction" && S > 1 && d.S !== S ? Math.round((s.step / (S - 1)) * (d.S - 1)) : d.clampStep(s.step);
+    const layer = p.layerOverride ?? (L > 1 && d.L !== L ? Math.round((s.layer / (L - 1)) * (d.L - 1)) : d.clampLayer(s.layer));
     return {
-      step: p.data.clampStep(s.step),
-      layer: p.data.clampLayer(s.layer),
-      head: p.data.clampHead(s.head),
+      step: d.clampStep(step),
+      layer: d.clampLayer(layer),
+      head: d.clampHead(s.head),
       selected: s.selected,
       showAnchors: s.showAnchors,
       scale: s.scale,
@@ -246,14 +320,64 @@ export class ScrubberView {
     c.scale.value = s.scale;
     c.play.textContent = s.playing ? "⏸" : "▶";
     c.play.setAttribute("aria-label", s.playing ? "pause" : "play");
+    c.stepMode.value = this.stepMode;
     for (const p of this.panels) this.renderPanel(p);
+    this.pumpLive();
+  }
+
+  /**
+   * Ask the kernel for the current (step, layer) of each panel when the output does not hold it (then
+   * the next step, so playing and stepping stay ahead). One request at a time; each reply redraws.
+   */
+  private pumpLive(): void {
+    const live = this.payload.live;
+    if (!live || this.inflight || this.disposed) return;
+    const wanted: [PanelElements, number, number][] = [];
+    for (const p of this.panels) {
+      const v = this.panelView(p);
+      wanted.push([p, v.step, v.layer]);
+    }
+    for (const p of this.panels) {
+      const v = this.panelView(p);
+      if (v.step + 1 < p.data.S) wanted.push([p, v.step + 1, v.layer]);
+    }
+    const next = wanted.find(([p, st, l]) => p.data.lacks(st, l) && !p.data.fetchState(st, l).done);
+    if (!next) return;
+    const kernel = kernelFor(this.root);
+    if (!kernel) {
+      const first = this.liveKernel === null;
+      this.liveKernel = false;
+      // the output may not be attached to its notebook yet: look again a few times
+      if (hasKernelResolver() && this.liveTries++ < 20) setTimeout(() => this.pumpLive(), 300);
+      if (first) for (const p of this.panels) this.renderPanel(p);
+      return;
+    }
+    this.liveKernel = true;
+    this.inflight = true;
+    const [p, st, l] = next;
+    const run = this.panels.indexOf(p);
+    fetchSlice(kernel, live.key, run, st, l)
+      .catch((e: unknown) => ({ key: live.key, run, stepIndex: st, layerIndex: l, error: e instanceof Error ? e.message : String(e) }))
+      .then((slice) => {
+        p.data.addSlice(slice);
+        p.images.forgetMaps();
+        p.headGrid?.invalidate();
+      })
+      .finally(() => {
+        this.inflight = false;
+        if (!this.disposed) this.render();
+      });
   }
 
   private renderPanel(p: PanelElements): void {
     const v = this.panelView(p);
     const d = p.data;
-    const head = v.head === "mean" ? "mean over heads" : `head ${d.run.heads[v.head]}`;
-    p.title.textContent = `${d.run.label} · step ${d.run.steps[v.step]} · layer ${d.run.layers[v.layer]} · ${head}`;
+    const head = v.head === "mean" ? `mean over ${d.run.numHeads} heads` : `head ${d.run.heads[v.head]} of ${d.run.numHeads}`;
+    const lastStep = d.run.steps[d.S - 1] ?? 0;
+    const pct = lastStep > 0 ? ` · ${Math.round((100 * d.run.steps[v.step]) / lastStep)} % of the decode` : "";
+    const layers = d.run.numLayers ?? d.L;
+    p.where.textContent = `step ${d.run.steps[v.step]} (${v.step + 1} of ${d.S}${pct}) · layer ${d.run.layers[v.layer]} of ${layers} · ${head}`;
+    p.layerSelect.value = p.layerOverride === null ? "shared" : String(p.layerOverride);
     const t = p.temporal.getContext("2d");
     if (t) drawTemporal(t, p.width, p.temporalHeight, d, p.images, v);
     const st = p.strip.getContext("2d");
@@ -261,12 +385,18 @@ export class ScrubberView {
     const heat = d.temporal(v.layer, v.head);
     const quantity = `attention received, ${v.head === "mean" ? "mean over heads" : head}`;
     p.colourBar.update(...scaledRange(heat.min, heat.max, v.scale), scaleQuantity(quantity, v.scale));
-    const axisKey = `${v.selected}`;
+    const anchorCols: number[] = [];
+    if (v.showAnchors) {
+      const row = d.anchorRow(v.step, v.layer);
+      for (let j = 0; j < d.N; j++) if (row[j]) anchorCols.push(j);
+    }
+    p.strip.dataset.anchors = anchorCols.join(",");
+    const axisKey = `${v.selected}|${anchorCols.join(",")}`;
     if (axisKey !== p.axisKey) {
       p.axisKey = axisKey;
       const sel = v.selected !== null && v.selected < d.N ? [v.selected] : [];
-      tokenAxis(p.xAxis, d.run.tokens, p.width, sel);
-      tokenAxis(p.mapAxis, d.run.tokens, p.mapSize, sel);
+      tokenAxis(p.xAxis, d.tokens, p.width, sel, 0, anchorCols);
+      tokenAxis(p.mapAxis, d.tokens, p.mapSize, sel, 0, anchorCols);
     }
     const m = p.map.getContext("2d");
     const hasMap = m ? drawMap(m, p.mapSize, d, p.images, v) : d.map(v.step, v.layer, v.head) !== null;
@@ -274,25 +404,45 @@ export class ScrubberView {
     p.mapBar.root.style.visibility = full ? "visible" : "hidden";
     if (full) p.mapBar.update(...scaledRange(...finiteRange(full.data), v.scale), scaleQuantity("attention weight", v.scale));
     const recorded = d.mapSteps(v.layer).map((i) => d.run.steps[i]);
+    const pending = this.livePending(d, v.step, v.layer);
     p.mapNote.textContent = hasMap
       ? `full map, step ${d.run.steps[v.step]} (query rows × key columns)`
-      : recorded.length
-        ? `no full map at this step; recorded at steps ${recorded.slice(0, 12).join(", ")}${recorded.length > 12 ? ", …" : ""}`
-        : (d.missing("maps") ??
-          `no full maps recorded for this layer (record probes: { patternMean: { layers: [${d.run.layers[v.layer]}] } }, or decodeQa(…, { viewProbes: "all" }))`);
+      : pending
+        ? pending
+        : recorded.length
+          ? `no full map at this step; recorded at steps ${recorded.slice(0, 12).join(", ")}${recorded.length > 12 ? ", …" : ""}`
+          : (d.missing("maps") ??
+            `no full maps recorded for this layer (record probes: { patternMean: { layers: [${d.run.layers[v.layer]}] } }, or decodeQa(…, { viewProbes: "all" }))`);
     const hv = { step: v.step, layer: v.layer, head: v.head === "mean" ? ("mean" as const) : d.run.heads[v.head], selected: v.selected };
     p.headView?.draw(hv);
+    if (p.headView && !d.headMapsAt(v.step, v.layer) && !d.missing("headMaps")) {
+      const why = this.livePending(d, v.step, v.layer);
+      if (why) p.headView.setNote(why);
+    }
     p.headGrid?.draw(v.step, v.layer, hv.head);
     this.renderDetail(p, v);
+  }
+
+  /** Why (step, layer) has no maps yet when a live kernel could serve them, in words; null otherwise. */
+  private livePending(d: RunData, step: number, layer: number): string | null {
+    if (!this.payload.live || !d.lacks(step, layer)) return null;
+    const st = d.fetchState(step, layer);
+    const at = `step ${d.run.steps[step]}, layer ${d.run.layers[layer]}`;
+    if (st.error) return `${at}: ${st.error}`;
+    if (st.done) return null;
+    if (this.liveKernel === false)
+      return `${at} is not saved in this output: it loads from the kernel while the notebook runs (run the cell to see every step)`;
+    return `loading ${at} from the kernel…`;
   }
 
   private renderDetail(p: PanelElements, v: PanelView): void {
     const d = p.data;
     const j = v.selected;
-    const ctx = p.profiles.getContext("2d");
+    const pw = Number(p.profiles.getAttribute("width"));
+    const ph = Number(p.profiles.getAttribute("height"));
     if (j === null || j >= d.N) {
-      p.detail.textContent = "click a token to see its row (what it attends to) and column (who attends to it)";
-      if (ctx) ctx.clearRect(0, 0, p.profiles.width, p.profiles.height);
+      p.detail.textContent = "click a token label (or a cell) to see its row (what it attends to) and column (who attends to it)";
+      p.profiles.replaceChildren();
       return;
     }
     const m = d.map(v.step, v.layer, v.head);
@@ -303,8 +453,18 @@ export class ScrubberView {
       col = new Float32Array(m.n);
       for (let i = 0; i < m.n; i++) col[i] = m.data[i * m.n + j];
     }
-    if (ctx) drawProfiles(ctx, p.profiles.width, p.profiles.height, row, col);
-    const tok = (i: number) => `"${tokenLabel(d.run.tokens[i] ?? "", 16)}"@${i}`;
+    const name = `${j} "${tokenLabel(d.tokens[j] ?? "", 12)}"`;
+    drawProfilePlots(
+      p.profiles,
+      pw,
+      ph,
+      [
+        { values: row, colour: COLORS.selection, title: `row: what ${name} attends to`, xLabel: "key position" },
+        { values: col, colour: COLORS.anchor, title: `column: who attends to ${name}`, xLabel: "query position" },
+      ],
+      d.tokens,
+    );
+    const tok = (i: number) => `"${tokenLabel(d.tokens[i] ?? "", 16)}"@${i}`;
     const top = (a: Float32Array) =>
       Array.from(a, (x, i) => [x, i] as [number, number])
         .filter(([x]) => x === x)
@@ -319,8 +479,9 @@ export class ScrubberView {
   }
 
   private buildPanel(data: RunData, width: number): PanelElements {
-    const temporalHeight = Math.max(96, Math.min(256, data.S * 6));
-    const mapSize = Math.min(300, Math.round(width * 0.48));
+    // Compact: the temporal view, the full map and the head view of two runs fit one 1400 × 900 screen.
+    const temporalHeight = Math.max(64, Math.min(140, data.S * 4));
+    const mapSize = Math.max(140, Math.min(260, Math.round(width * 0.42)));
     const canvas = (w: number, h: number, cls: string) => {
       const c = el("canvas", { className: cls });
       c.width = w;
@@ -335,16 +496,30 @@ export class ScrubberView {
       a.style.width = `${w}px`;
       return a;
     };
+    const r = data.run;
+    const name = r.model ? [r.model, r.tier, r.paradigm ?? (r.causal ? "ARM" : "MDM")].filter(Boolean).join(" · ") : r.label;
+    const layerSelect = el("select", {
+      className: "fs-select fs-layer-select",
+      title: "this panel's layer: the shared slider by relative depth, or one chosen here",
+    });
+    layerSelect.dataset.role = "panel-layer";
+    layerSelect.appendChild(Object.assign(el("option", { text: "layer: shared (relative depth)" }), { value: "shared" }));
+    r.layers.forEach((l, i) => layerSelect.appendChild(Object.assign(el("option", { text: `layer ${l}` }), { value: String(i) })));
+    const headWidth = Math.max(200, width + PANEL_MARGIN - mapSize - 72 - 12);
     const p: PanelElements = {
       data,
       images: new RunImages(data),
       root: el("div", { className: "fs-run" }),
       title: el("div", { className: "fs-run-title" }),
+      name: el("div", { className: "fs-run-name", text: name }),
+      where: el("div", { className: "fs-run-where" }),
+      layerOverride: null,
+      layerSelect,
       temporal: canvas(width, temporalHeight, "fs-temporal"),
-      strip: canvas(width, 16, "fs-strip"),
+      strip: canvas(width, 12, "fs-strip"),
       map: canvas(mapSize, mapSize, "fs-map"),
       mapNote: el("div", { className: "fs-map-note" }),
-      profiles: canvas(Math.max(120, width - mapSize - 60), 120, "fs-profiles"),
+      profiles: profileSvg(width + 100, 124),
       detail: el("div", { className: "fs-detail" }),
       width,
       temporalHeight,
@@ -354,23 +529,26 @@ export class ScrubberView {
       colourBar: new ColourBar(temporalHeight),
       mapAxis: axis("fs-xaxis fs-map-xaxis", mapSize),
       mapBar: new ColourBar(mapSize),
-      headView: data.hasHeadMaps || data.missing("headMaps") ? new HeadView(data, width) : null,
+      headView:
+        data.hasHeadMaps || data.missing("headMaps")
+          ? new HeadView(data, headWidth, mapSize, (j) => this.dispatch({ type: "select", position: j }))
+          : null,
       headGrid: data.hasHeadMaps ? new HeadGrid(data, (li, hi) => this.pickHead(data, li, hi)) : null,
       axisKey: "",
     };
+    layerSelect.addEventListener("change", () => {
+      p.layerOverride = layerSelect.value === "shared" ? null : Number(layerSelect.value);
+      this.render();
+    });
+    p.title.append(el("div", { className: "fs-run-head" }, [p.name, layerSelect]), p.where);
     p.yAxis.style.height = `${temporalHeight}px`;
     stepAxis(p.yAxis, data.run.steps, temporalHeight);
-    p.root.style.maxWidth = `${width + 130}px`;
-    const heads = p.headView
-      ? el("details", { className: "fs-heads" }, [
-          el("summary", { text: "heads: head view and layers × heads grid" }),
-          el("div", { className: "fs-heads-body" }, [p.headView.root, p.headGrid?.root]),
-        ])
+    p.root.style.width = `${width + PANEL_MARGIN}px`;
+    const grid = p.headGrid
+      ? el("details", { className: "fs-heads" }, [el("summary", { text: "layers × heads grid at this step" }), p.headGrid.root])
       : null;
-    if (heads) (heads as HTMLDetailsElement).open = true;
     p.root.append(
       p.title,
-      el("div", { className: "fs-axis", text: "temporal view: denoising step (rows, first at top) × token position" }),
       el("div", { className: "fs-plot" }, [
         el("div", { className: "fs-yaxis-box" }, [el("span", { className: "fs-axis-title fs-y-title", text: "step" }), p.yAxis]),
         el("div", { className: "fs-plot-main" }, [p.temporal, p.strip, p.xAxis]),
@@ -379,17 +557,15 @@ export class ScrubberView {
       stripLegend(data.run.causal),
       el("div", { className: "fs-lower" }, [
         el("div", { className: "fs-map-box" }, [
+          el("div", { className: "fs-axis", text: "full map: query rows × key columns" }),
           el("div", { className: "fs-plot" }, [el("div", { className: "fs-plot-main" }, [p.map, p.mapAxis]), p.mapBar.root]),
           p.mapNote,
         ]),
-        el("div", { className: "fs-detail-box" }, [
-          el("div", { className: "fs-legend", text: "blue: selected row (attends to) · orange: column (attended by)" }),
-          p.profiles,
-          p.detail,
-        ]),
+        p.headView ? p.headView.root : null,
       ]),
+      el("div", { className: "fs-detail-box" }, [p.profiles, p.detail]),
     );
-    if (heads) p.root.append(heads);
+    if (grid) p.root.append(grid);
     this.attachPointer(p);
     return p;
   }
@@ -428,7 +604,7 @@ export class ScrubberView {
       const value = d.receivedRow(step, v.layer, v.head)[j];
       const regions = (d.run.regions ?? []).filter((r) => r.tokens[0] <= j && j < r.tokens[1]).map((r) => r.name);
       const region = regions.length ? ` · region ${regions.join(", ")}` : "";
-      return `pos ${j} "${tokenLabel(d.run.tokens[j] ?? "", 64)}" · step ${d.run.steps[step]} · received ${value.toFixed(4)} · ${describeState(d, step, j)}${anchor}${region}`;
+      return `pos ${j} "${tokenLabel(d.tokens[j] ?? "", 64)}" · step ${d.run.steps[step]} · received ${value.toFixed(4)} · ${describeState(d, step, j)}${anchor}${region}`;
     };
     p.temporal.addEventListener("mousemove", (ev) => {
       const hit = this.cell(ev, p.temporal, d.N, d.S);
@@ -448,7 +624,7 @@ export class ScrubberView {
       const [k, q] = hit;
       show(
         ev,
-        `query ${q} "${tokenLabel(d.run.tokens[q] ?? "")}" → key ${k} "${tokenLabel(d.run.tokens[k] ?? "")}": ${m.data[q * m.n + k].toFixed(4)}`,
+        `query ${q} "${tokenLabel(d.tokens[q] ?? "")}" → key ${k} "${tokenLabel(d.tokens[k] ?? "")}": ${m.data[q * m.n + k].toFixed(4)}`,
       );
     });
     for (const c of [p.temporal, p.strip, p.map]) c.addEventListener("mouseleave", hide);
@@ -464,6 +640,14 @@ export class ScrubberView {
       const hit = this.cell(ev, p.map, d.N, d.N);
       if (hit) this.dispatch({ type: "select", position: hit[1] });
     });
+    // Click a token label (under the temporal view or the map): select that position.
+    for (const a of [p.xAxis, p.mapAxis])
+      a.addEventListener("click", (ev) => {
+        const t = (ev.target as HTMLElement | null)?.closest?.("[data-pos]") as HTMLElement | null;
+        if (!t) return;
+        const j = Number(t.dataset.pos);
+        this.dispatch({ type: "select", position: this._state.selected === j ? null : j });
+      });
   }
 
   /** File name stem for exports: figure, the runs' models, layer and step shown. */
@@ -489,6 +673,8 @@ export class ScrubberView {
   }
 
   dispose(): void {
+    this.disposed = true;
+    this.observer?.disconnect();
     unregisterScrubber(this);
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
