@@ -15,9 +15,12 @@
  * (0…k), a fixed index, or "cycle"/"random" (contexts.ts). Settings that come out the same (k = 0:
  * first = middle = last) are kept once.
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
-import { GridError, SettingsError } from "../util/errors.js";
+import { FloatscopeError, GridError, SettingsError } from "../util/errors.js";
+import { readFileBounded } from "../util/paths.js";
+
+/** A grid file is a few kilobytes of JSON; anything near this is not one. */
+const GRID_MAX_BYTES = 64 * 2 ** 20;
 import { printable, unsafeCharIn } from "../util/shell.js";
 import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "../qa/contexts.js";
 import { policyLabel } from "../samplers/interventions.js";
@@ -293,8 +296,10 @@ export function defaultRunFolder(grid: ResolvedGrid): string {
 export function readGrid(file: string): ResolvedGrid {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    // Checked before it is opened (a FIFO would block, a folder is EISDIR): the library's callers get the CLI's rule.
+    text = readFileBounded(file, { what: "grid file", error: GridError, maxBytes: GRID_MAX_BYTES }).toString("utf8");
   } catch (e) {
+    if (e instanceof FloatscopeError) throw e;
     throw new GridError("Cannot read the grid file", {
       file,
       expected: "a readable JSON file",

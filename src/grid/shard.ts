@@ -21,7 +21,8 @@ import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { loadTokenizer } from "../checkpoint/tokenizer.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
 import type { RunConfig } from "../samplers/config.js";
-import { GridError } from "../util/errors.js";
+import { FloatscopeError, GridError } from "../util/errors.js";
+import { openRegularFile, readFileBounded } from "../util/paths.js";
 import { DistractorPool, settingLabel } from "../qa/contexts.js";
 import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
 import { openModel } from "../model/open.js";
@@ -30,6 +31,9 @@ import type { AnswerExtraction, PromptFormat } from "../model/presets.js";
 import { runEval, type EvalResult } from "../qa/runner.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { expandGrid, shardUnits, type ResolvedGrid, type WorkUnit } from "./grid.js";
+
+/** Shard files hold one JSON line per question: far below this even for a full NQ-open run with traces named. */
+const SHARD_MAX_BYTES = 2 ** 30;
 
 export const SHARD_FORMAT = "floatscope-shard";
 export const SHARD_VERSION = 1;
@@ -109,9 +113,8 @@ export function floatscopeVersion(): string {
 const FULL_LIMIT = 256 * 2 ** 20;
 
 function hashFile(h: ReturnType<typeof createHash>, file: string): void {
-  const size = fs.statSync(file).size;
+  const { fd, size } = openRegularFile(file, { what: "model file", error: GridError });
   h.update(`${path.basename(file)}\0${size}\0`);
-  const fd = fs.openSync(file, "r");
   try {
     const buf = Buffer.allocUnsafe(8 * 2 ** 20);
     const ranges: [number, number][] =
@@ -159,7 +162,7 @@ export function fingerprintModel(p: string): string {
 
 export function fingerprintFile(file: string): string {
   const h = createHash("sha256");
-  const fd = fs.openSync(file, "r");
+  const { fd } = openRegularFile(file, { what: "data file", error: GridError });
   try {
     const buf = Buffer.allocUnsafe(8 * 2 ** 20);
     for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null))
@@ -244,8 +247,10 @@ export interface ShardFile {
 export function readShardFile(file: string): ShardFile {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    // Checked before it is opened (a FIFO would block, a folder is EISDIR), as the CLI checks it.
+    text = readFileBounded(file, { what: "shard file", error: GridError, maxBytes: SHARD_MAX_BYTES }).toString("utf8");
   } catch (e) {
+    if (e instanceof FloatscopeError) throw e;
     throw new GridError("Cannot read shard file", {
       file,
       expected: "a shard file written by `floatscope eval --grid`",

@@ -24,7 +24,8 @@ import { DEFAULT_SAMPLER, PAPER_FORMAT_OF_FAMILY, type PaperPromptFormat } from 
 import type { ModelSpec } from "../graph/spec.js";
 import type { TextTokenizer } from "../runtime/types.js";
 import type { RunConfig } from "../samplers/config.js";
-import { CheckpointError } from "../util/errors.js";
+import { CheckpointError, FloatscopeError } from "../util/errors.js";
+import { readFileBounded } from "../util/paths.js";
 
 /**
  * The prompt formats qa/prompts.ts builds: the paper's two (per family, src/families/) and the tiny
@@ -87,8 +88,12 @@ export function checkpointPreset(checkpointPath: string): EvalPreset | null {
   if (!fs.existsSync(file) || !fs.statSync(checkpointPath).isDirectory()) return null;
   let v: Partial<EvalPreset>;
   try {
-    v = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<EvalPreset>;
+    // Checked before it is opened: a FIFO named floatscope-preset.json would otherwise block every command.
+    v = JSON.parse(
+      readFileBounded(file, { what: "checkpoint preset", error: CheckpointError, maxBytes: 2 ** 20 }).toString("utf8"),
+    ) as Partial<EvalPreset>;
   } catch (e) {
+    if (e instanceof FloatscopeError) throw e;
     throw new CheckpointError("The checkpoint's preset is not JSON", {
       file,
       expected: "{promptFormat, sampler, extraction}",

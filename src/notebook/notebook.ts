@@ -350,9 +350,8 @@ export async function decodeQa(s: NotebookSettings, qa: QaSet, o: DecodeQaOption
     out[family] = r;
     const t = r.traces[0];
     console.log(
-      `${r.name}: ${r.traces.length} prompt(s), ${t ? `${t.prompt.promptLength} + ${t.steps.length} steps, first answer ${JSON.stringify(t.answer)}` : "none"} (${r.seconds.toFixed(1)} s)`,
+      `${r.name}: ${r.traces.length} prompt(s), ${t ? `prompt ${t.prompt.promptLength} tokens, ${t.steps.length} decoding steps, first answer ${JSON.stringify(t.answer)}` : "none"} (${r.seconds.toFixed(1)} s)`,
     );
-    if (r.viewNote) console.log(`${r.name}: scrubber views ${r.viewNote}`);
   }
   return out;
 }
