@@ -229,7 +229,7 @@ function missingViews(p: RunPlan): NonNullable<ScrubberRun["missing"]> {
  */
 function addHeadMaps(run: ScrubberRun, p: RunPlan, budget: number, notes: SubsampleNote[], where: string): void {
   if (p.headMapLayers.length === 0) return;
-  const { trace, N } = p;
+  const { N } = p;
   const S = p.stepIdx.length;
   const H = p.headMapHeads.length;
   run.headMapHeads = [...p.headMapHeads]; // also when none fit: a live kernel serves them on demand
@@ -244,23 +244,9 @@ function addHeadMaps(run: ScrubberRun, p: RunPlan, budget: number, notes: Subsam
     notes.push({ axis: "head-map step", kept: keep.length, of: S, how: `per-head maps at evenly spaced steps, ${p.label}` });
   const out: ScrubberHeadMaps[] = [];
   for (const si of keep) {
-    const step = trace.steps[p.stepIdx[si]];
     for (const layer of p.headMapLayers) {
-      const name = `blocks.${layer}.attn.pattern`;
-      const t = step.probes.get(name);
-      if (!t) continue;
-      const [h, nq, nk] = dimsOf(t, 3);
-      if (h !== H || nq > N || nk > N)
-        throw new SettingsError("per-head map does not match the trace", {
-          file: where,
-          field: name,
-          expected: `${H} × ≤ ${N} × ≤ ${N}`,
-          found: `${h} × ${nq} × ${nk}`,
-        });
-      const m = new Float32Array(H * N * N).fill(NaN);
-      for (let hh = 0; hh < H; hh++)
-        for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[(hh * N + i) * N + j] = t.data[(hh * nq + i) * nk + j];
-      out.push({ stepIndex: si, layerIndex: p.layers.indexOf(layer), data: encodeArray(m, [H, N, N]) });
+      const m = headMapAt(p, si, layer, where);
+      if (m) out.push({ stepIndex: si, layerIndex: p.layers.indexOf(layer), data: encodeArray(m, [H, N, N]) });
     }
   }
   run.headMaps = out;
