@@ -182,19 +182,22 @@ function panelTitle(t: string | undefined, x: number, y: number, w: number): str
     : "";
 }
 
-function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: number, raster: Raster | undefined): Drawn {
-  const parts: string[] = [panelTitle(p.title, x0, y0, pw)];
-  const top = y0 + (p.title ? 18 : 0);
-  const yChars = Math.min(MAX_LABEL_CHARS, Math.max(1, ...p.y.labels.map((l) => Array.from(l).length)));
-  const xChars = Math.min(MAX_LABEL_CHARS, Math.max(1, ...p.x.labels.map((l) => Array.from(l).length)));
-  const left = (p.y.title ? 16 : 0) + yChars * CH + 6;
-  const barW = 10 + 12 + 4 + 7 * CH + 16;
-  const plotW0 = Math.max(40, pw - left - barW);
-  const cw = Math.min(40, plotW0 / p.cols);
-  const ch = Math.max(1, Math.min(28, cw < 6 ? Math.max(cw, 4) : cw, 440 / p.rows));
-  const plotW = cw * p.cols;
-  const plotH = ch * p.rows;
-  const px = x0 + left;
+/** Where a heat panel's cells stand: the plot's top-left corner, one cell's size and the whole plot's. */
+interface CellBox {
+  px: number;
+  top: number;
+  cw: number;
+  ch: number;
+  plotW: number;
+  plotH: number;
+}
+
+/**
+ * The cells of a heat panel: one titled rect a cell while they are few, else one raster image, else
+ * (no raster) rects merged over runs of equal colour.
+ */
+function heatCells(p: HeatPanel, box: CellBox, raster: Raster | undefined): string[] {
+  const { px, top, cw, ch, plotW, plotH } = box;
   const [lo, hi] = p.scale.domain;
   const span = hi > lo ? hi - lo : 1;
   const t = (v: number) => (v - lo) / span;
@@ -281,6 +284,23 @@ function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: numb
       }
     }
   }
+  return cells;
+}
+
+function heatPanel(p: HeatPanel, index: number, x0: number, y0: number, pw: number, raster: Raster | undefined): Drawn {
+  const parts: string[] = [panelTitle(p.title, x0, y0, pw)];
+  const top = y0 + (p.title ? 18 : 0);
+  const yChars = Math.min(MAX_LABEL_CHARS, Math.max(1, ...p.y.labels.map((l) => Array.from(l).length)));
+  const xChars = Math.min(MAX_LABEL_CHARS, Math.max(1, ...p.x.labels.map((l) => Array.from(l).length)));
+  const left = (p.y.title ? 16 : 0) + yChars * CH + 6;
+  const barW = 10 + 12 + 4 + 7 * CH + 16;
+  const plotW0 = Math.max(40, pw - left - barW);
+  const cw = Math.min(40, plotW0 / p.cols);
+  const ch = Math.max(1, Math.min(28, cw < 6 ? Math.max(cw, 4) : cw, 440 / p.rows));
+  const plotW = cw * p.cols;
+  const plotH = ch * p.rows;
+  const px = x0 + left;
+  const cells = heatCells(p, { px, top, cw, ch, plotW, plotH }, raster);
   parts.push(el("g", { "shape-rendering": "crispEdges", class: "fs-cells" }, ...cells));
   parts.push(el("rect", { x: px, y: top, width: plotW, height: plotH, fill: "none", stroke: "#999", "stroke-width": 0.5 }));
 
