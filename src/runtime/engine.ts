@@ -114,27 +114,11 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
   const { quantizedWeights, nbitsAccuracyLevel, fusedAttention, chunkBudgetBytes } = options;
-  let built = buildModelGraph(spec, tensors, {
-    probes,
-    computeDType,
-    queryChunks,
-    chunkBudgetBytes,
-    logitRows,
-    quantizedWeights,
-    nbitsAccuracyLevel,
-    interventions,
-    fusedAttention,
-  });
-  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
-  let dtype = computeDType;
-  if (created.device === "cpu" && dtype === "f16") {
-    // CPU has no half kernels (ORT would insert casts around every op): rebuild in f32.
-    warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
-    await created.session.release();
-    if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
-    built = buildModelGraph(spec, tensors, {
+  // The CPU fallback below rebuilds with every option the same but the compute dtype.
+  const build = (dtype: typeof computeDType) =>
+    buildModelGraph(spec, tensors, {
       probes,
-      computeDType: "f32",
+      computeDType: dtype,
       queryChunks,
       chunkBudgetBytes,
       logitRows,
@@ -143,6 +127,15 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       interventions,
       fusedAttention,
     });
+  let built = build(computeDType);
+  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
+  let dtype = computeDType;
+  if (created.device === "cpu" && dtype === "f16") {
+    // CPU has no half kernels (ORT would insert casts around every op): rebuild in f32.
+    warn("floatscope: f16 compute needs CUDA; rebuilding the graph in f32 for CPU.");
+    await created.session.release();
+    if (created.tempDir) fs.rmSync(created.tempDir, { recursive: true, force: true });
+    built = build("f32");
     created = await createSession(built.bytes, built.externalFiles, {
       ...options,
       device: "cpu",
