@@ -51,59 +51,35 @@ export interface RunConfig {
   addSpecialTokens: boolean;
 }
 
+/**
+ * The paper's settings differ between samplers only in the decoding algorithm, temperature, top-p
+ * and whether to stop at EOS; one literal keeps the shared fields (and their key order) in one place.
+ */
+function paperDefaults(alg: string, temperature: number, topP: number | null, stopAtEos: boolean): Omit<RunConfig, "sampler"> {
+  return {
+    alg,
+    genLength: 32,
+    steps: 32,
+    blockLength: 32,
+    temperature,
+    topP,
+    topK: null,
+    cfgScale: 0,
+    eps: 1e-3,
+    algTemp: 0,
+    stopAtEos,
+    seed: 0,
+    probes: DEFAULT_PROBES,
+    maxTraceBytes: 4 * 1024 ** 3,
+    addSpecialTokens: true,
+  };
+}
+
 /** Paper defaults per sampler (the paper's QA-evaluation settings, docs/samplers.md). */
 export const SAMPLER_DEFAULTS: Record<SamplerKind, Omit<RunConfig, "sampler">> = {
-  llada: {
-    alg: "low_confidence",
-    genLength: 32,
-    steps: 32,
-    blockLength: 32,
-    temperature: 0,
-    topP: null,
-    topK: null,
-    cfgScale: 0,
-    eps: 1e-3,
-    algTemp: 0,
-    stopAtEos: false,
-    seed: 0,
-    probes: DEFAULT_PROBES,
-    maxTraceBytes: 4 * 1024 ** 3,
-    addSpecialTokens: true,
-  },
-  dream: {
-    alg: "entropy",
-    genLength: 32,
-    steps: 32,
-    blockLength: 32,
-    temperature: 0.2,
-    topP: 0.95,
-    topK: null,
-    cfgScale: 0,
-    eps: 1e-3,
-    algTemp: 0,
-    stopAtEos: false,
-    seed: 0,
-    probes: DEFAULT_PROBES,
-    maxTraceBytes: 4 * 1024 ** 3,
-    addSpecialTokens: true,
-  },
-  arm: {
-    alg: "greedy",
-    genLength: 32,
-    steps: 32,
-    blockLength: 32,
-    temperature: 0,
-    topP: null,
-    topK: null,
-    cfgScale: 0,
-    eps: 1e-3,
-    algTemp: 0,
-    stopAtEos: true,
-    seed: 0,
-    probes: DEFAULT_PROBES,
-    maxTraceBytes: 4 * 1024 ** 3,
-    addSpecialTokens: true,
-  },
+  llada: paperDefaults("low_confidence", 0, null, false),
+  dream: paperDefaults("entropy", 0.2, 0.95, false),
+  arm: paperDefaults("greedy", 0, null, true),
 };
 
 const KEYS = new Set<string>(["sampler", ...Object.keys(SAMPLER_DEFAULTS.llada)]);
