@@ -162,6 +162,9 @@ function scanResults(file: string): ResultsScan {
     const start = offset;
     offset += Buffer.byteLength(line) + 1;
     if (!line.trim()) return;
+    // Both line errors name the line and quote its start the same way.
+    const badLine = (message: string, expected: string, hint: string) =>
+      new ResultsFileError(message, { file, field: `line ${i + 1}`, expected, found: line.slice(0, 60), hint });
     let v: unknown;
     try {
       v = JSON.parse(line);
@@ -170,13 +173,7 @@ function scanResults(file: string): ResultsScan {
         tornAt = start;
         return;
       }
-      throw new ResultsFileError("Results file has a malformed line", {
-        file,
-        field: `line ${i + 1}`,
-        expected: "one JSON result per line",
-        found: line.slice(0, 60),
-        hint: "pass a new --out path, or fix or remove that line",
-      });
+      throw badLine("Results file has a malformed line", "one JSON result per line", "pass a new --out path, or fix or remove that line");
     }
     const r = v as Record<string, unknown>;
     if (
@@ -188,13 +185,11 @@ function scanResults(file: string): ResultsScan {
       typeof r.model !== "string" ||
       (r.error !== undefined && typeof r.error !== "string")
     ) {
-      throw new ResultsFileError("Results file has a line that is not a result row", {
-        file,
-        field: `line ${i + 1}`,
-        expected: "{id, setting, model: strings, …} as floatscope eval writes",
-        found: line.slice(0, 60),
-        hint: "pass a new --out path",
-      });
+      throw badLine(
+        "Results file has a line that is not a result row",
+        "{id, setting, model: strings, …} as floatscope eval writes",
+        "pass a new --out path",
+      );
     }
     rows.push(r as unknown as EvalResult);
     if (last) needsNewline = true;
