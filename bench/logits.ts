@@ -81,6 +81,27 @@ function mib(n: number): string {
   return n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`;
 }
 
+/**
+ * One table row per logits mode, each after the leading cells `head`: the full-logits engine is
+ * measured once and is the baseline every mode's ratio is taken against.
+ */
+async function measureModes(
+  plain: OnnxEngine,
+  sel: OnnxEngine,
+  T: number,
+  R: number,
+  algo: Algo,
+  head: (string | number)[],
+  out: (string | number)[][],
+): Promise<void> {
+  const full = await measure(plain, "full", T, R, algo);
+  for (const mode of ["full", "rows", "summaries"] as Mode[]) {
+    const m = mode === "full" ? full : await measure(sel, mode, T, R, algo);
+    out.push([...head, mode, m.forward.toFixed(1), m.choice.toFixed(1), m.total.toFixed(1), lib.ratio(m.total, full.total), mib(m.bytes)]);
+    console.log(out.at(-1)!.join(" | "));
+  }
+}
+
 const load0 = lib.loadAverage();
 const rows: (string | number)[][] = [];
 const dreamRows: (string | number)[][] = [];
@@ -92,42 +113,13 @@ for (const V of quick ? [32768] : [32768, 131072]) {
     const plain = await createEngine(source, { threads: 1, probes: {}, logitRows: false });
     const sel = await createEngine(source, { threads: 1, probes: {} });
     for (const T of quick ? [256] : [256, 1024]) {
-      const full = await measure(plain, "full", T, R, "llada");
-      for (const mode of ["full", "rows", "summaries"] as Mode[]) {
-        const m = mode === "full" ? full : await measure(sel, mode, T, R, "llada");
-        rows.push([
-          V.toLocaleString("en-US"),
-          T,
-          mode,
-          m.forward.toFixed(1),
-          m.choice.toFixed(1),
-          m.total.toFixed(1),
-          lib.ratio(m.total, full.total),
-          mib(m.bytes),
-        ]);
-        console.log(rows.at(-1)!.join(" | "));
-      }
+      await measureModes(plain, sel, T, R, "llada", [V.toLocaleString("en-US"), T], rows);
     }
     if (V === 131072) {
       // Dream's first step: every generated position is masked, R = 256 of T = 1024.
       const T = 1024,
         RD = 256;
-      const full = await measure(plain, "full", T, RD, "dream");
-      for (const mode of ["full", "rows", "summaries"] as Mode[]) {
-        const m = mode === "full" ? full : await measure(sel, mode, T, RD, "dream");
-        dreamRows.push([
-          V.toLocaleString("en-US"),
-          T,
-          RD,
-          mode,
-          m.forward.toFixed(1),
-          m.choice.toFixed(1),
-          m.total.toFixed(1),
-          lib.ratio(m.total, full.total),
-          mib(m.bytes),
-        ]);
-        console.log(dreamRows.at(-1)!.join(" | "));
-      }
+      await measureModes(plain, sel, T, RD, "dream", [V.toLocaleString("en-US"), T, RD], dreamRows);
     }
     await plain.dispose();
     await sel.dispose();
