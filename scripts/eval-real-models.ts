@@ -20,7 +20,6 @@
  * and the attention on the first token from training/real/attention.json). Per-question rows go to
  * `.cache/eval-real/<name>-<delta hash>.jsonl`: rerun to resume; a new delta gets a new file.
  */
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -28,19 +27,13 @@ import { parseArgs } from "node:util";
 import { loadQaJsonl } from "../src/qa/datasets.js";
 import { openModel } from "../src/model/open.js";
 import { checkpointPreset } from "../src/model/presets.js";
-import { settingLabel, type EvalSetting } from "../src/qa/contexts.js";
+import { settingLabel } from "../src/qa/contexts.js";
 import { readResults, runEval } from "../src/qa/runner.js";
+import { CARD_SETTINGS, DATA_REL, ROOT, commit } from "./eval-common.js";
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const DATA_REL = "models/world/eval-heldout.jsonl.gz";
 const NAMES = ["smollm2-135m-dream-world", "smollm2-135m-causal-world"];
 
-const SETTINGS: Record<string, EvalSetting> = {
-  closed_book: { kind: "closed-book" },
-  oracle: { kind: "oracle" },
-  gold_4: { kind: "distractors", k: 4, goldPosition: "cycle", source: "record" },
-  gold_9: { kind: "distractors", k: 9, goldPosition: "cycle", source: "record" },
-};
+const SETTINGS = CARD_SETTINGS;
 const SETTING_TEXT: Record<string, string> = {
   closed_book: "closed-book",
   oracle: "oracle",
@@ -61,14 +54,6 @@ interface Row {
   f1: number;
   exact_match: number;
   seconds?: number;
-}
-
-function commit(): string {
-  try {
-    return execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-  } catch {
-    return "unknown";
-  }
 }
 
 function parseCounts(spec: string | undefined): Record<string, number> {

@@ -17,41 +17,21 @@
  * to continue; a retrained model gets a new file).
  * A model folder is evaluated only when it has config.json, model.safetensors and tokenizer.json.
  */
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { loadQaJsonl } from "../src/qa/datasets.js";
-import type { EvalSetting } from "../src/qa/contexts.js";
 import { openModel } from "../src/model/open.js";
 import { tinyPreset } from "../src/model/presets.js";
 import { readResults, runEval, type EvalResult } from "../src/qa/runner.js";
-
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const DATA_REL = "models/world/eval-heldout.jsonl.gz";
-
-/** Card keys (make_cards.py SETTING_TEXT) → harness settings. */
-export const CARD_SETTINGS: Record<string, EvalSetting> = {
-  closed_book: { kind: "closed-book" },
-  oracle: { kind: "oracle" },
-  gold_4: { kind: "distractors", k: 4, goldPosition: "cycle", source: "record" },
-  gold_9: { kind: "distractors", k: 9, goldPosition: "cycle", source: "record" },
-};
+import { CARD_SETTINGS, DATA_REL, ROOT, commit } from "./eval-common.js";
 
 const DECODER: Record<string, string> = {
   arm: "floatscope ARM sampler: greedy, at most 6 new tokens, stop at <eos>",
   llada: "floatscope LLaDA sampler: low-confidence remasking, 4 masks, 4 steps, one block, temperature 0; answer cut at the first <eos>",
   dream: "floatscope Dream sampler: entropy order, shifted logits, 4 masks, 4 steps, temperature 0; answer cut at the first <eos>",
 };
-
-function commit(): string {
-  try {
-    return execFileSync("git", ["rev-parse", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-  } catch {
-    return "unknown";
-  }
-}
 
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
