@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import type { EvalSetting } from "../src/qa/contexts.js";
+import type { EvalResult } from "../src/qa/runner.js";
 
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 export const DATA_REL = "models/world/eval-heldout.jsonl.gz";
@@ -25,4 +26,26 @@ export function commit(): string {
   } catch {
     return "unknown";
   }
+}
+
+/** A card's scores for one setting: answered rows (errors left out) and the mean of each metric over them. */
+export interface CardScores {
+  n: number;
+  errors: number;
+  accuracy: number;
+  f1: number;
+  exact_match: number;
+}
+
+/** Scores of one setting's result rows, as both cards report them (means are 0 where no row succeeded). */
+export function cardScores(rs: EvalResult[]): CardScores {
+  const ok = rs.filter((r) => r.error === undefined);
+  const mean = (f: (r: EvalResult) => number) => (ok.length ? ok.reduce((s, r) => s + f(r), 0) / ok.length : 0);
+  return {
+    n: ok.length,
+    errors: rs.length - ok.length,
+    accuracy: mean((r) => r.accuracy!),
+    f1: mean((r) => r.f1!),
+    exact_match: mean((r) => r.exactMatch!),
+  };
 }

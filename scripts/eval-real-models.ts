@@ -29,7 +29,7 @@ import { openModel } from "../src/model/open.js";
 import { checkpointPreset } from "../src/model/presets.js";
 import { settingLabel } from "../src/qa/contexts.js";
 import { readResults, runEval } from "../src/qa/runner.js";
-import { CARD_SETTINGS, DATA_REL, ROOT, commit } from "./eval-common.js";
+import { CARD_SETTINGS, DATA_REL, ROOT, cardScores, commit, type CardScores } from "./eval-common.js";
 
 const NAMES = ["smollm2-135m-dream-world", "smollm2-135m-causal-world"];
 
@@ -47,12 +47,7 @@ const SETTING_TEXT: Record<string, string> = {
  */
 const DEFAULT_N: Record<string, number> = { oracle: 300, gold_4: 60, gold_9: 30, closed_book: 30 };
 
-interface Row {
-  n: number;
-  errors: number;
-  accuracy: number;
-  f1: number;
-  exact_match: number;
+interface Row extends CardScores {
   seconds?: number;
 }
 
@@ -99,16 +94,7 @@ async function evaluate(name: string, counts: Record<string, number>, o: { threa
       const seconds = (Date.now() - ts) / 1000;
       const ids = new Set(records.map((r) => r.id));
       const rs = readResults(resultsFile).filter((r) => r.setting === settingLabel(SETTINGS[key]) && ids.has(r.id));
-      const ok = rs.filter((r) => r.error === undefined);
-      const mean = (f: (r: (typeof ok)[number]) => number) => (ok.length ? ok.reduce((s, r) => s + f(r), 0) / ok.length : 0);
-      results[key] = {
-        n: ok.length,
-        errors: rs.length - ok.length,
-        accuracy: mean((r) => r.accuracy!),
-        f1: mean((r) => r.f1!),
-        exact_match: mean((r) => r.exactMatch!),
-        seconds: Math.round(seconds * 10) / 10,
-      };
+      results[key] = { ...cardScores(rs), seconds: Math.round(seconds * 10) / 10 };
       console.error(
         `${name} ${key}: ${run.progress.done} run, ${run.progress.resumed} resumed, ${run.progress.errors} errors, ${seconds.toFixed(1)} s → accuracy ${(100 * results[key].accuracy).toFixed(1)} %`,
       );

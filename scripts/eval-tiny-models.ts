@@ -24,8 +24,8 @@ import { parseArgs } from "node:util";
 import { loadQaJsonl } from "../src/qa/datasets.js";
 import { openModel } from "../src/model/open.js";
 import { tinyPreset } from "../src/model/presets.js";
-import { readResults, runEval, type EvalResult } from "../src/qa/runner.js";
-import { CARD_SETTINGS, DATA_REL, ROOT, commit } from "./eval-common.js";
+import { readResults, runEval } from "../src/qa/runner.js";
+import { CARD_SETTINGS, DATA_REL, ROOT, cardScores, commit, type CardScores } from "./eval-common.js";
 
 const DECODER: Record<string, string> = {
   arm: "floatscope ARM sampler: greedy, at most 6 new tokens, stop at <eos>",
@@ -102,19 +102,11 @@ async function main(): Promise<void> {
     }
     const ids = new Set(records.map((r) => r.id));
     const rows = readResults(resultsFile).filter((r) => r.model === name && ids.has(r.id));
-    const results: Record<string, { n: number; errors: number; accuracy: number; f1: number; exact_match: number }> = {};
+    const results: Record<string, CardScores> = {};
     for (const key of settingKeys) {
       const label = rows.find((r) => r.setting === labelOf(key))?.setting ?? labelOf(key);
       const rs = rows.filter((r) => r.setting === label);
-      const ok = rs.filter((r) => r.error === undefined);
-      const mean = (f: (r: EvalResult) => number) => (ok.length ? ok.reduce((s, r) => s + f(r), 0) / ok.length : 0);
-      results[key] = {
-        n: ok.length,
-        errors: rs.length - ok.length,
-        accuracy: mean((r) => r.accuracy!),
-        f1: mean((r) => r.f1!),
-        exact_match: mean((r) => r.exactMatch!),
-      };
+      results[key] = cardScores(rs);
     }
     const out = {
       model: name,
