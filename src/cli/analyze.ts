@@ -17,13 +17,61 @@ import { readTrace } from "../trace/reader.js";
 import type { Trace } from "../trace/types.js";
 import { keyword, SettingsError, TraceFormatError } from "../util/errors.js";
 import { writeTable } from "../util/table-export.js";
-import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagSpec, helpSections, intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import type { CliCommand } from "./command-types.js";
-import { EXPORT_FLAGS, EXPORT_HELP, exportTarget, tableFile } from "./export-flags.js";
+import { EXPORT_ROWS, exportTarget, tableFile } from "./export-flags.js";
 import { inputFile } from "./inputs.js";
 import { outputFile } from "./outputs.js";
 
 export const ANALYSES = ["absorption", "drift", "qk", "retrieval", "rollout", "token-types", "frontier"] as const;
+
+/** The flags of `floatscope analyze`, by help section: the parse options and the help both come from here. */
+const ANALYZE_FLAGS: Record<string, FlagRow[]> = {
+  "Anchor rule options (absorption, drift, qk, token-types, frontier; frontier defaults to top-k)": [
+    {
+      name: "rule",
+      type: "string",
+      value: "<r>",
+      help: ["first-token | bos | top-k | mean+ksigma | rulli-eps | upstream (default mean+ksigma;", "qk falls back to the argmax)"],
+    },
+    { name: "k", type: "string", value: "<x>", help: "σ multiplier of mean+ksigma", default: "3" },
+    { name: "top-k", type: "string", value: "<n>", help: "size of top-k", default: "1" },
+    { name: "epsilon", type: "string", value: "<x>", help: "ε of rulli-eps", default: "3" },
+    { name: "exclude", type: "string", value: "<list>", help: ANCHOR_EXCLUSIONS.join(",") },
+  ],
+  "Other options": [
+    {
+      name: "layers",
+      type: "string",
+      value: "<list>",
+      help: "layers (default: all recorded); rollout needs every layer unless --layers recorded",
+    },
+    { name: "upstream", type: "boolean", help: "qk: reproduce the paper's code (h mod H_kv, vector mean, no 1/√d, [0,256) window)" },
+    { name: "heads", type: "string", value: "<h>", help: "qk: score-mean (default) | vector-mean | a head index" },
+    { name: "evidence", type: "string", value: "<text>", help: "retrieval: evidence text (first occurrence in the prompt)" },
+    { name: "rows", type: "string", value: "<r>", help: "retrieval: unmask-step (default) | final | final-unshifted" },
+    { name: "filter", type: "string", value: "<f>", help: "retrieval: rouge1 (default) | contains | none" },
+    { name: "layout", type: "string", value: "<l>", help: "rollout: offsets (default) | upstream" },
+    { name: "max-jump", type: "string", value: "<n>", help: "drift: largest position jump of one anchor track", default: "0" },
+    { name: "radius", type: "string", value: "<n>", help: "frontier: positions counted as near the frontier", default: "2" },
+    {
+      name: "facts",
+      type: "string",
+      value: "<file>",
+      help: "frontier: JSON fact spans, [{factId, keySpan, answerTokens}] per trace (a list of lists)",
+    },
+    {
+      name: "allow-truncated",
+      type: "boolean",
+      help: [
+        "read the complete records of a trace whose last record is cut short (a writer",
+        "killed mid-record); the result is marked partial (text and --json)",
+      ],
+    },
+    { name: "json", type: "boolean", help: "print one JSON object" },
+    ...EXPORT_ROWS,
+  ],
+};
 
 const HELP = `Usage: floatscope analyze <analysis> <trace.fstrace…> [options] [--json]
 
@@ -36,53 +84,13 @@ Analyses (docs/analyses.md has every definition and where it differs from the pa
   token-types  structural vs lexical floating tokens per layer band (RQ2)
   frontier     anchors vs the masked/unmasked frontier and the just-unmasked tokens, against chance
 
-Anchor rule options (absorption, drift, qk, token-types, frontier; frontier defaults to top-k):
-  --rule <r>        first-token | bos | top-k | mean+ksigma | rulli-eps | upstream (default mean+ksigma;
-                    qk falls back to the argmax)
-  --k <x>           σ multiplier of mean+ksigma (default 3)
-  --top-k <n>       size of top-k (default 1)
-  --epsilon <x>     ε of rulli-eps (default 3)
-  --exclude <list>  ${ANCHOR_EXCLUSIONS.join(",")}
-Other options:
-  --layers <list>   layers (default: all recorded); rollout needs every layer unless --layers recorded
-  --upstream        qk: reproduce the paper's code (h mod H_kv, vector mean, no 1/√d, [0,256) window)
-  --heads <h>       qk: score-mean (default) | vector-mean | a head index
-  --evidence <text> retrieval: evidence text (first occurrence in the prompt)
-  --rows <r>        retrieval: unmask-step (default) | final | final-unshifted
-  --filter <f>      retrieval: rouge1 (default) | contains | none
-  --layout <l>      rollout: offsets (default) | upstream
-  --max-jump <n>    drift: largest position jump of one anchor track (default 0)
-  --radius <n>      frontier: positions counted as near the frontier (default 2)
-  --facts <file>    frontier: JSON fact spans, [{factId, keySpan, answerTokens}] per trace (a list of lists)
-  --allow-truncated read the complete records of a trace whose last record is cut short (a writer
-                    killed mid-record); the result is marked partial (text and --json)
-  --json            print one JSON object
-${EXPORT_HELP}
+${helpSections(ANALYZE_FLAGS, 20)}
   --debug           print stack traces of errors
   -h, --help        this help
 
 Exit codes: 0 ok, 1 failure (unreadable or invalid trace, missing probe), 2 usage.`;
 
-const FLAGS = {
-  rule: { type: "string" },
-  k: { type: "string" },
-  "top-k": { type: "string" },
-  epsilon: { type: "string" },
-  exclude: { type: "string" },
-  layers: { type: "string" },
-  upstream: { type: "boolean" },
-  heads: { type: "string" },
-  evidence: { type: "string" },
-  rows: { type: "string" },
-  filter: { type: "string" },
-  layout: { type: "string" },
-  "max-jump": { type: "string" },
-  radius: { type: "string" },
-  facts: { type: "string" },
-  json: { type: "boolean" },
-  "allow-truncated": { type: "boolean" },
-  ...EXPORT_FLAGS,
-} as const;
+const FLAGS = flagSpec(Object.values(ANALYZE_FLAGS).flat());
 
 /** Plain rows of a table (NaN → null happens in JSON.stringify). */
 function rows(t: ColumnTable): Record<string, unknown>[] {
@@ -224,6 +232,7 @@ function readFacts(file: string, traces: number): FactSpan[][] {
 
 export const command: CliCommand = {
   help: HELP,
+  flags: FLAGS,
   paths: [
     { arg: "<trace>", role: "input", expects: "file", name: "run.fstrace", example: (p) => ["drift", p] },
     {

@@ -10,6 +10,43 @@ import { SettingsError } from "../util/errors.js";
 
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 
+/** One flag of a command: what parseArgs accepts and the help line that documents it. */
+export interface FlagRow {
+  /** Without the dashes: "memory-budget". */
+  name: string;
+  type: "string" | "boolean";
+  /** Placeholder of the value in the help ("<n>"); none for a boolean flag. */
+  value?: string;
+  /** The description; further lines continue it under the same column. */
+  help: string | readonly string[];
+  /** Shown as "(default …)" after the description. */
+  default?: string;
+}
+
+/** parseArgs options of the rows, so a parsed flag is always a documented one. */
+export function flagSpec(rows: readonly FlagRow[]): FlagSpec {
+  return Object.fromEntries(rows.map((r) => [r.name, { type: r.type }]));
+}
+
+/** Help lines of the rows, descriptions starting at column `column` (flag names are indented two). */
+export function flagHelp(rows: readonly FlagRow[], column: number): string {
+  return rows
+    .flatMap((r) => {
+      const lines = typeof r.help === "string" ? [r.help] : [...r.help];
+      if (r.default !== undefined) lines[lines.length - 1] += ` (default ${r.default})`;
+      const head = `  --${r.name}${r.value ? ` ${r.value}` : ""}`;
+      return lines.map((l, i) => `${(i === 0 ? head : "").padEnd(column - 1)} ${l}`.trimEnd());
+    })
+    .join("\n");
+}
+
+/** Help sections "Title:\n  --flag …" of a command's flag table, in the table's order. */
+export function helpSections(sections: Record<string, readonly FlagRow[]>, column: number): string {
+  return Object.entries(sections)
+    .map(([title, rows]) => `${title}:\n${flagHelp(rows, column)}`)
+    .join("\n");
+}
+
 /** Thrown for bad command-line usage; main prints the message and exits with code 2. */
 export class UsageError extends SettingsError {}
 

@@ -3,11 +3,16 @@
  * command file exports its `command: CliCommand` with these types; the command table (commands.ts)
  * only imports the command files, so no command file imports the table back.
  */
-import type { CliIO } from "./args.js";
+import type { CliIO, FlagSpec } from "./args.js";
 
 export interface CliCommand {
   /** Full help text printed for `floatscope <name> --help`. */
   help: string;
+  /**
+   * Every flag `run` parses (for eval, with those of `eval --grid`). test/cli/help-flags.test.ts
+   * checks that each is in `help` and that `help` names no other.
+   */
+  flags: FlagSpec;
   /**
    * Every path the command reads or writes. Required, so a new command says what it opens:
    * test/cli/every-command-paths.test.ts feeds each one a FIFO, a folder-as-file (or file-as-folder)

@@ -9,7 +9,8 @@ import { defaultRunFolder, parseShard, readGrid } from "../grid/grid.js";
 import { prepareGrid, runShard, shardFileName } from "../grid/shard.js";
 import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
+import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
 import type { PathArgument } from "./command-types.js";
 import { EXIT } from "./exit.js";
 import { checkpointInput, inputFile, inputFilesIn, inputPath } from "./inputs.js";
@@ -71,29 +72,28 @@ function checkGridPaths(grid: ReturnType<typeof readGrid>): void {
   }
 }
 
+/** The flags of `floatscope eval --grid`: its parse options and help lines come from here. */
+const GRID_ROWS: FlagRow[] = [
+  { name: "grid", type: "string", value: "<file>", help: "grid spec (JSON)" },
+  { name: "shard", type: "string", value: "<i/n>", help: "which share to run", default: "1/1" },
+  { name: "out", type: "string", value: "<dir>", help: "folder for shard files (default grid-runs/<grid name>)" },
+  { name: "batch-size", type: "string", value: "<n>", help: "questions per forward batch (default: the grid's, 8)" },
+  ...runtimeRows("device", "threads"),
+];
+
+export const GRID_FLAGS = flagSpec(GRID_ROWS);
+
 export const GRID_HELP = `Usage: floatscope eval --grid <grid.json> [--shard i/n] [--out <dir>] [options]
 
 Runs shard i of n (1-based; default 1/1, the whole grid) of an evaluation grid: models × datasets ×
 settings × seeds (docs/cluster.md). Rows go to <dir>/shard-i-of-n.jsonl with a manifest (floatscope
 version, settings, seeds, model and data hashes); rerunning resumes. Then: floatscope merge <dir>.
 
-  --grid <file>          grid spec (JSON)
-  --shard <i/n>          which share to run (default 1/1)
-  --out <dir>            folder for shard files (default grid-runs/<grid name>)
-  --batch-size <n>       questions per forward batch (default: the grid's, 8)
-  --device <d>           cpu | cuda | auto (default cpu)
-  --threads <n>          intra-op threads
+${flagHelp(GRID_ROWS, 25)}
   -h, --help             this help`;
 
 export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
-  const { values: v, positionals } = parseFlags("eval", argv, {
-    grid: { type: "string" },
-    shard: { type: "string" },
-    out: { type: "string" },
-    "batch-size": { type: "string" },
-    device: { type: "string" },
-    threads: { type: "string" },
-  });
+  const { values: v, positionals } = parseFlags("eval", argv, GRID_FLAGS);
   if (positionals.length)
     throw new UsageError("`floatscope eval --grid` takes no model folder (the grid names the models)", {
       field: "<model-dir>",
@@ -108,9 +108,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
     throw new UsageError("Bad --shard", { field: "--shard", expected: "i/n with 1 ≤ i ≤ n, e.g. 2/4", found: JSON.stringify(v.shard) });
   }
   const int = (flag: string) => (v[flag] === undefined ? undefined : intList("eval", flag, String(v[flag]))[0]);
-  const device = v.device === undefined ? "cpu" : String(v.device);
-  if (device !== "cpu" && device !== "cuda" && device !== "auto")
-    throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
+  const { device, threads } = runtimeOptions("eval", v);
   const grid = readGrid(inputFile(gridFile, { command: "eval", arg: "--grid", what: "grid file (JSON)", error: GridError }));
   checkGridPaths(grid);
   // The shard folder is created when missing (as it always was); when it exists, the shard file in
@@ -136,7 +134,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
       index: shard.index,
       count: shard.count,
       outDir,
-      threads: int("threads"),
+      threads,
       device,
       batchSize: int("batch-size"),
       signal: controller.signal,

@@ -14,57 +14,111 @@ import { ALGS, SAMPLERS, type RunConfig } from "../samplers/config.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
-import { intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagSpec } from "./args.js";
+import { flagSpec, helpSections, intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
+import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
-import { GRID_HELP, GRID_PATHS, runGridEval } from "./eval-grid.js";
+import { GRID_FLAGS, GRID_HELP, GRID_PATHS, runGridEval } from "./eval-grid.js";
 import { checkpointInput, inputFile } from "./inputs.js";
-import { EXPORT_FLAGS, EXPORT_HELP, exportTarget } from "./export-flags.js";
+import { EXPORT_ROWS, exportTarget } from "./export-flags.js";
 import { writeTable, type ColumnKind } from "../util/table-export.js";
 
 /** Scores are fractions (F1) or 0/1: always DOUBLE, whatever this run's values happen to be. */
 const EVAL_ROW_TYPES: Record<string, ColumnKind> = { accuracy: "double", f1: "double", exactMatch: "double", ms: "double" };
-import { MKDIR_FLAG, MKDIR_HELP, outputDirectory, outputFile } from "./outputs.js";
+import { MKDIR_ROW, outputDirectory, outputFile } from "./outputs.js";
+
+/** The flags of `floatscope eval` (without --grid: eval-grid.ts has those), by help section. */
+const EVAL_FLAGS: Record<string, FlagRow[]> = {
+  Data: [
+    {
+      name: "data",
+      type: "string",
+      value: "<file>",
+      help: [
+        "Lost-in-the-Middle-schema jsonl or jsonl.gz ({question, answers, ctxs}).",
+        `Default: $${NQ_ENV}. NQ-open oracle file: nq-open-oracle.jsonl.gz from`,
+        "github.com/nelson-liu/lost-in-the-middle (qa_data/, MIT).",
+      ],
+    },
+    { name: "limit", type: "string", value: "<n>", help: "evaluate the first n questions (after --skip)" },
+    { name: "skip", type: "string", value: "<n>", help: "skip the first n questions" },
+  ],
+  Setting: [
+    { name: "setting", type: "string", value: "<s>", help: "closed-book | oracle | distractors", default: "oracle" },
+    { name: "k", type: "string", value: "<n>", help: "distractors", default: "4" },
+    {
+      name: "gold-position",
+      type: "string",
+      value: "<p>",
+      help: "0-based index of the gold passage, or cycle (row mod k+1) or random",
+      default: "0",
+    },
+    {
+      name: "source",
+      type: "string",
+      value: "<s>",
+      help: [
+        "record (the record's own non-gold ctxs) | pool (other questions' gold",
+        "passages; default: record when every record has ≥ k, else pool)",
+      ],
+    },
+    { name: "seed", type: "string", value: "<n>", help: "seed of distractor/position draws and of the sampler", default: "0" },
+  ],
+  "Prompt and decoding (defaults: the paper's, or the tiny models' for models/tiny-*)": [
+    { name: "format", type: "string", value: "<f>", help: PROMPT_FORMATS.join(" | ") },
+    { name: "no-chat-template", type: "boolean", help: "use the bare prompt text" },
+    { name: "double-bos", type: "boolean", help: "reproduce upstream's double BOS for Llama-3 templates" },
+    {
+      name: "sampler",
+      type: "string",
+      value: "<s>",
+      help: [
+        "llada | dream | arm: another decoder than the preset's (the engine's logits are",
+        "already aligned to positions, so a Dream-style model also runs under llada)",
+      ],
+    },
+    {
+      name: "alg",
+      type: "string",
+      value: "<a>",
+      help: `its order, default the sampler's: ${SAMPLERS.map((k) => `${k}: ${ALGS[k].join(" | ")}`).join("; ")}`,
+    },
+    { name: "gen-length", type: "string", value: "<n>", help: "new tokens" },
+    { name: "steps", type: "string", value: "<n>", help: "denoising steps" },
+    {
+      name: "block-length",
+      type: "string",
+      value: "<n>",
+      help: "LLaDA block (semi-autoregressive decoding: genLength / blockLength blocks)",
+    },
+    { name: "temperature", type: "string", value: "<t>", help: "sampling temperature τ" },
+    { name: "extraction", type: "string", value: "<e>", help: `${ANSWER_EXTRACTIONS.join(" | ")} (what is scored)` },
+  ],
+  Run: [
+    { name: "batch-size", type: "string", value: "<n>", help: "questions per forward batch", default: "1" },
+    { name: "out", type: "string", value: "<file.jsonl>", help: "append per-question rows; rerunning skips questions already done" },
+    { name: "traces", type: "string", value: "<dir>", help: "save one .fstrace per question" },
+    ...EXPORT_ROWS,
+    {
+      name: "intervene",
+      type: "string",
+      value: "<policy>",
+      help: [
+        "attention intervention at every step: none | anchors | anchors:first-pass |",
+        "first | random | random:<k> | sink | sink:<token id> (docs/samplers.md)",
+      ],
+    },
+    ...runtimeRows("device", "threads"),
+    MKDIR_ROW,
+    ...runtimeRows("no-weight-scan"),
+  ],
+};
 
 const HELP = `Usage: floatscope eval <model-dir> --data <file.jsonl[.gz]> [options]
 
 QA evaluation (paper §10 metrics: Acc = normalised gold is a substring of the response, token F1,
 plus exact match) of one checkpoint in one setting.
 
-Data:
-  --data <file>          Lost-in-the-Middle-schema jsonl or jsonl.gz ({question, answers, ctxs}).
-                         Default: $${NQ_ENV}. NQ-open oracle file: nq-open-oracle.jsonl.gz from
-                         github.com/nelson-liu/lost-in-the-middle (qa_data/, MIT).
-  --limit <n>            evaluate the first n questions (after --skip)
-  --skip <n>             skip the first n questions
-Setting:
-  --setting <s>          closed-book | oracle | distractors (default oracle)
-  --k <n>                distractors (default 4)
-  --gold-position <p>    0-based index of the gold passage, or cycle (row mod k+1) or random (default 0)
-  --source <s>           record (the record's own non-gold ctxs) | pool (other questions' gold
-                         passages; default: record when every record has ≥ k, else pool)
-  --seed <n>             seed of distractor/position draws and of the sampler (default 0)
-Prompt and decoding (defaults: the paper's, or the tiny models' for models/tiny-*):
-  --format <f>           ${PROMPT_FORMATS.join(" | ")}
-  --no-chat-template     use the bare prompt text
-  --double-bos           reproduce upstream's double BOS for Llama-3 templates
-  --sampler <s>          llada | dream | arm: another decoder than the preset's (the engine's logits are
-                         already aligned to positions, so a Dream-style model also runs under llada)
-  --alg <a>              its order, default the sampler's: ${SAMPLERS.map((k) => `${k}: ${ALGS[k].join(" | ")}`).join("; ")}
-  --gen-length <n>       new tokens      --steps <n>    denoising steps
-  --block-length <n>     LLaDA block (semi-autoregressive decoding: genLength / blockLength blocks)
-  --temperature <t>
-  --extraction <e>       ${ANSWER_EXTRACTIONS.join(" | ")} (what is scored)
-Run:
-  --batch-size <n>       questions per forward batch (default 1)
-  --out <file.jsonl>     append per-question rows; rerunning skips questions already done
-  --traces <dir>         save one .fstrace per question
-${EXPORT_HELP}
-  --intervene <policy>   attention intervention at every step: none | anchors | anchors:first-pass |
-                         first | random | random:<k> | sink | sink:<token id> (docs/samplers.md)
-  --device <d>           cpu | cuda | auto (default cpu)
-  --threads <n>          intra-op threads
-${MKDIR_HELP}
-  --no-weight-scan       skip the NaN/Inf scan of the weights (on by default)
+${helpSections(EVAL_FLAGS, 25)}
   --debug                print stack traces of errors
   -h, --help             this help
 
@@ -78,39 +132,11 @@ function int(flag: string, value: string | boolean | undefined, min = 0): number
   return optionalInt("eval", flag, value, { min });
 }
 
-/** The flags of `floatscope eval` (without --grid: eval-grid.ts parses those). */
-const EVAL_FLAGS: FlagSpec = {
-  data: { type: "string" },
-  limit: { type: "string" },
-  skip: { type: "string" },
-  setting: { type: "string" },
-  k: { type: "string" },
-  "gold-position": { type: "string" },
-  source: { type: "string" },
-  seed: { type: "string" },
-  format: { type: "string" },
-  "no-chat-template": { type: "boolean" },
-  "double-bos": { type: "boolean" },
-  "gen-length": { type: "string" },
-  steps: { type: "string" },
-  "block-length": { type: "string" },
-  sampler: { type: "string" },
-  alg: { type: "string" },
-  temperature: { type: "string" },
-  extraction: { type: "string" },
-  "batch-size": { type: "string" },
-  out: { type: "string" },
-  traces: { type: "string" },
-  device: { type: "string" },
-  threads: { type: "string" },
-  "no-weight-scan": { type: "boolean" },
-  ...MKDIR_FLAG,
-  ...EXPORT_FLAGS,
-  intervene: { type: "string" },
-};
+const EVAL_SPEC = flagSpec(Object.values(EVAL_FLAGS).flat());
 
 export const command: CliCommand = {
   help: HELP,
+  flags: { ...EVAL_SPEC, ...GRID_FLAGS },
   paths: [
     checkpointPath((f) => ["--data", f.data]),
     { arg: "--data", role: "input", expects: "file", name: "data.jsonl", example: (p, f) => [f.model, "--data", p] },
@@ -121,7 +147,7 @@ export const command: CliCommand = {
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
     if (argv.some((a) => a === "--grid" || a.startsWith("--grid="))) return runGridEval(argv, io);
-    const { values: v, positionals } = parseFlags("eval", argv, EVAL_FLAGS);
+    const { values: v, positionals } = parseFlags("eval", argv, EVAL_SPEC);
     const target = exportTarget("eval", v);
     if (positionals.length !== 1)
       throw new UsageError("`floatscope eval` takes one model folder", {
@@ -149,7 +175,7 @@ export const command: CliCommand = {
     const blockLength = int("block-length", v["block-length"], 1);
     const samplerKind = v.sampler !== undefined ? keyword<SamplerKind>(String(v.sampler), SAMPLERS, { field: "--sampler" }) : undefined;
     const batchSize = int("batch-size", v["batch-size"], 1) ?? 1;
-    const threads = int("threads", v.threads, 1);
+    const runtime = runtimeOptions("eval", v);
     // Output paths before any work: a folder given as --out, or a missing folder without --mkdir, is a usage error.
     const resultsFile = v.out !== undefined ? outputFile("eval", "out", String(v.out), !!v.mkdir, io) : undefined;
     const traceDir = v.traces !== undefined ? outputDirectory("eval", "traces", String(v.traces), !!v.mkdir, io) : undefined;
@@ -185,9 +211,9 @@ export const command: CliCommand = {
 
     const intervention = v.intervene !== undefined ? parsePolicy(String(v.intervene)) : undefined; // typed error before any work
     const m = await openModel(positionals[0], {
-      device: (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu",
-      threads,
-      scanWeights: !v["no-weight-scan"],
+      device: runtime.device,
+      threads: runtime.threads,
+      scanWeights: runtime.scanWeights,
       warn: io.err,
       ...(intervention && intervention.kind !== "none" ? { interventions: true, probes: policyProbes(intervention) } : {}),
     });

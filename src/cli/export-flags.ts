@@ -6,12 +6,12 @@
  */
 import * as path from "node:path";
 import { TABLE_FORMATS, formatFromPath, type TableFormat } from "../util/table-export.js";
-import { UsageError } from "./args.js";
+import { UsageError, type FlagRow } from "./args.js";
 
-export const EXPORT_FLAGS = { export: { type: "string" }, "export-format": { type: "string" } } as const;
-
-export const EXPORT_HELP = `  --export <file>        also write the table(s) to a file (.csv, .jsonl, .parquet, .arrow)
-  --export-format <f>    ${TABLE_FORMATS.join(" | ")} (default: from --export's extension)`;
+export const EXPORT_ROWS: FlagRow[] = [
+  { name: "export", type: "string", value: "<file>", help: "also write the table(s) to a file (.csv, .jsonl, .parquet, .arrow)" },
+  { name: "export-format", type: "string", value: "<f>", help: `${TABLE_FORMATS.join(" | ")} (default: from --export's extension)` },
+];
 
 /** The export target of the parsed flags, or undefined when --export is absent. */
 export function exportTarget(

@@ -8,41 +8,53 @@ import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.
 import { openModelFiles, startEngine } from "../model/open.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
-import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagSpec, helpSections, intList, optionalInt, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput } from "./inputs.js";
-import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
+import { MKDIR_ROW, outputFile } from "./outputs.js";
+import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
 import { PROBE_WORDS, probeRequestFromFlags, regionOneHot } from "./probe-flags.js";
 
 export const FORWARD_FORMAT = "floatscope-forward";
 export const FORWARD_FORMAT_VERSION = 1;
 
+/** The flags of `floatscope forward`, by help section: the parse options and the help both come from here. */
+const FORWARD_FLAGS: Record<string, FlagRow[]> = {
+  "Input (one of)": [
+    {
+      name: "text",
+      type: "string",
+      value: "<string>",
+      help: ["text, tokenised with the checkpoint's tokenizer (special tokens added as", "the tokenizer does; --no-special to skip them)"],
+    },
+    { name: "no-special", type: "boolean", help: "do not let the tokenizer add special tokens (BOS)" },
+    { name: "ids", type: "string", value: "<list>", help: "token ids, comma-separated" },
+  ],
+  Probes: [
+    {
+      name: "probes",
+      type: "string",
+      value: "<list>",
+      help: [`comma-separated, from: ${PROBE_WORDS.join(", ")}`, "(default: received). q_rot/k_rot are post-RoPE, q/k pre-RoPE."],
+    },
+    { name: "layers", type: "string", value: "<list>", help: "layers for pattern, pattern_mean, q_rot/k_rot/q/k (default: all)" },
+    { name: "heads", type: "string", value: "<list>", help: "heads for pattern (default: all)" },
+    { name: "regions", type: "string", value: "<ranges>", help: "token ranges for region_sum, e.g. 0-4,4-10 (end exclusive)" },
+  ],
+  Output: [
+    { name: "out", type: "string", value: "<file>", help: "write probes to this .safetensors file (atomic) with JSON metadata" },
+    { name: "logits", type: "boolean", help: "also write the logits [batch, seq, vocab] to --out" },
+    { name: "top", type: "string", value: "<n>", help: "keys listed per layer in the summary", default: "3" },
+    MKDIR_ROW,
+  ],
+  Runtime: runtimeRows("device", "threads", "low-memory", "query-chunks", "memory-budget", "no-weight-scan"),
+};
+
 const HELP = `Usage: floatscope forward <model-dir> (--text "…" | --ids 1,2,3) [options]
 
 Run one forward pass of the checkpoint and report attention probes.
 
-Input (one of):
-  --text <string>       text, tokenised with the checkpoint's tokenizer (special tokens added as
-                        the tokenizer does; --no-special to skip them)
-  --ids <list>          token ids, comma-separated
-Probes:
-  --probes <list>       comma-separated, from: ${PROBE_WORDS.join(", ")}
-                        (default: received). q_rot/k_rot are post-RoPE, q/k pre-RoPE.
-  --layers <list>       layers for pattern, pattern_mean, q_rot/k_rot/q/k (default: all)
-  --heads <list>        heads for pattern (default: all)
-  --regions <ranges>    token ranges for region_sum, e.g. 0-4,4-10 (end exclusive)
-Output:
-  --out <file>          write probes to this .safetensors file (atomic) with JSON metadata
-  --logits              also write the logits [batch, seq, vocab] to --out
-  --top <n>             keys listed per layer in the summary (default 3)
-${MKDIR_HELP}
-Runtime:
-  --device <d>          cpu | cuda | auto (default cpu)
-  --threads <n>         intra-op threads
-  --low-memory          keep weights memory-mapped (session.disable_prepacking)
-  --query-chunks <n>    compute attention in n query chunks (default: sized from the memory estimate)
-  --memory-budget <n>   refuse a forward estimated above n bytes (default 75 % of physical memory)
-  --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
+${helpSections(FORWARD_FLAGS, 24)}
   --debug               print stack traces of errors
   -h, --help            this help
 
@@ -57,30 +69,13 @@ function topK(values: ArrayLike<number>, k: number): number[] {
 
 export const command: CliCommand = {
   help: HELP,
+  flags: flagSpec(Object.values(FORWARD_FLAGS).flat()),
   paths: [
     checkpointPath(() => ["--ids", "1,2,3"]),
     { arg: "--out", role: "output", expects: "file", name: "out.safetensors", example: (p, f) => [f.model, "--ids", "1,2,3", "--out", p] },
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values: v, positionals } = parseFlags("forward", argv, {
-      text: { type: "string" },
-      ids: { type: "string" },
-      "no-special": { type: "boolean" },
-      probes: { type: "string" },
-      layers: { type: "string" },
-      heads: { type: "string" },
-      regions: { type: "string" },
-      out: { type: "string" },
-      logits: { type: "boolean" },
-      top: { type: "string" },
-      device: { type: "string" },
-      threads: { type: "string" },
-      "low-memory": { type: "boolean" },
-      "query-chunks": { type: "string" },
-      "memory-budget": { type: "string" },
-      "no-weight-scan": { type: "boolean" },
-      ...MKDIR_FLAG,
-    });
+    const { values: v, positionals } = parseFlags("forward", argv, flagSpec(Object.values(FORWARD_FLAGS).flat()));
     if (positionals.length !== 1)
       throw new UsageError("`floatscope forward` takes one model folder", {
         field: "<model-dir>",
@@ -91,9 +86,7 @@ export const command: CliCommand = {
       throw new UsageError("Give exactly one of --text and --ids", { field: "--text / --ids", expected: "one of them" });
     if (v.logits && !v.out) throw new UsageError("--logits needs --out", { field: "--logits", expected: "--out <file.safetensors>" });
     const top = optionalInt("forward", "top", v.top, { min: 1 }) ?? 3;
-    const threads = optionalInt("forward", "threads", v.threads, { min: 1 });
-    const queryChunks = optionalInt("forward", "query-chunks", v["query-chunks"], { min: 1 }) ?? "auto";
-    const memoryBudgetBytes = optionalInt("forward", "memory-budget", v["memory-budget"], { min: 1 });
+    const runtime = runtimeOptions("forward", v);
     // Checked before anything is computed, so a bad --out never costs a forward pass.
     const file = v.out !== undefined ? outputFile("forward", "out", String(v.out), !!v.mkdir, io) : undefined;
     // The weight scan reads every byte: it runs after the cheap checks below, so a bad flag or an
@@ -139,16 +132,15 @@ export const command: CliCommand = {
       },
       spec.numLayers,
     );
-    const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
 
-    if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
+    if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec);
     const { engine } = await startEngine(model, {
       probes,
-      device,
-      threads,
-      queryChunks,
-      lowMemory: !!v["low-memory"],
-      memoryBudgetBytes,
+      device: runtime.device,
+      threads: runtime.threads,
+      queryChunks: runtime.queryChunks,
+      lowMemory: runtime.lowMemory,
+      memoryBudgetBytes: runtime.memoryBudgetBytes,
       warn: io.err,
     });
     try {

@@ -11,13 +11,69 @@ import { openModelFiles, startEngine } from "../model/open.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
-import { optionalInt, optionalNumber, parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagSpec, helpSections, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
+import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput, inputFile } from "./inputs.js";
 import { EXIT } from "./exit.js";
-import { MKDIR_FLAG, MKDIR_HELP, outputFile } from "./outputs.js";
+import { MKDIR_ROW, outputFile } from "./outputs.js";
 import { readFileBounded } from "../util/paths.js";
 import { PROBE_WORDS, probeRequestFromFlags } from "./probe-flags.js";
+
+/** The flags of `floatscope generate`, by help section: the parse options and the help both come from here. */
+const GENERATE_FLAGS: Record<string, FlagRow[]> = {
+  Prompt: [
+    { name: "prompt", type: "string", value: "<text>", help: "the prompt text (used verbatim unless --chat)" },
+    { name: "chat", type: "boolean", help: "wrap the prompt as one user turn with the checkpoint's chat template" },
+    { name: "no-special", type: "boolean", help: "do not let the tokenizer add special tokens (BOS)" },
+  ],
+  Sampler: [
+    { name: "sampler", type: "string", value: "<s>", help: "llada | dream | arm (default: the family's)" },
+    {
+      name: "alg",
+      type: "string",
+      value: "<a>",
+      help: ["llada: low_confidence | random; dream: entropy | maskgit_plus | topk_margin |", "origin; arm: greedy | sample"],
+    },
+    { name: "gen-length", type: "string", value: "<n>", help: "tokens to generate", default: "32" },
+    { name: "steps", type: "string", value: "<n>", help: "denoising steps (default = gen-length)" },
+    { name: "block-length", type: "string", value: "<n>", help: "LLaDA block length (default = gen-length)" },
+    { name: "temperature", type: "string", value: "<x>", help: "τ (LLaDA: Gumbel temperature; Dream / ARM: logits are divided by τ)" },
+    { name: "top-p", type: "string", value: "<x>", help: "nucleus sampling (Dream, ARM sample; default off)" },
+    { name: "top-k", type: "string", value: "<n>", help: "sample from the n most likely tokens (Dream, ARM sample; default off)" },
+    { name: "cfg", type: "string", value: "<x>", help: "classifier-free guidance scale (masked-diffusion samplers; default 0, off)" },
+    { name: "eps", type: "string", value: "<x>", help: "Dream's final timestep ε in linspace(1, ε, steps+1)" },
+    {
+      name: "alg-temp",
+      type: "string",
+      value: "<x>",
+      help: "Dream: 0 = top-n positions, > 0 = sample positions from softmax(conf/alg_temp)",
+    },
+    { name: "seed", type: "string", value: "<n>", help: "seed of the sampler's RNG", default: "0" },
+    { name: "config", type: "string", value: "<file.json>", help: "settings as a JSON RunConfig object (flags override it)" },
+  ],
+  Trace: [
+    { name: "trace", type: "string", value: "<file>", help: "write the trace here (.fstrace; streamed while sampling)" },
+    { name: "probes", type: "string", value: "<list>", help: `comma-separated, from: ${PROBE_WORDS.join(", ")} (default: received)` },
+    { name: "layers", type: "string", value: "<list>", help: "layers for pattern / pattern_mean / q_rot / k_rot (default: all)" },
+    { name: "heads", type: "string", value: "<list>", help: "heads for pattern (default: all)" },
+    { name: "max-trace-bytes", type: "string", value: "<n>", help: "refuse runs whose trace would be larger (default 4 GiB)" },
+    MKDIR_ROW,
+  ],
+  Intervention: [
+    {
+      name: "intervene",
+      type: "string",
+      value: "<policy>",
+      help: [
+        "change attention at every step and record it: none | anchors |",
+        "anchors:first-pass | first | random | random:<k> | sink | sink:<token id>",
+        '(docs/samplers.md, "Attention interventions")',
+      ],
+    },
+  ],
+  Runtime: runtimeRows("device", "threads", "low-memory", "memory-budget", "no-weight-scan"),
+};
 
 const HELP = `Usage: floatscope generate <model-dir> --prompt "…" [options]
 
@@ -26,37 +82,7 @@ unmasked, their confidences and the attention probes of every layer, plus one fo
 the final sequence. Defaults are the paper's settings for the model's family (LLaDA: low_confidence,
 τ 0; Dream: entropy, τ 0.2, top-p 0.95; LLaMA/Qwen: greedy).
 
-Prompt:
-  --prompt <text>       the prompt text (used verbatim unless --chat)
-  --chat                wrap the prompt as one user turn with the checkpoint's chat template
-  --no-special          do not let the tokenizer add special tokens (BOS)
-Sampler:
-  --sampler <s>         llada | dream | arm (default: the family's)
-  --alg <a>             llada: low_confidence | random; dream: entropy | maskgit_plus | topk_margin |
-                        origin; arm: greedy | sample
-  --gen-length <n>      tokens to generate (default 32)
-  --steps <n>           denoising steps (default = gen-length)
-  --block-length <n>    LLaDA block length (default = gen-length)
-  --temperature <x>     --top-p <x>   --top-k <n>   --cfg <x>   --eps <x>   --alg-temp <x>
-  --seed <n>            seed of the sampler's RNG (default 0)
-  --config <file.json>  settings as a JSON RunConfig object (flags override it)
-Trace:
-  --trace <file>        write the trace here (.fstrace; streamed while sampling)
-  --probes <list>       comma-separated, from: ${PROBE_WORDS.join(", ")} (default: received)
-  --layers <list>       layers for pattern / pattern_mean / q_rot / k_rot (default: all)
-  --heads <list>        heads for pattern (default: all)
-  --max-trace-bytes <n> refuse runs whose trace would be larger (default 4 GiB)
-${MKDIR_HELP}
-Intervention:
-  --intervene <policy>  change attention at every step and record it: none | anchors |
-                        anchors:first-pass | first | random | random:<k> | sink | sink:<token id>
-                        (docs/samplers.md, "Attention interventions")
-Runtime:
-  --device <d>          cpu | cuda | auto (default cpu)
-  --threads <n>         intra-op threads
-  --low-memory          keep weights memory-mapped
-  --memory-budget <n>   refuse forwards estimated above n bytes (default 75 % of physical memory)
-  --no-weight-scan      skip the NaN/Inf scan of the weights (on by default)
+${helpSections(GENERATE_FLAGS, 24)}
   --debug               print stack traces of errors
   -h, --help            this help
 
@@ -81,42 +107,14 @@ function readConfigFile(file: string): Record<string, unknown> {
 
 export const command: CliCommand = {
   help: HELP,
+  flags: flagSpec(Object.values(GENERATE_FLAGS).flat()),
   paths: [
     checkpointPath(() => ["--prompt", "hi"]),
     { arg: "--config", role: "input", expects: "file", name: "config.json", example: (p, f) => [f.model, "--prompt", "hi", "--config", p] },
     { arg: "--trace", role: "output", expects: "file", name: "run.fstrace", example: (p, f) => [f.model, "--prompt", "hi", "--trace", p] },
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values: v, positionals } = parseFlags("generate", argv, {
-      prompt: { type: "string" },
-      chat: { type: "boolean" },
-      "no-special": { type: "boolean" },
-      sampler: { type: "string" },
-      alg: { type: "string" },
-      "gen-length": { type: "string" },
-      steps: { type: "string" },
-      "block-length": { type: "string" },
-      temperature: { type: "string" },
-      "top-p": { type: "string" },
-      "top-k": { type: "string" },
-      cfg: { type: "string" },
-      eps: { type: "string" },
-      "alg-temp": { type: "string" },
-      seed: { type: "string" },
-      config: { type: "string" },
-      trace: { type: "string" },
-      probes: { type: "string" },
-      layers: { type: "string" },
-      heads: { type: "string" },
-      "max-trace-bytes": { type: "string" },
-      device: { type: "string" },
-      threads: { type: "string" },
-      "low-memory": { type: "boolean" },
-      "memory-budget": { type: "string" },
-      "no-weight-scan": { type: "boolean" },
-      ...MKDIR_FLAG,
-      intervene: { type: "string" },
-    });
+    const { values: v, positionals } = parseFlags("generate", argv, flagSpec(Object.values(GENERATE_FLAGS).flat()));
     if (positionals.length !== 1)
       throw new UsageError("`floatscope generate` takes one model folder", {
         field: "<model-dir>",
@@ -125,8 +123,7 @@ export const command: CliCommand = {
       });
     if (v.prompt === undefined) throw new UsageError("--prompt is required", { field: "--prompt", expected: "the prompt text" });
     const G = "generate";
-    const threads = optionalInt(G, "threads", v.threads, { min: 1 });
-    const memoryBudgetBytes = optionalInt(G, "memory-budget", v["memory-budget"], { min: 1 });
+    const runtime = runtimeOptions(G, v);
     const numbers = {
       genLength: optionalInt(G, "gen-length", v["gen-length"], { min: 1 }),
       steps: optionalInt(G, "steps", v.steps, { min: 1 }),
@@ -174,14 +171,13 @@ export const command: CliCommand = {
     const intervention = v.intervene !== undefined ? String(v.intervene) : undefined;
     const { cfg, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, io.err, intervention);
 
-    const device = (v.device as "cpu" | "cuda" | "auto" | undefined) ?? "cpu";
-    if (!v["no-weight-scan"]) assertFiniteWeights(model.checkpoint, model.spec);
+    if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec);
     const { engine } = await startEngine(model, {
       probes: cfg.probes,
-      device,
-      threads,
-      lowMemory: !!v["low-memory"],
-      memoryBudgetBytes,
+      device: runtime.device,
+      threads: runtime.threads,
+      lowMemory: runtime.lowMemory,
+      memoryBudgetBytes: runtime.memoryBudgetBytes,
       warn: io.err,
       interventions: intervener !== undefined,
     });

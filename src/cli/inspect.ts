@@ -9,9 +9,25 @@ import { describeCheckpoint, type CheckpointDescription } from "../graph/describ
 import { estimateMemory, formatBytes } from "../runtime/memory.js";
 import { DEFAULT_PROBES } from "../util/probes.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
-import { intList, optionalInt, parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagHelp, flagSpec, intList, optionalInt, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput } from "./inputs.js";
+
+/** The flags of `floatscope inspect`: the parse options and the help both come from here. */
+const INSPECT_ROWS: FlagRow[] = [
+  {
+    name: "seq",
+    type: "string",
+    value: "<list>",
+    help: [
+      "sequence lengths for the memory table, each 1 … max_position_embeddings",
+      "(default 256,1024,4096, those the model has, and at least its maximum)",
+    ],
+  },
+  { name: "batch", type: "string", value: "<n>", help: "batch size for the memory table", default: "1" },
+  { name: "scan-weights", type: "boolean", help: "also read every weight and report NaN/Inf by tensor (exit 1 if any)" },
+  { name: "json", type: "boolean", help: "print one JSON object instead of text" },
+];
 
 const HELP = `Usage: floatscope inspect <model-dir> [--seq 256,1024,4096] [--batch 1] [--scan-weights] [--json]
 
@@ -20,11 +36,7 @@ family, architecture, layer sizes, attention layout, RoPE, special token ids, we
 the estimated memory of one forward pass (weights as f32 on CPU) at the given sequence lengths.
 
 Options:
-  --seq <list>    sequence lengths for the memory table, each 1 … max_position_embeddings
-                  (default 256,1024,4096, those the model has, and at least its maximum)
-  --batch <n>     batch size for the memory table (default 1)
-  --scan-weights  also read every weight and report NaN/Inf by tensor (exit 1 if any)
-  --json          print one JSON object instead of text
+${flagHelp(INSPECT_ROWS, 18)}
   --debug         print stack traces of errors
   -h, --help      this help
 
@@ -55,14 +67,10 @@ export function describeLines(d: CheckpointDescription): string[] {
 
 export const command: CliCommand = {
   help: HELP,
+  flags: flagSpec(INSPECT_ROWS),
   paths: [checkpointPath(() => [])],
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values, positionals } = parseFlags("inspect", argv, {
-      seq: { type: "string" },
-      batch: { type: "string" },
-      json: { type: "boolean" },
-      "scan-weights": { type: "boolean" },
-    });
+    const { values, positionals } = parseFlags("inspect", argv, flagSpec(INSPECT_ROWS));
     if (positionals.length !== 1)
       throw new UsageError("`floatscope inspect` takes one model folder", {
         field: "<model-dir>",

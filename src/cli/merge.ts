@@ -7,10 +7,17 @@
 import { GRID_COLUMNS, GRID_TYPES, mergeShards } from "../grid/merge.js";
 import { keyword } from "../util/errors.js";
 import { TABLE_FORMATS, formatFromPath, writeTable, type TableFormat } from "../util/table-export.js";
-import { parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagHelp, flagSpec, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import { shardsPath, type CliCommand } from "./command-types.js";
 import { shardInputs } from "./inputs.js";
 import { outputFile } from "./outputs.js";
+
+/** The flags of `floatscope merge`: the parse options and the help both come from here. */
+const MERGE_ROWS: FlagRow[] = [
+  { name: "out", type: "string", value: "<file>", help: "the merged table (.jsonl, .csv, .parquet or .arrow)" },
+  { name: "format", type: "string", value: "<f>", help: `${TABLE_FORMATS.join(" | ")} (default: from --out's extension)` },
+  { name: "partial", type: "boolean", help: "write what there is (failed questions as rows with their error)" },
+];
 
 const HELP = `Usage: floatscope merge <shard-dir | shard files…> --out <table> [--format f] [--partial]
 
@@ -19,24 +26,19 @@ per (work unit, question), units in grid order, without timings, so it equals an
 Refuses shards whose manifests differ (grid, models, data, floatscope version), two files for one
 shard, and a question answered in two shards; lists what is missing and exits 1 unless --partial.
 
-  --out <file>       the merged table (.jsonl, .csv, .parquet or .arrow)
-  --format <f>       ${TABLE_FORMATS.join(" | ")} (default: from --out's extension)
-  --partial          write what there is (failed questions as rows with their error)
+${flagHelp(MERGE_ROWS, 21)}
   -h, --help         this help`;
 
 export const command: CliCommand = {
   help: HELP,
+  flags: flagSpec(MERGE_ROWS),
   paths: [
     shardsPath((f) => ["--out", `${f.tmp}/merged.jsonl`]),
     // Outputs are checked before any shard is read, so the input here need not be a shard.
     { arg: "--out", role: "output", expects: "file", name: "merged.jsonl", example: (p, f) => [f.data, "--out", p] },
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values: v, positionals } = parseFlags("merge", argv, {
-      out: { type: "string" },
-      format: { type: "string" },
-      partial: { type: "boolean" },
-    });
+    const { values: v, positionals } = parseFlags("merge", argv, flagSpec(MERGE_ROWS));
     if (positionals.length === 0)
       throw new UsageError("`floatscope merge` needs shard files", {
         field: "<shards>",

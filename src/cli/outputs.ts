@@ -4,11 +4,10 @@
  * only with `--mkdir`, and each folder created is said on stderr. Problems are usage errors (2).
  */
 import { checkOutputDirectory, checkOutputFile } from "../util/paths.js";
-import { UsageError, type CliIO, type FlagSpec } from "./args.js";
+import { UsageError, type CliIO, type FlagRow } from "./args.js";
 
 /** The flag every command with an output takes. */
-export const MKDIR_FLAG: FlagSpec = { mkdir: { type: "boolean" } };
-export const MKDIR_HELP = "  --mkdir               create missing folders of the output paths (said on stderr)";
+export const MKDIR_ROW: FlagRow = { name: "mkdir", type: "boolean", help: "create missing folders of the output paths (said on stderr)" };
 
 function announce(command: string, io: CliIO) {
   return (dir: string) => io.err(`floatscope ${command}: created folder ${dir}`);

@@ -24,11 +24,39 @@ import { fileURLToPath } from "node:url";
 import { defaultRunFolder, readGrid } from "../grid/grid.js";
 import { printable, shellCommand, shellQuote, unsafeCharIn } from "../util/shell.js";
 import { TABLE_FORMATS } from "../util/table-export.js";
-import { intList, parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
+import { deviceFlag, runtimeRows } from "./runtime-flags.js";
 import type { CliCommand } from "./command-types.js";
 import { GridError } from "../util/errors.js";
 import { inputFile } from "./inputs.js";
 import { outputDirectory, outputFile } from "./outputs.js";
+
+/** The flags of `floatscope slurm`: the parse options and the help both come from here. */
+const SLURM_ROWS: FlagRow[] = [
+  { name: "tasks", type: "string", value: "<n>", help: "array tasks = shards (required)" },
+  { name: "gpus-per-task", type: "string", value: "<n>", help: "GPUs per task (sets --device cuda unless --device is given)" },
+  { name: "cpus-per-task", type: "string", value: "<n>", help: "CPUs per task (default 2; also the engine's threads)" },
+  { name: "mem", type: "string", value: "<m>", help: "memory per task, Slurm syntax (e.g. 32G)" },
+  { name: "time", type: "string", value: "<t>", help: "time limit per task, Slurm syntax (e.g. 02:00:00)" },
+  { name: "partition", type: "string", value: "<p>", help: "partition" },
+  { name: "account", type: "string", value: "<a>", help: "account" },
+  { name: "qos", type: "string", value: "<q>", help: "QOS" },
+  { name: "max-parallel", type: "string", value: "<n>", help: "at most n tasks at once (--array=1-n%k)" },
+  { name: "out", type: "string", value: "<dir>", help: "shard folder (default grid-runs/<grid name>)" },
+  { name: "scripts", type: "string", value: "<dir>", help: "where to write the scripts (default <out>/slurm)" },
+  { name: "merged", type: "string", value: "<file>", help: "merged table (default <out>/merged.parquet; .jsonl/.csv/.arrow also work)" },
+  { ...runtimeRows("device")[0], default: "cpu, or cuda with --gpus-per-task" },
+  {
+    name: "floatscope",
+    type: "string",
+    value: "<cmd>",
+    help: [
+      "how tasks start floatscope: words separated by spaces, each passed as it is",
+      "(no shell expansion; default: node and this installation's CLI)",
+    ],
+  },
+];
+const SLURM_FLAGS = flagSpec(SLURM_ROWS);
 
 const HELP = `Usage: floatscope slurm <grid.json> --tasks <n> [options]
 
@@ -37,19 +65,7 @@ with sbatch --array=i shards.sbatch), and a merge job that depends on the whole 
 folder; run its submit.sh on the cluster's login node. docs/cluster.md has a Kubernetes Indexed Job
 for the same shards.
 
-  --tasks <n>            array tasks = shards (required)
-  --gpus-per-task <n>    GPUs per task (sets --device cuda unless --device is given)
-  --cpus-per-task <n>    CPUs per task (default 2; also the engine's threads)
-  --mem <m>              memory per task, Slurm syntax (e.g. 32G)
-  --time <t>             time limit per task, Slurm syntax (e.g. 02:00:00)
-  --partition <p>        partition;   --account <a>   account;   --qos <q>   QOS
-  --max-parallel <n>     at most n tasks at once (--array=1-n%k)
-  --out <dir>            shard folder (default grid-runs/<grid name>)
-  --scripts <dir>        where to write the scripts (default <out>/slurm)
-  --merged <file>        merged table (default <out>/merged.parquet; .jsonl/.csv/.arrow also work)
-  --device <d>           cpu | cuda | auto (default cpu, or cuda with --gpus-per-task)
-  --floatscope <cmd>     how tasks start floatscope: words separated by spaces, each passed as it is
-                         (no shell expansion; default: node and this installation's CLI)
+${flagHelp(SLURM_ROWS, 25)}
   -h, --help             this help`;
 
 export interface SlurmOptions {
@@ -186,6 +202,7 @@ function floatscopeWords(s: string): string[] {
 
 export const command: CliCommand = {
   help: HELP,
+  flags: SLURM_FLAGS,
   paths: [
     { arg: "<grid.json>", role: "input", expects: "file", name: "grid.json", example: (p) => [p, "--tasks", "2"] },
     {
@@ -198,22 +215,7 @@ export const command: CliCommand = {
     },
   ],
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values: v, positionals } = parseFlags("slurm", argv, {
-      tasks: { type: "string" },
-      "gpus-per-task": { type: "string" },
-      "cpus-per-task": { type: "string" },
-      mem: { type: "string" },
-      time: { type: "string" },
-      partition: { type: "string" },
-      account: { type: "string" },
-      qos: { type: "string" },
-      "max-parallel": { type: "string" },
-      out: { type: "string" },
-      scripts: { type: "string" },
-      merged: { type: "string" },
-      device: { type: "string" },
-      floatscope: { type: "string" },
-    });
+    const { values: v, positionals } = parseFlags("slurm", argv, SLURM_FLAGS);
     if (positionals.length !== 1)
       throw new UsageError("`floatscope slurm` takes one grid file", {
         field: "<grid.json>",
@@ -274,9 +276,7 @@ export const command: CliCommand = {
         found: merged,
       });
     }
-    const device = String(v.device ?? (gpus ? "cuda" : "cpu"));
-    if (!["cpu", "cuda", "auto"].includes(device))
-      throw new UsageError("Bad --device", { field: "--device", expected: "cpu | cuda | auto", found: device });
+    const device = deviceFlag("slurm", v.device, gpus ? "cuda" : "cpu");
     const opts: SlurmOptions = {
       gridFile,
       gridName: grid.name,

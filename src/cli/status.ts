@@ -3,9 +3,12 @@
  * (src/grid/merge.ts): per shard, units and questions done and failed; shards not started.
  */
 import { describeMissing, collectShards, summarizeProgress } from "../grid/merge.js";
-import { parseFlags, UsageError, type CliIO } from "./args.js";
+import { flagHelp, flagSpec, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import { shardsPath, type CliCommand } from "./command-types.js";
 import { shardInputs } from "./inputs.js";
+
+/** The flags of `floatscope status`: the parse options and the help both come from here. */
+const STATUS_ROWS: FlagRow[] = [{ name: "json", type: "boolean", help: "one JSON object instead of the table" }];
 
 const HELP = `Usage: floatscope status <shard-dir | shard files…> [--json]
 
@@ -13,14 +16,15 @@ Progress of a grid run (floatscope eval --grid … --shard i/n) from its shard f
 units and questions done and failed, the shards with no file yet, the unfinished units. Exit code 0
 when every question of every shard is done, 1 otherwise.
 
-  --json             one JSON object instead of the table
+${flagHelp(STATUS_ROWS, 21)}
   -h, --help         this help`;
 
 export const command: CliCommand = {
   help: HELP,
+  flags: flagSpec(STATUS_ROWS),
   paths: [shardsPath(() => [])],
   async run(argv: string[], io: CliIO): Promise<number> {
-    const { values: v, positionals } = parseFlags("status", argv, { json: { type: "boolean" } });
+    const { values: v, positionals } = parseFlags("status", argv, flagSpec(STATUS_ROWS));
     if (positionals.length === 0)
       throw new UsageError("`floatscope status` needs shard files", {
         field: "<shards>",

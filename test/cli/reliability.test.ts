@@ -299,6 +299,7 @@ describe("one top-level handler: no stack trace unless --debug", () => {
       load: async () => ({
         command: {
           help: "Usage: floatscope test-boom",
+          flags: {},
           paths: [],
           run: async () => {
             throw new TypeError("cannot read properties of undefined");
@@ -326,6 +327,7 @@ describe("one top-level handler: no stack trace unless --debug", () => {
       load: async () => ({
         command: {
           help: "Usage: floatscope test-eisdir",
+          flags: {},
           paths: [],
           run: async () => {
             fs.writeFileSync(tmp, "x");

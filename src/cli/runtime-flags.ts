@@ -1,0 +1,72 @@
+/**
+ * The runtime flags (`--device`, `--threads`, `--low-memory`, `--query-chunks`, `--memory-budget`,
+ * `--no-weight-scan`) of the commands that build an engine: one table gives their parse options
+ * and help lines, and one function checks them into typed engine options, so a bad `--device` is
+ * the same usage error in every command.
+ */
+import { optionalInt, UsageError, type FlagRow } from "./args.js";
+
+export const DEVICES = ["cpu", "cuda", "auto"] as const;
+export type Device = (typeof DEVICES)[number];
+
+export type RuntimeFlag = "device" | "threads" | "low-memory" | "query-chunks" | "memory-budget" | "no-weight-scan";
+
+const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
+  device: { name: "device", type: "string", value: "<d>", help: DEVICES.join(" | "), default: "cpu" },
+  threads: { name: "threads", type: "string", value: "<n>", help: "intra-op threads" },
+  "low-memory": { name: "low-memory", type: "boolean", help: "keep weights memory-mapped (session.disable_prepacking)" },
+  "query-chunks": {
+    name: "query-chunks",
+    type: "string",
+    value: "<n>",
+    help: "compute attention in n query chunks (default: sized from the memory estimate)",
+  },
+  "memory-budget": {
+    name: "memory-budget",
+    type: "string",
+    value: "<n>",
+    help: "refuse a forward estimated above n bytes (default 75 % of physical memory)",
+  },
+  "no-weight-scan": { name: "no-weight-scan", type: "boolean", help: "skip the NaN/Inf scan of the weights (on by default)" },
+};
+
+/** The rows of the runtime flags a command takes, in the table's order. */
+export function runtimeRows(...flags: RuntimeFlag[]): FlagRow[] {
+  return (Object.keys(RUNTIME_ROWS) as RuntimeFlag[]).filter((f) => flags.includes(f)).map((f) => RUNTIME_ROWS[f]);
+}
+
+/** Engine options from the runtime flags; absent flags give the defaults. */
+export interface RuntimeOptions {
+  device: Device;
+  threads?: number;
+  lowMemory: boolean;
+  queryChunks: number | "auto";
+  memoryBudgetBytes?: number;
+  scanWeights: boolean;
+}
+
+/** `--device` checked against DEVICES; shared with commands that only pass the word on (slurm). */
+export function deviceFlag(command: string, value: string | boolean | undefined, fallback: Device = "cpu"): Device {
+  if (value === undefined) return fallback;
+  const s = String(value);
+  if (!(DEVICES as readonly string[]).includes(s))
+    throw new UsageError(`Bad value for --device of \`floatscope ${command}\``, {
+      field: "--device",
+      expected: DEVICES.join(" | "),
+      found: JSON.stringify(s),
+      hint: `run \`floatscope ${command} --help\``,
+    });
+  return s as Device;
+}
+
+/** The one check of the runtime flags (a flag the command does not take is simply absent). */
+export function runtimeOptions(command: string, v: Record<string, string | boolean | undefined>): RuntimeOptions {
+  return {
+    device: deviceFlag(command, v.device),
+    threads: optionalInt(command, "threads", v.threads, { min: 1 }),
+    lowMemory: !!v["low-memory"],
+    queryChunks: optionalInt(command, "query-chunks", v["query-chunks"], { min: 1 }) ?? "auto",
+    memoryBudgetBytes: optionalInt(command, "memory-budget", v["memory-budget"], { min: 1 }),
+    scanWeights: !v["no-weight-scan"],
+  };
+}
