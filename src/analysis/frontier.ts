@@ -409,6 +409,14 @@ function stripOf(trace: Trace, layer: number, opts: FrontierOptions, sample: str
 
 type Pooled = { value: Interval; baseline: Interval | null; difference: Interval | null };
 
+type Stat = (l: FrontierLayerStats) => number;
+type NumericField = { [K in keyof FrontierLayerStats]: FrontierLayerStats[K] extends number ? K : never }[keyof FrontierLayerStats];
+
+/** A statistic that is one numeric field of the per-layer stats as it stands. */
+function field(k: NumericField): Stat {
+  return (l) => l[k];
+}
+
 /** Ratio-of-sums statistics over traces (each trace one bootstrap unit; differences paired). */
 function pooled(
   units: FrontierLayerStats[][],
@@ -523,48 +531,15 @@ export function poolFrontier(
     const layerIds = [...new Set(units.flatMap((u) => u.map((x) => x.layer)))].sort((a, b) => a - b);
     for (const layer of layerIds) {
       const one = units.map((u) => u.filter((x) => x.layer === layer));
-      const w = pooled(
-        one,
-        (x) => x.within,
-        (x) => x.anchors,
-        (x) => x.chanceWithin,
-        o,
-      );
-      const u = pooled(
-        one,
-        (x) => x.unmaskedWithin,
-        (x) => x.unmaskedAnchors,
-        (x) => x.unmaskedChanceWithin,
-        o,
-      );
-      const d = pooled(
-        one,
-        (x) => x.distance,
-        (x) => x.anchors,
-        (x) => x.chanceDistance,
-        o,
-      );
-      const dist = pooled(
-        one,
-        (x) => x.distinct,
-        (x) => (x.steps ? 1 : 0),
-        null,
-        o,
-      );
-      const mv = pooled(
-        one,
-        (x) => (x.moves > 0 ? 1 : 0),
-        (x) => (x.steps ? 1 : 0),
-        null,
-        o,
-      );
-      const src = pooled(
-        one,
-        (x) => x.sourceHits,
-        (x) => x.sourceSteps,
-        (x) => x.sourceShuffled,
-        o,
-      );
+      // Every per-layer statistic pools over this layer's units with the same bootstrap options.
+      const pool = (num: Stat, den: Stat, base: Stat | null) => pooled(one, num, den, base, o);
+      const perStep: Stat = (x) => (x.steps ? 1 : 0);
+      const w = pool(field("within"), field("anchors"), field("chanceWithin"));
+      const u = pool(field("unmaskedWithin"), field("unmaskedAnchors"), field("unmaskedChanceWithin"));
+      const d = pool(field("distance"), field("anchors"), field("chanceDistance"));
+      const dist = pool(field("distinct"), perStep, null);
+      const mv = pool((x) => (x.moves > 0 ? 1 : 0), perStep, null);
+      const src = pool(field("sourceHits"), field("sourceSteps"), field("sourceShuffled"));
       l.model.push(model);
       l.layer.push(layer);
       l.within.push(w.value.mean);
