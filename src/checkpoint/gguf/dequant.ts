@@ -31,6 +31,18 @@ const HALF = (() => {
 
 const half = (b: Uint8Array, o: number): number => HALF[b[o] | (b[o + 1] << 8)];
 
+/** The block formats: each one's decoder and how many elements a block holds. */
+const BLOCK_DECODERS: Partial<Record<GgmlTypeName, { decode: (b: Uint8Array, y: Float32Array, nb: number) => void; elements: number }>> = {
+  Q4_0: { decode: q4_0, elements: 32 },
+  Q4_1: { decode: q4_1, elements: 32 },
+  Q5_0: { decode: q5_0, elements: 32 },
+  Q5_1: { decode: q5_1, elements: 32 },
+  Q8_0: { decode: q8_0, elements: 32 },
+  Q4_K: { decode: q4_k, elements: 256 },
+  Q5_K: { decode: q5_k, elements: 256 },
+  Q6_K: { decode: q6_k, elements: 256 },
+};
+
 /** Decode `count` elements of `type` from `src` (which must hold exactly their blocks) into float32. */
 export function dequantize(type: GgmlTypeName, src: Uint8Array, count: number): Float32Array {
   const out = new Float32Array(count);
@@ -51,30 +63,10 @@ export function dequantize(type: GgmlTypeName, src: Uint8Array, count: number): 
       for (let i = 0; i < count; i++) out[i] = dv.getFloat64(8 * i, true);
       break;
     }
-    case "Q4_0":
-      q4_0(src, out, count / 32);
-      break;
-    case "Q4_1":
-      q4_1(src, out, count / 32);
-      break;
-    case "Q5_0":
-      q5_0(src, out, count / 32);
-      break;
-    case "Q5_1":
-      q5_1(src, out, count / 32);
-      break;
-    case "Q8_0":
-      q8_0(src, out, count / 32);
-      break;
-    case "Q4_K":
-      q4_k(src, out, count / 256);
-      break;
-    case "Q5_K":
-      q5_k(src, out, count / 256);
-      break;
-    case "Q6_K":
-      q6_k(src, out, count / 256);
-      break;
+    default: {
+      const q = BLOCK_DECODERS[type];
+      if (q) q.decode(src, out, count / q.elements);
+    }
   }
   return out;
 }
