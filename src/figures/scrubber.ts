@@ -281,25 +281,34 @@ function addHeads(run: ScrubberRun, p: RunPlan, budget: number, notes: Subsample
   run.receivedHeads = encodeArray(rh, [S, L, H, N]);
 }
 
+/**
+ * The recorded `pattern_mean` of a (step, layer) as an [N, N] map, NaN past the recorded rows and
+ * columns; null when that step has none. A map larger than the sequence is a `SettingsError`.
+ */
+function patternMeanAt(p: RunPlan, si: number, layer: number, where: string): Float32Array | null {
+  const { trace, N } = p;
+  const name = `blocks.${layer}.attn.pattern_mean`;
+  const t = trace.steps[p.stepIdx[si]].probes.get(name);
+  if (!t) return null;
+  const [nq, nk] = dimsOf(t, 2);
+  if (nq > N || nk > N)
+    throw new SettingsError("map larger than the sequence", {
+      file: where,
+      field: name,
+      expected: `≤ ${N} × ${N}`,
+      found: `${nq} × ${nk}`,
+    });
+  const m = new Float32Array(N * N).fill(NaN);
+  for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[i * N + j] = t.data[i * nk + j];
+  return m;
+}
+
 /** The head-mean map [N, N] of a (step, layer) from `pattern_mean`, else the mean of `pattern`; null when neither was recorded. */
 function meanMapAt(p: RunPlan, si: number, layer: number, where: string): Float32Array | null {
-  const { trace, N } = p;
-  const step = trace.steps[p.stepIdx[si]];
-  const name = `blocks.${layer}.attn.pattern_mean`;
-  const t = step.probes.get(name);
+  const { N } = p;
+  const recorded = patternMeanAt(p, si, layer, where);
+  if (recorded) return recorded;
   const m = new Float32Array(N * N).fill(NaN);
-  if (t) {
-    const [nq, nk] = dimsOf(t, 2);
-    if (nq > N || nk > N)
-      throw new SettingsError("map larger than the sequence", {
-        file: where,
-        field: name,
-        expected: `≤ ${N} × ${N}`,
-        found: `${nq} × ${nk}`,
-      });
-    for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[i * N + j] = t.data[i * nk + j];
-    return m;
-  }
   const h = headMapAt(p, si, layer, where);
   if (!h) return null;
   const H = p.headMapHeads.length;
@@ -408,7 +417,7 @@ function registerLive(plans: RunPlan[]): string {
 /** Full head-mean maps at evenly spaced steps (always including the last) for the map layers. */
 function buildMaps(p: RunPlan, budget: number, notes: SubsampleNote[], where: string): ScrubberMap[] {
   if (p.mapLayers.length === 0) return [];
-  const { trace, N } = p;
+  const { N } = p;
   const S = p.stepIdx.length;
   const perMap = b64Chars(N * N);
   const fit = Math.floor(budget / (perMap * p.mapLayers.length));
@@ -422,21 +431,9 @@ function buildMaps(p: RunPlan, budget: number, notes: SubsampleNote[], where: st
   }
   const maps: ScrubberMap[] = [];
   for (const si of keep) {
-    const step = trace.steps[p.stepIdx[si]];
     for (const layer of p.mapLayers) {
-      const name = `blocks.${layer}.attn.pattern_mean`;
-      const t = step.probes.get(name);
-      if (!t) continue; // a layer may carry maps only at some steps
-      const [nq, nk] = dimsOf(t, 2);
-      if (nq > N || nk > N)
-        throw new SettingsError("map larger than the sequence", {
-          file: where,
-          field: name,
-          expected: `≤ ${N} × ${N}`,
-          found: `${nq} × ${nk}`,
-        });
-      const m = new Float32Array(N * N).fill(NaN);
-      for (let i = 0; i < nq; i++) for (let j = 0; j < nk; j++) m[i * N + j] = t.data[i * nk + j];
+      const m = patternMeanAt(p, si, layer, where);
+      if (!m) continue; // a layer may carry maps only at some steps
       maps.push({ stepIndex: si, layerIndex: p.layers.indexOf(layer), data: encodeArray(m, [N, N]) });
     }
   }
