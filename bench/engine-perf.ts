@@ -18,7 +18,7 @@ import type { TensorInfo } from "../src/checkpoint/types.js";
 import type { ModelSpec } from "../src/graph/spec.js";
 import { createEngine, type EngineOptions, type OnnxEngine } from "../src/runtime/engine.js";
 import type { ForwardInput } from "../src/runtime/types.js";
-import { llamaBlockNames, median } from "./lib.js";
+import { benchLlamaSpec, median } from "./lib.js";
 
 const L = 4,
   D = 512,
@@ -27,27 +27,10 @@ const L = 4,
   V = 4096;
 
 function spec(): ModelSpec {
-  const blocks = Array.from({ length: L }, (_, l) => llamaBlockNames(l));
-  return {
-    family: "llada",
-    architecture: "LLaDAModelLM",
-    causal: false,
-    logitShift: 0,
-    hiddenSize: D,
-    numLayers: L,
-    numHeads: H,
-    numKvHeads: H,
-    headDim: D / H,
-    intermediateSize: F,
-    vocabSize: V,
-    rmsNormEps: 1e-5,
-    rope: { theta: 10000 },
-    qkvBias: false,
-    maxPositionEmbeddings: 8192,
-    eosTokenIds: [0],
-    addsBos: false,
-    weights: { embed: "model.embed_tokens.weight", finalNorm: "model.norm.weight", lmHead: "lm_head.weight", blocks },
-  };
+  return benchLlamaSpec(
+    { layers: L, hidden: D, heads: H, ffn: F, vocab: V },
+    { family: "llada", architecture: "LLaDAModelLM", causal: false, maxPositionEmbeddings: 8192 },
+  );
 }
 
 function writeModel(dir: string, s: ModelSpec): Map<string, TensorInfo> {

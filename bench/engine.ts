@@ -24,7 +24,7 @@ import { estimateMemory, formatBytes } from "../src/runtime/memory.js";
 import type { ProbeRequest } from "../src/util/probes.js";
 import {
   formatLoad,
-  llamaBlockNames,
+  benchLlamaSpec,
   loadAverage,
   machineStamp,
   markdownTable,
@@ -53,27 +53,10 @@ const CONFIGS: Record<string, { probes: ProbeRequest; lowMemory?: boolean; query
 const REPEATS: Record<number, number> = { 256: 15, 1024: 7, 2048: 5 };
 
 function specFor(): ModelSpec {
-  const blocks = Array.from({ length: L }, (_, l) => llamaBlockNames(l));
-  return {
-    family: "llama",
-    architecture: "LlamaForCausalLM",
-    vocabSize: V,
-    hiddenSize: D,
-    numLayers: L,
-    numHeads: H,
-    numKvHeads: H,
-    headDim: D / H,
-    intermediateSize: F,
-    rmsNormEps: 1e-5,
-    rope: { theta: 10000 },
-    maxPositionEmbeddings: 4096,
-    causal: true,
-    qkvBias: false,
-    logitShift: 0,
-    eosTokenIds: [0],
-    addsBos: false,
-    weights: { embed: "model.embed_tokens.weight", finalNorm: "model.norm.weight", lmHead: "lm_head.weight", blocks },
-  };
+  return benchLlamaSpec(
+    { layers: L, hidden: D, heads: H, ffn: F, vocab: V },
+    { family: "llama", architecture: "LlamaForCausalLM", causal: true, maxPositionEmbeddings: 4096 },
+  );
 }
 
 function writeModel(dir: string, spec: ModelSpec): void {

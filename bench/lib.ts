@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ADAPTERS, type BlockNames } from "../src/graph/adapters/index.js";
+import type { ModelSpec } from "../src/graph/spec.js";
 
 /** The repository root (this file lives in `bench/`). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -102,6 +103,39 @@ export const writesSection = (quick: boolean): boolean => !quick || process.env.
 /** `replaceSection` on `benchmarkFile()`. */
 export function writeBenchmarkSection(heading: string, body: string): void {
   replaceSection(benchmarkFile(), heading, body);
+}
+
+/**
+ * A random-weights LLaMA-layout model spec of the given sizes, as the engine benches build it: only
+ * the family, architecture, masking and context length differ between them.
+ */
+export function benchLlamaSpec(
+  dims: { layers: number; hidden: number; heads: number; ffn: number; vocab: number },
+  kind: Pick<ModelSpec, "family" | "architecture" | "causal" | "maxPositionEmbeddings">,
+): ModelSpec {
+  const { layers, hidden, heads, ffn, vocab } = dims;
+  return {
+    ...kind,
+    logitShift: 0,
+    hiddenSize: hidden,
+    numLayers: layers,
+    numHeads: heads,
+    numKvHeads: heads,
+    headDim: hidden / heads,
+    intermediateSize: ffn,
+    vocabSize: vocab,
+    rmsNormEps: 1e-5,
+    rope: { theta: 10000 },
+    qkvBias: false,
+    eosTokenIds: [0],
+    addsBos: false,
+    weights: {
+      embed: "model.embed_tokens.weight",
+      finalNorm: "model.norm.weight",
+      lmHead: "lm_head.weight",
+      blocks: Array.from({ length: layers }, (_, l) => llamaBlockNames(l)),
+    },
+  };
 }
 
 /** Layer `l`'s tensor names in the HF LLaMA layout, from the llama adapter's name table (the one place they are written). */
