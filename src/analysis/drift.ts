@@ -15,9 +15,8 @@
  */
 import type { DriftSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
-import { ProbeMissingError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, detectAnchors, passAnchors, resolveRule } from "./anchors.js";
-import { partialWarnings, resolveLayers } from "./probes-access.js";
+import { partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
 import { type ColumnTable, longTable } from "./tables.js";
 
 /** One anchor followed across steps. Rows are indices into the step list. */
@@ -129,15 +128,12 @@ export interface DriftResult {
  */
 export function temporalDrift(trace: Trace, opts: DriftOptions = {}): DriftResult {
   const label = trace.model.name;
-  if (trace.steps.length === 0) {
-    throw new ProbeMissingError(`${label} has no per-step records`, {
-      file: label,
-      field: "steps",
-      expected: "one TraceStep per denoising step with blocks.{l}.attn.received",
-      found: "0 steps",
-      hint: "record the run with a sampler (every step is written with the requested probes), not only a final forward pass",
-    });
-  }
+  requireSteps(
+    trace,
+    label,
+    "received",
+    "record the run with a sampler (every step is written with the requested probes), not only a final forward pass",
+  );
   const layers = resolveLayers(trace, 0, "received", opts.layers, label);
   const rule = resolveRule(opts, "drift", trace.model.causal);
   const mask = trace.model.maskTokenId;

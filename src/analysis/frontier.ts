@@ -30,9 +30,9 @@
  */
 import type { FrontierSpec, Grid } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
-import { ProbeMissingError, SettingsError } from "../util/errors.js";
+import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, describeRule, eligibleKeys, passAnchors, resolveRule, topKIndices } from "./anchors.js";
-import { partialWarnings, resolveLayers } from "./probes-access.js";
+import { partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
 import { type Interval, bootstrap } from "./robustness.js";
 import type { BootstrapOptions } from "../util/stats.js";
 import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
@@ -241,15 +241,12 @@ interface Rows {
 function traceStats(trace: Trace, index: number, opts: FrontierOptions, cells: Rows, anchorRows: Rows, warnings: string[]) {
   const model = trace.model.name;
   const sample = sampleLabel(trace.settings, index, opts.samples);
-  if (trace.steps.length === 0) {
-    throw new ProbeMissingError(`${model} has no per-step records`, {
-      file: model,
-      field: "steps",
-      expected: "one TraceStep per denoising step with blocks.{l}.attn.received",
-      found: "0 steps",
-      hint: "record the run with a sampler (`floatscope generate … --trace f.fstrace --probes received`), not only a final forward pass",
-    });
-  }
+  requireSteps(
+    trace,
+    model,
+    "received",
+    "record the run with a sampler (`floatscope generate … --trace f.fstrace --probes received`), not only a final forward pass",
+  );
   const radius = opts.radius ?? 2;
   const layers = resolveLayers(trace, 0, "received", opts.layers, model);
   const rule = resolveRule({ ...opts, rule: opts.rule ?? "top-k" }, "drift", trace.model.causal);

@@ -135,3 +135,19 @@ export function resolveLayers(trace: Trace, pass: PassRef, kind: string, layers:
 export function sequenceOf(trace: Trace, pass: PassRef): Int32Array {
   return pass === "final" ? trace.final.sequence : trace.steps[pass].canvas;
 }
+
+/**
+ * Throws `ProbeMissingError` when a trace holds no per-step records (only a final forward pass), for
+ * the analyses that read the denoising steps: `probe` is the attention probe each step must carry,
+ * `hint` how to record such a run.
+ */
+export function requireSteps(trace: Trace, label: string, probe: string, hint: string): void {
+  if (trace.steps.length > 0) return;
+  throw new ProbeMissingError(`${label} has no per-step records`, {
+    file: label,
+    field: "steps",
+    expected: `one TraceStep per denoising step with blocks.{l}.attn.${probe}`,
+    found: "0 steps",
+    hint,
+  });
+}

@@ -18,8 +18,8 @@
  */
 import type { RetrievalSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
-import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
-import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
+import { SettingsError, keyword } from "../util/errors.js";
+import { type PassRef, getProbe, partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
 import { type Column, type ColumnTable, longTable, sampleLabel } from "./tables.js";
 
 /** A token span [start, end) of the prompt. */
@@ -220,15 +220,8 @@ export function retrievalHeads(traces: Trace | Trace[], opts: RetrievalOptions =
     const evidence = Array.isArray(opts.evidence) ? opts.evidence[i] : opts.evidence;
     const { tokens: span, text } = evidenceSpan(trace, evidence);
     const H = trace.model.numHeads;
-    if (rows === "unmask-step" && trace.steps.length === 0) {
-      throw new ProbeMissingError(`${model} has no per-step records`, {
-        file: model,
-        field: "steps",
-        expected: "one TraceStep per denoising step with blocks.{l}.attn.argmax_key",
-        found: "0 steps",
-        hint: 'record the run with a sampler and probes: { argmax: true }, or use rows: "final"',
-      });
-    }
+    if (rows === "unmask-step")
+      requireSteps(trace, model, "argmax_key", 'record the run with a sampler and probes: { argmax: true }, or use rows: "final"');
     const firstPass: PassRef = rows === "unmask-step" ? 0 : "final";
     const layers = resolveLayers(trace, firstPass, "argmax_key", opts.layers, model);
     const sum = new Float64Array(layers.length * H);
