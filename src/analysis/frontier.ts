@@ -406,6 +406,14 @@ function stripOf(trace: Trace, layer: number, opts: FrontierOptions, sample: str
 
 type Pooled = { value: Interval; baseline: Interval | null; difference: Interval | null };
 
+/** The named columns of `rows` as typed arrays (integers as Int32, the rest as Float64), in the order given. */
+function typedColumns(rows: Rows, ints: string[], floats: string[]): Record<string, Int32Array | Float64Array> {
+  return Object.fromEntries([
+    ...ints.map((k) => [k, Int32Array.from(rows[k] as number[])]),
+    ...floats.map((k) => [k, Float64Array.from(rows[k] as number[])]),
+  ]);
+}
+
 type Stat = (l: FrontierLayerStats) => number;
 type NumericField = { [K in keyof FrontierLayerStats]: FrontierLayerStats[K] extends number ? K : never }[keyof FrontierLayerStats];
 
@@ -628,25 +636,13 @@ export function anchorFrontier(traces: Trace | Trace[], opts: FrontierOptions = 
     unmaskedChance: col("unmaskedChance"),
     strip: stripOf(first, stripLayer, opts, perTrace[0].sample),
   };
-  const num = (k: string) => Float64Array.from(cells[k] as number[]);
   const cellTable = longTable({
     ...cells,
-    step: Int32Array.from(cells.step as number[]),
-    layer: Int32Array.from(cells.layer as number[]),
-    anchors: Int32Array.from(cells.anchors as number[]),
-    top1: Int32Array.from(cells.top1 as number[]),
-    candidates: Int32Array.from(cells.candidates as number[]),
-    ...Object.fromEntries(cellCols.slice(7).map((k) => [k, num(k)])),
+    ...typedColumns(cells, ["step", "layer", "anchors", "top1", "candidates"], cellCols.slice(7)),
   } as never);
   const anchorTable = longTable({
     ...anchorRows,
-    step: Int32Array.from(anchorRows.step as number[]),
-    layer: Int32Array.from(anchorRows.layer as number[]),
-    position: Int32Array.from(anchorRows.position as number[]),
-    value: Float64Array.from(anchorRows.value as number[]),
-    dFrontier: Float64Array.from(anchorRows.dFrontier as number[]),
-    dMasked: Float64Array.from(anchorRows.dMasked as number[]),
-    dUnmasked: Float64Array.from(anchorRows.dUnmasked as number[]),
+    ...typedColumns(anchorRows, ["step", "layer", "position"], ["value", "dFrontier", "dMasked", "dUnmasked"]),
   } as never);
   return { cells: cellTable, anchors: anchorTable, layers, summary, perTrace, spec };
 }
