@@ -38,8 +38,8 @@ const BLOCK_DECODERS: Partial<Record<GgmlTypeName, { decode: (b: Uint8Array, y: 
   Q5_0: { decode: q5_0, elements: 32 },
   Q5_1: { decode: q5_1, elements: 32 },
   Q8_0: { decode: q8_0, elements: 32 },
-  Q4_K: { decode: q4_k, elements: 256 },
-  Q5_K: { decode: q5_k, elements: 256 },
+  Q4_K: { decode: (b, y, nb) => kQuant(b, y, nb, false), elements: 256 },
+  Q5_K: { decode: (b, y, nb) => kQuant(b, y, nb, true), elements: 256 },
   Q6_K: { decode: q6_k, elements: 256 },
 };
 
@@ -148,37 +148,20 @@ function scaleMin(b: Uint8Array, s: number, j: number): [number, number] {
   return [(b[s + j + 4] & 15) | ((b[s + j - 4] >> 6) << 4), (b[s + j + 4] >> 4) | ((b[s + j] >> 6) << 4)];
 }
 
-function q4_k(b: Uint8Array, y: Float32Array, nb: number): void {
+/**
+ * Q4_K and Q5_K share one super-block (d, dmin, 12 bytes of 6-bit scales and mins, 128 nibble
+ * bytes); Q5_K adds 32 bytes of fifth bits before the nibbles. For Q4_K the fifth-bit masks are 0,
+ * so each element gains + 0 and the arithmetic (hence the rounding) is Q4_K's own.
+ */
+function kQuant(b: Uint8Array, y: Float32Array, nb: number, fifthBits: boolean): void {
+  const blockBytes = fifthBits ? 176 : 144;
   for (let i = 0; i < nb; i++) {
-    const o = i * 144,
-      d = half(b, o),
-      dmin = half(b, o + 2),
-      s = o + 4,
-      qs = o + 16;
-    let yo = i * 256;
-    for (let g = 0; g < 4; g++) {
-      const [sc1, m1] = scaleMin(b, s, 2 * g),
-        [sc2, m2] = scaleMin(b, s, 2 * g + 1);
-      const d1 = fr(d * sc1),
-        dm1 = fr(dmin * m1),
-        d2 = fr(d * sc2),
-        dm2 = fr(dmin * m2);
-      const q = qs + 32 * g;
-      for (let l = 0; l < 32; l++) y[yo + l] = fr(fr(d1 * (b[q + l] & 15)) - dm1);
-      for (let l = 0; l < 32; l++) y[yo + 32 + l] = fr(fr(d2 * (b[q + l] >> 4)) - dm2);
-      yo += 64;
-    }
-  }
-}
-
-function q5_k(b: Uint8Array, y: Float32Array, nb: number): void {
-  for (let i = 0; i < nb; i++) {
-    const o = i * 176,
+    const o = i * blockBytes,
       d = half(b, o),
       dmin = half(b, o + 2),
       s = o + 4,
       qh = o + 16,
-      qs = o + 48;
+      qs = fifthBits ? o + 48 : o + 16;
     let yo = i * 256;
     for (let g = 0; g < 4; g++) {
       const [sc1, m1] = scaleMin(b, s, 2 * g),
@@ -188,8 +171,8 @@ function q5_k(b: Uint8Array, y: Float32Array, nb: number): void {
         d2 = fr(d * sc2),
         dm2 = fr(dmin * m2);
       const q = qs + 32 * g,
-        u1 = 1 << (2 * g),
-        u2 = 2 << (2 * g);
+        u1 = fifthBits ? 1 << (2 * g) : 0,
+        u2 = fifthBits ? 2 << (2 * g) : 0;
       for (let l = 0; l < 32; l++) y[yo + l] = fr(fr(d1 * ((b[q + l] & 15) + (b[qh + l] & u1 ? 16 : 0))) - dm1);
       for (let l = 0; l < 32; l++) y[yo + 32 + l] = fr(fr(d2 * ((b[q + l] >> 4) + (b[qh + l] & u2 ? 16 : 0))) - dm2);
       yo += 64;
