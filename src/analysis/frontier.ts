@@ -195,6 +195,38 @@ export interface FrontierLayerStats {
   sourceShuffled: number;
 }
 
+/** The five sums one reference set (the frontier, or the just-unmasked positions) adds per step. */
+type AnchorSums = Record<"anchors" | "within" | "distance" | "chanceWithin" | "chanceDistance", NumericField>;
+const FRONTIER_SUMS: AnchorSums = {
+  anchors: "anchors",
+  within: "within",
+  distance: "distance",
+  chanceWithin: "chanceWithin",
+  chanceDistance: "chanceDistance",
+};
+const UNMASKED_SUMS: AnchorSums = {
+  anchors: "unmaskedAnchors",
+  within: "unmaskedWithin",
+  distance: "unmaskedDistance",
+  chanceWithin: "unmaskedChanceWithin",
+  chanceDistance: "unmaskedChanceDistance",
+};
+
+/** Adds one step's `m` anchors, their observed `within`/`distance` and the chance expectation to `st`'s fields `k`. */
+function addAnchorSums(
+  st: FrontierLayerStats,
+  k: AnchorSums,
+  m: number,
+  seen: { within: number; distance: number },
+  chance: { share: number; distance: number },
+): void {
+  st[k.anchors] += m;
+  st[k.within] += seen.within;
+  st[k.distance] += seen.distance;
+  st[k.chanceWithin] += m * chance.share;
+  st[k.chanceDistance] += m * chance.distance;
+}
+
 /** One trace's sums per layer: pool many with `poolFrontier` (a notebook can keep these and drop the traces). */
 export interface FrontierTraceStats {
   model: string;
@@ -316,20 +348,9 @@ function traceStats(trace: Trace, index: number, opts: FrontierOptions, cells: R
       const u = anchorDistances(dU, anchors, radius);
       const cu = chanceBaseline(dU, candidates, radius);
       const m = anchors.length;
-      if (Number.isFinite(cf.share) && m > 0) {
-        st.anchors += m;
-        st.within += f.within;
-        st.distance += f.distance;
-        st.chanceWithin += m * cf.share;
-        st.chanceDistance += m * cf.distance;
-      } else if (!Number.isFinite(cf.share) && layer === layers[0]) noFrontier++;
-      if (Number.isFinite(cu.share) && m > 0) {
-        st.unmaskedAnchors += m;
-        st.unmaskedWithin += u.within;
-        st.unmaskedDistance += u.distance;
-        st.unmaskedChanceWithin += m * cu.share;
-        st.unmaskedChanceDistance += m * cu.distance;
-      }
+      if (Number.isFinite(cf.share) && m > 0) addAnchorSums(st, FRONTIER_SUMS, m, f, cf);
+      else if (!Number.isFinite(cf.share) && layer === layers[0]) noFrontier++;
+      if (Number.isFinite(cu.share) && m > 0) addAnchorSums(st, UNMASKED_SUMS, m, u, cu);
       cells.sample.push(sample);
       cells.model.push(model);
       cells.step.push(step.step);
