@@ -9,7 +9,7 @@ import { defaultRunFolder, parseShard, readGrid } from "../grid/grid.js";
 import { prepareGrid, runShard, shardFileName } from "../grid/shard.js";
 import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
-import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
+import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type FlagRow, type FlagSpec } from "./args.js";
 import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
 import type { PathArgument } from "./command-types.js";
 import { EXIT } from "./exit.js";
@@ -81,7 +81,7 @@ const GRID_ROWS: FlagRow[] = [
   ...runtimeRows("device", "threads"),
 ];
 
-export const GRID_FLAGS = flagSpec(GRID_ROWS);
+export const GRID_FLAGS: FlagSpec = flagSpec(GRID_ROWS);
 
 export const GRID_HELP = `Usage: floatscope eval --grid <grid.json> [--shard i/n] [--out <dir>] [options]
 
