@@ -18,7 +18,7 @@ import * as path from "node:path";
 import { shardFilesIn } from "../grid/merge.js";
 import { PRESET_FILE } from "../model/presets.js";
 import { CheckpointError, GridError, type FloatscopeError } from "../util/errors.js";
-import { describeKind, inspectPath, PathError, type ErrorClass, type PathInfo, type PathKind } from "../util/paths.js";
+import { describeKind, inspectPath, PathError, readable, type ErrorClass, type PathInfo, type PathKind } from "../util/paths.js";
 
 export interface InputSpec {
   /** The command ("status"), for the message. */
@@ -65,15 +65,6 @@ function refuse(given: string, info: PathInfo, expects: Expects, spec: InputSpec
   });
 }
 
-function allowed(abs: string, mode: number): boolean {
-  try {
-    fs.accessSync(abs, mode);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Check that `p` is what `expects` says and readable; returns what is there. Never opens `p`.
  */
@@ -81,7 +72,7 @@ export function inputPath(p: string, expects: Expects, spec: InputSpec): PathInf
   const info = inspectPath(p);
   if (!accepts(expects, info.kind)) throw refuse(p, info, expects, spec);
   const mode = info.kind === "directory" ? fs.constants.R_OK | fs.constants.X_OK : fs.constants.R_OK;
-  if (!allowed(info.path, mode)) throw refuse(p, info, expects, spec, "not readable (permission denied)");
+  if (!readable(info.path, mode)) throw refuse(p, info, expects, spec, "not readable (permission denied)");
   return info;
 }
 

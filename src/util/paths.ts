@@ -137,7 +137,8 @@ function fail(info: PathInfo, o: CheckOptions, expected: string, extra?: string)
   });
 }
 
-function readable(abs: string, mode: number): boolean {
+/** Whether the process may access `abs` with `mode` (fs.constants.R_OK, W_OK, X_OK). */
+export function readable(abs: string, mode: number): boolean {
   try {
     fs.accessSync(abs, mode);
     return true;
