@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeSafetensors, type TensorToWrite } from "../../src/checkpoint/safetensors.js";
 import type { Family } from "../../src/graph/spec.js";
+import { mulberry32 } from "../../src/util/rng.js";
 
 export interface TinyOptions {
   layers?: number;
@@ -29,17 +30,8 @@ export interface TinyOptions {
   files?: Record<string, unknown>;
 }
 
-/** mulberry32: small seeded PRNG for reproducible weights. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small seeded PRNG for reproducible weights: the library's mulberry32 (the same stream as before). */
+export const rng = mulberry32;
 
 /** f32 weights in the stored dtype: BF16 rounds to nearest even, F16 via `f32ToF16`. */
 export function toDtype(x: Float32Array, dtype: "F32" | "F16" | "BF16"): ArrayBufferView {
