@@ -1,0 +1,166 @@
+/**
+ * The first-token sink across denoising steps — the paper's ARM picture (Fig. 1: one fixed sink column,
+ * the first token, in every layer) measured on attention, beside the MDMs' floating anchors.
+ *
+ * Definition, per (sample, layer), over the recorded steps s = 1…S of one run (an ARM's decoding steps,
+ * an MDM's denoising steps), with c^s the `received` vector of that step (head-mean attention each key
+ * receives, averaged over query rows, as every anchor analysis reads it):
+ * - `onFirst` = (1/S) Σ_s c^s_0 — the share of attention on position 0, mean over steps;
+ * - `top1^s` = argmax_j c^s_j (ties to the lower position, as the anchor detector breaks them);
+ * - `top1AtFirst` = #{s : top1^s = 0} / S — how often position 0 is the most-attended key;
+ * - `modalTop1` = the most frequent top1^s (ties to the lower position);
+ * - `top1Stability` = #{s : top1^s = modalTop1} / S — 1 when one key stays the sink at every step;
+ * - `distinctTop1` = |{top1^s}|, `switches` = #{s > 1 : top1^s ≠ top1^(s−1)}.
+ * A fixed first-token sink is `top1AtFirst = top1Stability = 1`; a floating anchor has a lower stability
+ * or a modal key away from 0. Per sample the layers are pooled (`samples`: means over layers; every layer
+ * has the same S, so the mean of `top1AtFirst` is the share of (step, layer) cells whose top-1 key is 0);
+ * per layer the samples are pooled (`layers`: means over samples).
+ *
+ * Upstream has no such measurement (the paper shows the ARM sink as a picture). Nothing is excluded: in a
+ * causal model query row 0 sees only key 0 and adds 1/T to c_0, as it does in the paper's absorption rule.
+ */
+import type { Trace } from "../trace/types.js";
+import { getProbe, partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
+import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
+
+/** The sink statistics of one layer over one run's steps. */
+export interface SinkStats {
+  onFirst: number;
+  top1AtFirst: number;
+  top1Stability: number;
+  modalTop1: number;
+  distinctTop1: number;
+  switches: number;
+  steps: number;
+}
+
+/** Position of the largest value (ties to the lower position); -1 for an empty or all-NaN vector. */
+export function argmaxKey(c: ArrayLike<number>): number {
+  let best = -1;
+  for (let j = 0; j < c.length; j++) if (!Number.isNaN(c[j]) && (best < 0 || c[j] > c[best])) best = j;
+  return best;
+}
+
+/**
+ * The sink statistics of one layer from its `received` vector at each step (the pure core).
+ * @param rows one [key] vector per step (an ARM's rows grow by one key per step).
+ */
+export function sinkOverSteps(rows: readonly ArrayLike<number>[]): SinkStats {
+  const S = rows.length;
+  if (S === 0) return { onFirst: NaN, top1AtFirst: NaN, top1Stability: NaN, modalTop1: -1, distinctTop1: 0, switches: 0, steps: 0 };
+  const top = rows.map(argmaxKey);
+  const counts = new Map<number, number>();
+  for (const t of top) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let modal = -1;
+  for (const [k, n] of counts) if (modal < 0 || n > counts.get(modal)! || (n === counts.get(modal)! && k < modal)) modal = k;
+  let onFirst = 0;
+  for (const r of rows) onFirst += r.length > 0 ? r[0] : NaN;
+  let switches = 0;
+  for (let s = 1; s < S; s++) if (top[s] !== top[s - 1]) switches++;
+  return {
+    onFirst: onFirst / S,
+    top1AtFirst: (counts.get(0) ?? 0) / S,
+    top1Stability: counts.get(modal)! / S,
+    modalTop1: modal,
+    distinctTop1: counts.size,
+    switches,
+    steps: S,
+  };
+}
+
+export interface SinkOptions {
+  /** Layers to report. Default: every layer with a `received` probe at step 0. */
+  layers?: number[] | "all";
+  /** Model label per trace (default `trace.model.name`); traces with the same label are pooled. */
+  models?: string[];
+  /** Sample label per trace (default `settings.sampleId`, `settings.id` or the index). */
+  samples?: string[];
+}
+
+export interface SinkResult {
+  /** One row per (model, sample, layer): family, paradigm and the SinkStats fields (fractions). */
+  table: ColumnTable;
+  /** One row per (model, layer): family, paradigm, onFirst, top1AtFirst, top1Stability (means over samples), n. */
+  layers: ColumnTable;
+  /** One row per (model, sample): family, paradigm, onFirst, top1AtFirst, top1Stability (means over layers), layers. */
+  samples: ColumnTable;
+  warnings: string[];
+}
+
+const MEANS = ["onFirst", "top1AtFirst", "top1Stability"] as const;
+
+/**
+ * Per layer, the share of attention on position 0 and how fixed the top-1 key is across the steps, for
+ * every trace (each needs `received` at every step: a sampler run, not a lone forward pass).
+ * @example
+ * const { layers } = firstTokenSink([...armTraces, ...mdmTraces]);
+ * layers.filter((d) => d.paradigm === "ARM").print();
+ */
+export function firstTokenSink(traces: Trace | Trace[], opts: SinkOptions = {}): SinkResult {
+  const list = Array.isArray(traces) ? traces : [traces];
+  const cols = {
+    model: [] as string[],
+    family: [] as string[],
+    paradigm: [] as string[],
+    sample: [] as string[],
+    layer: [] as number[],
+    onFirst: [] as number[],
+    top1AtFirst: [] as number[],
+    top1Stability: [] as number[],
+    modalTop1: [] as number[],
+    distinctTop1: [] as number[],
+    switches: [] as number[],
+    steps: [] as number[],
+  };
+  const seen = new Set<string>();
+  list.forEach((trace, i) => {
+    const model = opts.models?.[i] ?? trace.model.name;
+    const label = trace.source?.file ?? model;
+    requireSteps(trace, label, "received", "record the run with a sampler (every step is written with the requested probes)");
+    let sample = sampleLabel(trace.settings, i, opts.samples);
+    if (seen.has(`${model}\u0000${sample}`)) sample = `${sample}#${i}`; // two traces of one question stay two samples
+    seen.add(`${model}\u0000${sample}`);
+    for (const layer of resolveLayers(trace, 0, "received", opts.layers, label)) {
+      const rows = trace.steps.map((_, s) => getProbe(trace, s, "received", layer, label).data);
+      const st = sinkOverSteps(rows);
+      cols.model.push(model);
+      cols.family.push(trace.model.family);
+      cols.paradigm.push(trace.model.causal ? "ARM" : "MDM");
+      cols.sample.push(sample);
+      cols.layer.push(layer);
+      for (const k of Object.keys(st) as (keyof SinkStats)[]) cols[k].push(st[k]);
+    }
+  });
+  return {
+    table: longTable(cols),
+    layers: pooled(cols, "layer"),
+    samples: pooled(cols, "sample"),
+    warnings: partialWarnings(list),
+  };
+}
+
+/** Means of the three fractions over the rows that share (model, `by`), in first-seen order; `n` rows each. */
+function pooled(
+  cols: { model: string[]; family: string[]; paradigm: string[]; sample: string[]; layer: number[] } & Record<(typeof MEANS)[number], number[]>,
+  by: "layer" | "sample",
+): ColumnTable {
+  const groups = new Map<string, number[]>();
+  cols.model.forEach((m, i) => {
+    const key = `${m}\u0000${cols[by][i]}`;
+    const g = groups.get(key);
+    if (g) g.push(i);
+    else groups.set(key, [i]);
+  });
+  const out: Record<string, unknown[]> = { model: [], family: [], paradigm: [], [by]: [], ...Object.fromEntries(MEANS.map((k) => [k, []])) };
+  const count: number[] = [];
+  for (const rows of groups.values()) {
+    const i0 = rows[0];
+    out.model.push(cols.model[i0]);
+    out.family.push(cols.family[i0]);
+    out.paradigm.push(cols.paradigm[i0]);
+    out[by].push(cols[by][i0]);
+    for (const k of MEANS) out[k].push(rows.reduce((s, i) => s + cols[k][i], 0) / rows.length);
+    count.push(rows.length);
+  }
+  return longTable({ ...(out as Record<string, unknown[]>), [by === "layer" ? "n" : "layers"]: count });
+}
