@@ -141,7 +141,10 @@ export function firstTokenSink(traces: Trace | Trace[], opts: SinkOptions = {}):
 
 /** Means of the three fractions over the rows that share (model, `by`), in first-seen order; `n` rows each. */
 function pooled(
-  cols: { model: string[]; family: string[]; paradigm: string[]; sample: string[]; layer: number[] } & Record<(typeof MEANS)[number], number[]>,
+  cols: { model: string[]; family: string[]; paradigm: string[]; sample: string[]; layer: number[] } & Record<
+    (typeof MEANS)[number],
+    number[]
+  >,
   by: "layer" | "sample",
 ): ColumnTable {
   const groups = new Map<string, number[]>();
@@ -151,7 +154,13 @@ function pooled(
     if (g) g.push(i);
     else groups.set(key, [i]);
   });
-  const out: Record<string, unknown[]> = { model: [], family: [], paradigm: [], [by]: [], ...Object.fromEntries(MEANS.map((k) => [k, []])) };
+  const out: Record<string, unknown[]> = {
+    model: [],
+    family: [],
+    paradigm: [],
+    [by]: [],
+    ...Object.fromEntries(MEANS.map((k) => [k, []])),
+  };
   const count: number[] = [];
   for (const rows of groups.values()) {
     const i0 = rows[0];

@@ -2,17 +2,25 @@
  * The claims table (CLAIMS.md): each claim of the paper, what the paper reports, what the executed
  * notebooks measured per model and tier, and a verdict — built only from the notebooks' findings
  * outputs (findings.ts `readFindings`), never from typed numbers. The paper's side is typed here,
- * with where in the paper it comes from.
+ * with where in the paper it comes from. docs/claims.md explains each claim's quantity and rule.
  *
- * Verdicts are mechanical, per tier, from one quantity per claim (RULES) and its 95 % intervals:
+ * Verdicts are mechanical, per tier, from one quantity per claim (the `rule` of each claim) and its
+ * 95 % intervals:
  *   groups     one paradigm's value should be higher than the other's (absorption: ARM > MDM);
  *              every (ARM, MDM) pair of models is compared;
  *   threshold  each model's value should be above a bound (angle share > 50 %);
  *   within     per model, quantity a should exceed quantity b (shallow band vs deep band).
- * A comparison supports the claim when the intervals are separated the right way (or, for a count
- * without an interval, the values are), contradicts it when separated the wrong way, and is
- * unclear otherwise. All supporting → "reproduced"; contradicting and none supporting → "not
- * reproduced"; anything else → "inconclusive at this n". No finding → "not measured".
+ * A comparison supports the claim when the intervals are separated the paper's way (or, for a count
+ * without an interval, the values are), contradicts it when separated the other way, and is unclear
+ * when they overlap. Per tier:
+ *   reproduced             every comparison supports;
+ *   models disagree        some support and some contradict (the verdict names which, and which way);
+ *   not reproduced         some contradict and none supports (one counter-example refutes a claim made
+ *                          of every model; the overlapping rest cannot rescue it);
+ *   inconclusive at this n none contradicts and some overlap — with the n the observed differences
+ *                          would need (`neededN`);
+ *   not measured           the tier lacks what the rule reads (no MDM on it, or no notebook reported the
+ *                          quantity there), saying which.
  */
 import { paradigmOf, type Paradigm } from "../families/index.js";
 import { escapeMarkdown, markdownCode } from "./escape.js";
@@ -21,8 +29,7 @@ import { CLAIM_IDS, readFindings, type ClaimId, type Finding } from "./findings.
 type Rule =
   | { kind: "groups"; quantity: RegExp; higher: Paradigm; reads: string }
   | { kind: "threshold"; quantity: RegExp; above: number; only?: Paradigm; reads: string }
-  | { kind: "within"; a: RegExp; b: RegExp; reads: string }
-  | { kind: "manual"; reads: string };
+  | { kind: "within"; a: RegExp; b: RegExp; names: [string, string]; reads: string };
 
 export interface ClaimText {
   title: string;
@@ -36,7 +43,13 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
   "sink-fixed-arm": {
     title: "ARMs keep one fixed attention sink (the first token) across layers",
     paper: "qualitative (paper Fig. 1: one fixed sink column across layers in the ARM panel)",
-    rule: { kind: "manual", reads: "no automatic test: read the numbers" },
+    rule: {
+      kind: "threshold",
+      quantity: /^top-1 key at position 0/,
+      above: 50,
+      only: "ARM",
+      reads: "share of (step, layer) cells whose most-attended key is position 0 > 50 %, per ARM",
+    },
   },
   "anchors-float-mdm": {
     title: "MDMs' anchors float across denoising steps and layers",
@@ -57,7 +70,13 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
   "shallow-structural-deep-content": {
     title: "Shallow layers anchor structural tokens, deep layers content tokens",
     paper: "qualitative (paper, RQ2)",
-    rule: { kind: "within", a: /shallow band/, b: /deep band/, reads: "structural share of anchors, shallow band > deep band, per model" },
+    rule: {
+      kind: "within",
+      a: /shallow band/,
+      b: /deep band/,
+      names: ["shallow band", "deep band"],
+      reads: "structural share of anchors, shallow band > deep band, per model",
+    },
   },
   "angle-vs-norm": {
     title: "Floating keys win by direction (cos θ) more than by norm",
@@ -102,18 +121,31 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
   },
 };
 
-export type Verdict = "reproduced" | "not reproduced" | "inconclusive at this n" | "not measured";
+export const VERDICTS = ["reproduced", "not reproduced", "models disagree", "inconclusive at this n", "not measured"] as const;
+export type Verdict = (typeof VERDICTS)[number];
 
 export interface SourcedFinding extends Finding {
   /** The notebook file the finding was read from. */
   source: string;
 }
 
+/** One tier's verdict on one claim. */
+export interface TierVerdict {
+  tier: string;
+  verdict: Verdict;
+  /** Why, in words: the rule, and which models were compared which way. */
+  why: string;
+  /** Inconclusive: the n per model at which the observed differences would separate (null when none would). */
+  neededN?: number | null;
+  /** The smallest and largest n of the findings the rule read (absent when it read none). */
+  n?: [number, number];
+}
+
 export interface ClaimResult {
   claim: ClaimId;
   findings: SourcedFinding[];
   /** Verdict per tier present (tiny, real, user…). */
-  verdicts: { tier: string; verdict: Verdict; why: string }[];
+  verdicts: TierVerdict[];
 }
 
 /** Numbers in CLAIMS.md: 3 significant digits (at least one decimal for |x| ≥ 100), as the test re-derives them. */
@@ -133,71 +165,183 @@ export function collectFindings(notebooks: readonly { file: string; json: unknow
   );
 }
 
-type Cmp = "supports" | "contradicts" | "unclear";
+/** A value with its 95 % interval (null: a count or single measurement) and the samples behind it. */
+export type Estimate = Pick<Finding, "value" | "ci95" | "n">;
 
-function lo(f: Finding): number {
+function lo(f: Estimate): number {
   return f.ci95 ? f.ci95[0] : f.value;
 }
-function hi(f: Finding): number {
+function hi(f: Estimate): number {
   return f.ci95 ? f.ci95[1] : f.value;
 }
-/** Is a above b, below it, or neither (intervals overlap)? */
-function compare(a: Finding, b: Finding): Cmp {
+
+export type Separation = "supports" | "contradicts" | "unclear";
+
+/** Is `a` above `b` (a finding or a bound), below it, or neither (intervals overlap)? A bound is met only strictly above. */
+export function separation(a: Estimate, b: Estimate | number): Separation {
+  if (typeof b === "number") return lo(a) > b ? "supports" : hi(a) <= b ? "contradicts" : "unclear";
   if (lo(a) > hi(b)) return "supports";
   if (hi(a) < lo(b)) return "contradicts";
   return "unclear";
 }
 
-function judge(rule: Rule, fs: readonly Finding[]): { verdict: Verdict; why: string } {
-  if (rule.kind === "manual") return { verdict: "inconclusive at this n", why: rule.reads };
-  const cmps: Cmp[] = [];
-  if (rule.kind === "groups") {
-    const of = (p: Paradigm) => fs.filter((f) => rule.quantity.test(f.quantity) && paradigmOf(f.family) === p);
-    const high = of(rule.higher),
-      low = of(rule.higher === "ARM" ? "MDM" : "ARM");
-    if (high.length === 0 || low.length === 0)
-      return { verdict: "inconclusive at this n", why: `${rule.reads}: needs both ARMs and MDMs with this quantity` };
-    for (const h of high) for (const l of low) cmps.push(compare(h, l));
-  } else if (rule.kind === "threshold") {
-    const xs = fs.filter((f) => rule.quantity.test(f.quantity) && (rule.only === undefined || paradigmOf(f.family) === rule.only));
-    if (xs.length === 0) return { verdict: "inconclusive at this n", why: `${rule.reads}: no such number was reported` };
-    for (const f of xs) cmps.push(lo(f) > rule.above ? "supports" : hi(f) <= rule.above ? "contradicts" : "unclear");
-  } else {
-    const models = [...new Set(fs.map((f) => f.model))];
-    for (const m of models) {
-      const a = fs.filter((f) => f.model === m && rule.a.test(f.quantity));
-      const b = fs.filter((f) => f.model === m && rule.b.test(f.quantity));
-      for (const x of a) for (const y of b) cmps.push(compare(x, y));
-    }
-    if (cmps.length === 0) return { verdict: "inconclusive at this n", why: `${rule.reads}: no model reported both numbers` };
-  }
-  // Words, not counts: every number in CLAIMS.md is a notebook's (or the paper's, or a rule's bound).
-  const all = (c: Cmp) => cmps.every((x) => x === c);
-  const any = (c: Cmp) => cmps.some((x) => x === c);
-  if (all("supports")) return { verdict: "reproduced", why: `${rule.reads}: every comparison is separated the paper's way` };
-  if (any("contradicts") && !any("supports"))
-    return {
-      verdict: "not reproduced",
-      why: `${rule.reads}: ${all("contradicts") ? "every comparison is" : "comparisons are"} separated the other way${all("contradicts") ? "" : ", the rest overlap"}`,
-    };
-  return { verdict: "inconclusive at this n", why: `${rule.reads}: ${any("contradicts") ? "the models disagree" : "intervals overlap"}` };
+/**
+ * The n (per model) at which the observed difference between `a` and `b` would separate their 95 %
+ * intervals, if the effect stays what it is and each interval narrows as 1/√n (as a bootstrap interval
+ * of a mean does): with d = |a − b| and h_a, h_b the half-widths that face each other (a's lower half
+ * and b's upper half when a > b, the other halves when a < b; 0 for a bound or a value without an
+ * interval), at a common n the intervals are h_a·√(n_a/n) and h_b·√(n_b/n) wide on the facing sides,
+ * and they stop overlapping once their sum falls below d:
+ *
+ *   n* = ⌈ ((h_a·√n_a + h_b·√n_b) / d)² ⌉
+ *
+ * e.g. a = 47.5 [34.17, 59.58] (n 60) vs b = 62.9 [49.58, 75] (n 60): d = 15.4, h_a = 12.08, h_b = 13.32,
+ * n* = ⌈60·(25.4/15.4)²⌉ = 164. Null when d = 0 or neither side has an interval: no n would separate them.
+ */
+export function neededN(a: Estimate, b: Estimate | number): number | null {
+  const B: Estimate = typeof b === "number" ? { value: b, ci95: null, n: 1 } : b;
+  const d = Math.abs(a.value - B.value);
+  const up = a.value > B.value;
+  const ha = up ? a.value - lo(a) : hi(a) - a.value;
+  const hb = up ? hi(B) - B.value : B.value - lo(B);
+  const spread = ha * Math.sqrt(a.n) + hb * Math.sqrt(B.n);
+  if (!(d > 0) || !(spread > 0)) return null;
+  // The tolerance keeps an exact square (e.g. 4.0000000001 from rounding) from adding one.
+  return Math.ceil((spread / d) ** 2 - 1e-9);
 }
 
-/** Per claim: its findings and a verdict per tier. */
+/** One comparison a rule makes: which models (in words), which way it came out, and what it would need. */
+export interface Comparison {
+  /** e.g. "tiny-llama above tiny-llada" — the way the values lie, named. */
+  observed: string;
+  /** e.g. "tiny-llama vs tiny-llada" */
+  pair: string;
+  outcome: Separation;
+  neededN: number | null;
+  /** Does the observed difference point the paper's way (for overlapping intervals)? */
+  papersWay: boolean;
+}
+
+/** Compare finding `a` (expected higher) with finding or bound `b`, naming them `aName` and `bName`. */
+export function comparison(a: Estimate, b: Estimate | number, aName: string, bName: string): Comparison {
+  const bv = typeof b === "number" ? b : b.value;
+  const word =
+    typeof b === "number" ? (a.value > bv ? "above" : "at or below") : a.value > bv ? "above" : a.value < bv ? "below" : "equal to";
+  return {
+    observed: `${aName} ${word} ${bName}`,
+    pair: `${aName} vs ${bName}`,
+    outcome: separation(a, b),
+    neededN: neededN(a, b),
+    papersWay: a.value > bv,
+  };
+}
+
+const other = (p: Paradigm): Paradigm => (p === "ARM" ? "MDM" : "ARM");
+
+/**
+ * The comparisons a rule makes on one tier's findings of one claim, or why there are none ("not
+ * measured"). `paradigms` are the paradigms of every model on the tier (from any claim's findings), so a
+ * tier without an MDM says so instead of "no such number".
+ */
+function comparisons(
+  rule: Rule,
+  fs: readonly Finding[],
+  paradigms: ReadonlySet<Paradigm>,
+): { cmps: Comparison[]; read: Finding[] } | string {
+  if (rule.kind === "groups") {
+    const lowP = other(rule.higher);
+    for (const p of [rule.higher, lowP]) if (!paradigms.has(p)) return `this tier has no ${p}`;
+    const of = (p: Paradigm) => fs.filter((f) => rule.quantity.test(f.quantity) && paradigmOf(f.family) === p);
+    const high = of(rule.higher),
+      low = of(lowP);
+    for (const [p, xs] of [
+      [rule.higher, high],
+      [lowP, low],
+    ] as const)
+      if (xs.length === 0) return `no ${p} on this tier reported this quantity`;
+    return { cmps: high.flatMap((h) => low.map((l) => comparison(h, l, h.model, l.model))), read: [...high, ...low] };
+  }
+  if (rule.kind === "threshold") {
+    if (rule.only && !paradigms.has(rule.only)) return `this tier has no ${rule.only}`;
+    const xs = fs.filter((f) => rule.quantity.test(f.quantity) && (rule.only === undefined || paradigmOf(f.family) === rule.only));
+    if (xs.length === 0) return `no ${rule.only ?? "model"} on this tier reported this quantity`;
+    return { cmps: xs.map((f) => comparison(f, rule.above, f.model, "the bound")), read: xs };
+  }
+  const cmps: Comparison[] = [];
+  const read: Finding[] = [];
+  for (const m of new Set(fs.map((f) => f.model))) {
+    const a = fs.filter((f) => f.model === m && rule.a.test(f.quantity));
+    const b = fs.filter((f) => f.model === m && rule.b.test(f.quantity));
+    for (const x of a) for (const y of b) cmps.push(comparison(x, y, `${m}: ${rule.names[0]}`, rule.names[1]));
+    if (a.length && b.length) read.push(...a, ...b);
+  }
+  return cmps.length ? { cmps, read } : "no model on this tier reported both numbers";
+}
+
+/**
+ * The verdict from a rule's comparisons (the pure decision; see the module comment). Model names in
+ * `why` are plain text: the Markdown renderer escapes the whole sentence.
+ */
+export function decide(reads: string, cmps: readonly Comparison[]): Omit<TierVerdict, "tier" | "n"> {
+  const by = (o: Separation) => cmps.filter((c) => c.outcome === o);
+  const list = (cs: Comparison[], key: "observed" | "pair") => cs.map((c) => c[key]).join(", ");
+  const sup = by("supports"),
+    con = by("contradicts"),
+    unc = by("unclear");
+  const rest = unc.length ? `; overlapping: ${list(unc, "pair")}` : "";
+  if (sup.length === cmps.length) return { verdict: "reproduced", why: `${reads}: every comparison is separated the paper's way` };
+  if (sup.length && con.length)
+    return {
+      verdict: "models disagree",
+      why: `${reads}: separated the paper's way: ${list(sup, "observed")}; separated the other way: ${list(con, "observed")}${rest}`,
+    };
+  if (con.length) return { verdict: "not reproduced", why: `${reads}: separated the other way: ${list(con, "observed")}${rest}` };
+  // Only overlaps (and perhaps some separated the paper's way): the largest n any overlap needs decides them all.
+  const needs = unc.map((c) => c.neededN);
+  const n = needs.some((x) => x === null) ? null : Math.max(...(needs as number[]));
+  const ways = [...new Set(unc.map((c) => (c.papersWay ? "the paper's way" : "the other way")))].join(" or ");
+  const decided = sup.length ? `; already separated the paper's way: ${list(sup, "observed")}` : "";
+  return {
+    verdict: "inconclusive at this n",
+    neededN: n,
+    why:
+      `${reads}: intervals overlap for ${list(unc, "pair")} (the observed difference points ${ways})${decided}; ` +
+      (n === null
+        ? "no n would separate them at the observed values (a zero difference, or no interval to extrapolate from)"
+        : `at the observed differences and spread they would separate at about n = ${n} per model`),
+  };
+}
+
+/** Per claim: its findings and a verdict for every tier that any finding names. */
 export function judgeClaims(findingsIn: readonly SourcedFinding[]): ClaimResult[] {
+  const tiers = [...new Set(findingsIn.map((f) => f.tier))];
+  const paradigmsOf = new Map(
+    tiers.map((t) => [
+      t,
+      new Set(
+        findingsIn
+          .filter((f) => f.tier === t)
+          .map((f) => paradigmOf(f.family))
+          .filter((p): p is Paradigm => p !== undefined),
+      ),
+    ]),
+  );
   return CLAIM_IDS.map((claim) => {
     const fs = findingsIn.filter((f) => f.claim === claim);
-    const tiers = [...new Set(fs.map((f) => f.tier))];
-    const verdicts =
+    const rule = CLAIMS[claim].rule;
+    const verdicts: TierVerdict[] =
       tiers.length === 0
-        ? [{ tier: "—", verdict: "not measured" as Verdict, why: "no executed notebook reported a number for this claim" }]
-        : tiers.map((tier) => ({
-            tier,
-            ...judge(
-              CLAIMS[claim].rule,
+        ? [{ tier: "—", verdict: "not measured", why: "no executed notebook reported a number for this claim" }]
+        : tiers.map((tier) => {
+            const r = comparisons(
+              rule,
               fs.filter((f) => f.tier === tier),
-            ),
-          }));
+              paradigmsOf.get(tier)!,
+            );
+            if (typeof r === "string") return { tier, verdict: "not measured", why: `${rule.reads}: ${r}` };
+            const ns = r.read.map((f) => f.n);
+            return { tier, ...decide(rule.reads, r.cmps), n: [Math.min(...ns), Math.max(...ns)] as [number, number] };
+          });
     return { claim, findings: fs, verdicts };
   });
 }
@@ -215,9 +359,11 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     "",
     "Built by `npm run reproduce` from the findings outputs of the executed notebooks " +
       `(${notebooks.map((n) => markdownCode(n.file)).join(", ") || "none"}); every number under "ours" is read from them. ` +
-      "Verdicts compare 95 % intervals (see src/display/claims.ts): *reproduced* when every comparison is separated the way the paper says, " +
-      "*not reproduced* when some are separated the other way and none the paper's way, *inconclusive at this n* otherwise, " +
-      "*not measured* when no notebook reported a number.",
+      "Verdicts compare 95 % intervals, per tier (docs/claims.md has each claim's quantity and rule): *reproduced* when every comparison is separated the way the paper says, " +
+      "*models disagree* when some are separated the paper's way and some the other way (named below), " +
+      "*not reproduced* when some are separated the other way and none the paper's way, " +
+      "*inconclusive at this n* when the intervals overlap (with the n per model at which the observed differences would separate), " +
+      "*not measured* when the tier lacks what the rule reads (saying what).",
     "",
     "| claim | paper | verdict |",
     "|---|---|---|",
@@ -230,7 +376,11 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
   for (const r of results) {
     const t = CLAIMS[r.claim];
     out.push(`## ${t.title}`, "", `\`${r.claim}\` · **paper:** ${t.paper}`, "");
-    for (const v of r.verdicts) out.push(`- **${v.tier === "—" ? "" : `${escapeMarkdown(v.tier)} tier: `}${v.verdict}** — ${v.why}`);
+    for (const v of r.verdicts) {
+      const n = v.n ? ` (n = ${v.n[0] === v.n[1] ? v.n[0] : `${v.n[0]}–${v.n[1]}`})` : "";
+      // `why` names models (user text): escaped as a whole, our words have no Markdown in them.
+      out.push(`- **${v.tier === "—" ? "" : `${escapeMarkdown(v.tier)} tier: `}${v.verdict}**${n} — ${escapeMarkdown(v.why)}`);
+    }
     out.push("");
     if (r.findings.length === 0) continue;
     out.push("| model | family | tier | quantity | ours | 95 % interval | n | notebook |", "|---|---|---|---|---|---|---|---|");

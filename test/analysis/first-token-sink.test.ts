@@ -52,7 +52,12 @@ function arm(id: string, l1First: number[]) {
       probeMap(probe(0, "received", [T], l0), probe(1, "received", [T], l1)),
     );
   });
-  return makeTrace({ model: { name: "tiny-llama", family: "llama", causal: true }, sequence: [10, 11, 12, 13, 14, 15], settings: { sampleId: id }, steps });
+  return makeTrace({
+    model: { name: "tiny-llama", family: "llama", causal: true },
+    sequence: [10, 11, 12, 13, 14, 15],
+    settings: { sampleId: id },
+    steps,
+  });
 }
 
 describe("firstTokenSink over traces", () => {
@@ -95,8 +100,16 @@ describe("firstTokenSink over traces", () => {
       sequence: [1, 10, 11, 12],
       settings: { sampleId: "q" },
       steps: [
-        step(0, [1, 99, 99, 99], probeMap(probe(0, "received", [4], [0.1, 0.6, 0.2, 0.1]), probe(1, "received", [4], [0.1, 0.2, 0.6, 0.1]))),
-        step(1, [1, 10, 99, 99], probeMap(probe(0, "received", [4], [0.1, 0.2, 0.2, 0.5]), probe(1, "received", [4], [0.1, 0.2, 0.6, 0.1]))),
+        step(
+          0,
+          [1, 99, 99, 99],
+          probeMap(probe(0, "received", [4], [0.1, 0.6, 0.2, 0.1]), probe(1, "received", [4], [0.1, 0.2, 0.6, 0.1])),
+        ),
+        step(
+          1,
+          [1, 10, 99, 99],
+          probeMap(probe(0, "received", [4], [0.1, 0.2, 0.2, 0.5]), probe(1, "received", [4], [0.1, 0.2, 0.6, 0.1])),
+        ),
       ],
     });
     const s = firstTokenSink(mdm).table.objects() as Record<string, number | string>[];

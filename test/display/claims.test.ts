@@ -72,29 +72,47 @@ const nbs = [
 
 describe("CLAIMS.md", () => {
   const { markdown, results } = buildClaims(nbs);
-  const verdict = (claim: string, tier = "tiny") => results.find((r) => r.claim === claim)!.verdicts.find((v) => v.tier === tier)?.verdict;
+  const verdictOf = (claim: string, tier = "tiny") => results.find((r) => r.claim === claim)!.verdicts.find((v) => v.tier === tier)!;
+  const verdict = (claim: string, tier = "tiny") => verdictOf(claim, tier).verdict;
 
-  it("has every claim; a claim without findings is 'not measured', not an error", () => {
+  it("has every claim on every tier any notebook reported; a claim without findings is 'not measured', saying why", () => {
     expect(results.map((r) => r.claim)).toEqual([...CLAIM_IDS]);
     for (const c of ["sink-fixed-arm", "anchors-float-mdm", "angle-vs-norm", "retrieval-heads-deep", "robust-position"]) {
-      expect(results.find((r) => r.claim === c)!.verdicts).toEqual([{ tier: "—", verdict: "not measured", why: expect.any(String) }]);
+      expect(results.find((r) => r.claim === c)!.verdicts.map((v) => [v.tier, v.verdict])).toEqual([
+        ["tiny", "not measured"],
+        ["real", "not measured"],
+      ]);
     }
+    expect(verdictOf("sink-fixed-arm").why).toMatch(/no ARM on this tier reported this quantity$/);
+    expect(verdictOf("absorption-arm-vs-mdm", "real").why).toMatch(/no ARM on this tier reported this quantity$/);
     expect(markdown).toMatch(
-      /\| MDMs depend less on the gold passage's position \| qualitative \(paper Fig\. 6, positional bias\) \| not measured \|/,
+      /\| MDMs depend less on the gold passage's position \| qualitative \(paper Fig\. 6, positional bias\) \| tiny: not measured; real: not measured \|/,
     );
-    expect(buildClaims([]).results.every((r) => r.verdicts[0].verdict === "not measured")).toBe(true);
+    expect(buildClaims([]).results.every((r) => r.verdicts.length === 1 && r.verdicts[0].verdict === "not measured")).toBe(true);
   });
 
-  it("verdicts follow the intervals, per tier", () => {
+  it("verdicts follow the intervals, per tier, with the n each read", () => {
     // every ARM interval above every MDM interval (the ksigma row is not the quantity the rule reads)
     expect(verdict("absorption-arm-vs-mdm")).toBe("reproduced");
-    // Dream's gain above Llama's, but the intervals overlap
-    expect(verdict("rag-gain-mdm-vs-arm")).toBe("inconclusive at this n");
+    expect(verdictOf("absorption-arm-vs-mdm").n).toEqual([8, 8]);
     // shallow band [76.7, 95.8] above deep band [33.1, 64.6]
     expect(verdict("shallow-structural-deep-content")).toBe("reproduced");
-    // tiny: the MDM drops far more (separated the wrong way); real: the MDM drops less, intervals separated? [2.5, 22.5] vs [20, 40] overlap
+    // tiny: the MDM drops far more (ARM [5, 35] below MDM [65, 95]: separated the wrong way)
     expect(verdict("robust-distractors")).toBe("not reproduced");
-    expect(verdict("robust-distractors", "real")).toBe("inconclusive at this n");
+    expect(verdictOf("robust-distractors").why).toMatch(/separated the other way: tiny-llama below tiny-llada$/);
+  });
+
+  it("an overlap is 'inconclusive at this n' with the n the observed difference needs (hand-worked)", () => {
+    // Dream 62.9 [49.58, 75] vs Llama 47.5 [34.17, 59.58], n = 60 each: d = 15.4, facing halves 13.32 and 12.08,
+    // n* = ⌈60 · (25.4 / 15.4)²⌉ = ⌈163.2⌉ = 164.
+    const rag = verdictOf("rag-gain-mdm-vs-arm");
+    expect(rag).toMatchObject({ verdict: "inconclusive at this n", neededN: 164, n: [60, 60] });
+    expect(rag.why).toMatch(
+      /overlap for tiny-dream vs tiny-llama \(the observed difference points the paper's way\).*about n = 164 per model/,
+    );
+    // real: Llama drop 30 [20, 40] vs LLaDA 12.5 [2.5, 22.5], n = 40: d = 17.5, halves 10 and 10, n* = ⌈40 · (20/17.5)²⌉ = ⌈52.2⌉ = 53
+    expect(verdictOf("robust-distractors", "real")).toMatchObject({ verdict: "inconclusive at this n", neededN: 53 });
+    expect(markdown).toContain("- **tiny tier: inconclusive at this n** (n = 60) — RAG gain, MDM &gt; ARM: intervals overlap");
   });
 
   it("lists ours per model and tier with the paper's number beside them", () => {
@@ -112,6 +130,9 @@ describe("CLAIMS.md", () => {
     // …and the check can fail: a number typed into the table is caught.
     expect(untracedNumbers(markdown.replace("| 12.5 |", "| 12.7 |"), nbs)).toEqual(["12.7"]);
     expect(untracedNumbers(markdown + "\nours: 33.3 %", nbs)).toEqual(["33.3"]);
+    // …a needed n is allowed only where the findings give it: 164 is re-derived, 165 is not.
+    expect(markdown).toContain("n = 164");
+    expect(untracedNumbers(markdown.replace("n = 164", "n = 165"), nbs)).toEqual(["165"]);
     // A notebook with no findings is named in the header; its name's digits are not measurements.
     const silent = { file: "03-qk-decomposition.ipynb", json: { cells: [] } };
     expect(untracedNumbers(buildClaims([...nbs, silent]).markdown, [...nbs, silent])).toEqual([]);
