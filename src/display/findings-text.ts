@@ -116,3 +116,89 @@ export function findingsText(rows: Measurement[], o: FindingsTextOptions = {}): 
   const text = build(String, same, same);
   return { toMimeBundle: () => ({ "text/markdown": md, "text/plain": text }) };
 }
+
+/**
+ * The sink claim's quantities, in the words CLAIMS.md lists them under (the claims rule reads the first:
+ * docs/claims.md, "sink-fixed-arm"). Each is a percent, mean over samples with a bootstrap interval.
+ */
+export const SINK_QUANTITIES = {
+  top1AtFirst: "top-1 key at position 0, % of (step, layer) cells",
+  onFirst: "attention on position 0, % (mean over steps and layers)",
+  top1Stability: "top-1 key stability, % of steps at the layer's most frequent top-1 key (mean over layers)",
+} as const;
+
+/** One sample's sink numbers (fractions), as the first-token sink analysis's `samples` table has them. */
+export interface SinkSample {
+  model: string;
+  family: string;
+  onFirst: number;
+  top1AtFirst: number;
+  top1Stability: number;
+}
+
+/** One layer's sink numbers (fractions, means over `n` samples), as the analysis's `layers` table has them. */
+export interface SinkLayer {
+  model: string;
+  layer: number;
+  onFirst: number;
+  top1AtFirst: number;
+  top1Stability: number;
+  n: number;
+}
+
+/**
+ * The findings of the sink claim (`sink-fixed-arm`) on one tier: per model (ARMs, and the MDMs beside
+ * them: the rule reads only the ARMs), each SINK_QUANTITIES number in percent, mean over the samples.
+ */
+export function sinkFindings(samples: readonly SinkSample[], tier: string): Finding[] {
+  const models = [...new Set(samples.map((s) => s.model))];
+  return models.flatMap((model) => {
+    const rows = samples.filter((s) => s.model === model);
+    const base = { claim: "sink-fixed-arm" as const, model, family: rows[0].family, tier };
+    return (Object.keys(SINK_QUANTITIES) as (keyof typeof SINK_QUANTITIES)[]).flatMap((k) =>
+      meanFinding(
+        { ...base, quantity: SINK_QUANTITIES[k] },
+        rows.map((r) => 100 * r[k]),
+      ),
+    );
+  });
+}
+
+/**
+ * The per-layer sink table: one row per layer, three columns per model — % of attention on position 0,
+ * % of steps whose top-1 key is position 0, % of steps at the layer's most frequent top-1 key (each a mean
+ * over the samples) — under one sentence saying so. Model names are user text: escaped in Markdown.
+ */
+export function sinkLayerTable(layers: readonly SinkLayer[], o: { title?: string } = {}): Displayable {
+  const models = [...new Set(layers.map((r) => r.model))];
+  const ids = [...new Set(layers.map((r) => r.layer))].sort((a, b) => a - b);
+  // One decimal in every cell, so the columns line up (the exact values are in the analysis's tables).
+  const pct = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? "—" : (100 * x).toFixed(1));
+  const ns = [...new Set(layers.map((r) => r.n))].sort((a, b) => a - b);
+  const build = (t: (s: string) => string, bold: (s: string) => string) => {
+    const head = [
+      "layer",
+      ...models.flatMap((m) => [`${t(m)}: % on position 0`, `${t(m)}: % steps top-1 at 0`, `${t(m)}: % steps at modal top-1`]),
+    ];
+    const rows = ids.map((l) => [
+      String(l),
+      ...models.flatMap((m) => {
+        const r = layers.find((x) => x.model === m && x.layer === l);
+        return [pct(r?.onFirst), pct(r?.top1AtFirst), pct(r?.top1Stability)];
+      }),
+    ]);
+    const lead =
+      (o.title ? bold(`${t(o.title)}.`) + " " : "") +
+      `Per layer: the share of attention on position 0, the share of steps whose most-attended key is position 0, and the share of steps at the layer's most frequent top-1 key — means over ${ns.length === 1 ? `n = ${ns[0]}` : `n = ${ns[0]}–${ns[ns.length - 1]}`} sample(s).`;
+    return [lead, "", `| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join(
+      "\n",
+    );
+  };
+  if (layers.length === 0) {
+    const none = "No sink numbers: no trace with per-step attention was given.";
+    return { toMimeBundle: () => ({ "text/markdown": `_${none}_`, "text/plain": none }) };
+  }
+  const md = build(escapeMarkdown, (s) => `**${s}**`);
+  const text = build(String, (s) => s);
+  return { toMimeBundle: () => ({ "text/markdown": md, "text/plain": text }) };
+}

@@ -24,6 +24,8 @@ export type { AnchorRule, AnchorExclusion, AnchorOptions, AnchorContext, Resolve
 export { absorptionRate, absorptionOf, summarizeOverSamples } from "../analysis/absorption.js";
 export type { AbsorptionOptions, AbsorptionResult } from "../analysis/absorption.js";
 export { temporalDrift, trackAnchors, stackRows, meanVectors } from "../analysis/drift.js";
+export { firstTokenSink, sinkOverSteps, argmaxKey } from "../analysis/first-token-sink.js";
+export type { SinkOptions, SinkResult, SinkStats } from "../analysis/first-token-sink.js";
 export { anchorFrontier, poolFrontier, type FactSpan, type FrontierOptions, type FrontierResult } from "../analysis/frontier.js";
 export type { DriftOptions, DriftResult, AnchorTrack } from "../analysis/drift.js";
 export { qkDecomposition, qkParts, kvHeadOf, floatingAdvantage, headRows, meanHeadRows } from "../analysis/qk-decomposition.js";

@@ -15,8 +15,29 @@ export type { Displayable, MimeBundle } from "../display/mime.js";
 export { setDisplaySink, captureDisplays, inKernel } from "../display/sink.js";
 export type { DisplayCapture, DisplayMessage, DisplaySink } from "../display/sink.js";
 export { findings, readFindings, CLAIM_IDS, MIME_FINDINGS } from "../display/findings.js";
-export { meanFinding, valueFinding, compareGroups, findingsText, markdown, formatNumber } from "../display/findings-text.js";
-export type { FindingBase, FindingsTextOptions, Measurement } from "../display/findings-text.js";
+export {
+  meanFinding,
+  valueFinding,
+  compareGroups,
+  findingsText,
+  markdown,
+  formatNumber,
+  sinkFindings,
+  sinkLayerTable,
+  SINK_QUANTITIES,
+} from "../display/findings-text.js";
+export type { FindingBase, FindingsTextOptions, Measurement, SinkSample, SinkLayer } from "../display/findings-text.js";
 export type { Finding, FindingsRecord, ClaimId } from "../display/findings.js";
-export { buildClaims, judgeClaims, collectFindings, formatClaimNumber, CLAIMS } from "../display/claims.js";
-export type { ClaimResult, ClaimText, Verdict, SourcedFinding } from "../display/claims.js";
+export {
+  buildClaims,
+  judgeClaims,
+  collectFindings,
+  formatClaimNumber,
+  CLAIMS,
+  VERDICTS,
+  neededN,
+  separation,
+  comparison,
+  decide,
+} from "../display/claims.js";
+export type { ClaimResult, ClaimText, Verdict, SourcedFinding, TierVerdict, Estimate, Separation, Comparison } from "../display/claims.js";
