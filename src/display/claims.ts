@@ -190,13 +190,14 @@ export function separation(a: Estimate, b: Estimate | number): Separation {
  * intervals, if the effect stays what it is and each interval narrows as 1/√n (as a bootstrap interval
  * of a mean does): with d = |a − b| and h_a, h_b the half-widths that face each other (a's lower half
  * and b's upper half when a > b, the other halves when a < b; 0 for a bound or a value without an
- * interval), at a common n the intervals are h_a·√(n_a/n) and h_b·√(n_b/n) wide on the facing sides,
- * and they stop overlapping once their sum falls below d:
+ * interval), at a common n the facing halves are h_a·√(n_a/n) and h_b·√(n_b/n), and the intervals
+ * separate once their sum is below d, i.e. once n > x with
  *
- *   n* = ⌈ ((h_a·√n_a + h_b·√n_b) / d)² ⌉
+ *   x = ((h_a·√n_a + h_b·√n_b) / d)²,   n* = ⌊x⌋ + 1   (the smallest integer above x).
  *
  * e.g. a = 47.5 [34.17, 59.58] (n 60) vs b = 62.9 [49.58, 75] (n 60): d = 15.4, h_a = 12.08, h_b = 13.32,
- * n* = ⌈60·(25.4/15.4)²⌉ = 164. Null when d = 0 or neither side has an interval: no n would separate them.
+ * x = 60·(25.4/15.4)² = 163.2, n* = 164. Null when d = 0 or neither side has an interval: no n would
+ * separate them.
  */
 export function neededN(a: Estimate, b: Estimate | number): number | null {
   const B: Estimate = typeof b === "number" ? { value: b, ci95: null, n: 1 } : b;
@@ -206,8 +207,8 @@ export function neededN(a: Estimate, b: Estimate | number): number | null {
   const hb = up ? hi(B) - B.value : B.value - lo(B);
   const spread = ha * Math.sqrt(a.n) + hb * Math.sqrt(B.n);
   if (!(d > 0) || !(spread > 0)) return null;
-  // The tolerance keeps an exact square (e.g. 4.0000000001 from rounding) from adding one.
-  return Math.ceil((spread / d) ** 2 - 1e-9);
+  // The tolerance counts an x that rounding put just below an integer (15.9999999) as that integer.
+  return Math.floor((spread / d) ** 2 + 1e-9) + 1;
 }
 
 /** One comparison a rule makes: which models (in words), which way it came out, and what it would need. */

@@ -34,10 +34,13 @@ describe("neededN: the n at which the observed difference would separate the int
     // 60 [45, 75] (n 10) vs 50: d = 10, h = 15 → 10 · 2.25 = 22.5 → 23
     expect(neededN({ value: 60, ci95: [45, 75], n: 10 }, 50)).toBe(23);
   });
-  it("an exact square is not rounded up by floating-point noise", () => {
-    // (h_a + h_b)/d = (1 + 1)/1 = 2 with n = 4 → 16 exactly, also when the halves come out as 0.1+0.2-style sums
-    expect(neededN({ value: 3, ci95: [2, 4], n: 4 }, { value: 2, ci95: [1, 3], n: 4 })).toBe(16);
-    expect(neededN({ value: 0.3, ci95: [0.2, 0.4], n: 4 }, { value: 0.1 + 0.1, ci95: [0.1, 0.3], n: 4 })).toBe(16);
+  it("an exact square needs one more: at x the facing halves only touch, separation is strict", () => {
+    // (h_a + h_b)/d = (1 + 1)/1 = 2 with n = 4 → x = 16: at n = 16 the intervals touch, at 17 they separate;
+    // also when the halves come out of 0.1 + 0.2-style sums a hair off
+    expect(neededN({ value: 3, ci95: [2, 4], n: 4 }, { value: 2, ci95: [1, 3], n: 4 })).toBe(17);
+    expect(neededN({ value: 0.3, ci95: [0.2, 0.4], n: 4 }, { value: 0.1 + 0.1, ci95: [0.1, 0.3], n: 4 })).toBe(17);
+    // a bound met exactly by the lower end (58.3 [50, 66.7] vs 50, n 2): x = 2 → 3, not the n it already has
+    expect(neededN({ value: 58.3, ci95: [50, 66.6], n: 2 }, 50)).toBe(3);
   });
   it("no n separates a zero difference, nor two values without intervals", () => {
     expect(neededN({ value: 5, ci95: [4, 6], n: 8 }, { value: 5, ci95: [3, 7], n: 8 })).toBeNull();

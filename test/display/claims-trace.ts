@@ -32,7 +32,7 @@ export function untracedNumbers(markdown: string, notebooks: readonly { file: st
   return (markdown.match(NUMBER) ?? []).map((m) => m.replace(/^[-+]/, "")).filter((m) => !allowed.has(m));
 }
 
-/** n* = ⌈((h_a√n_a + h_b√n_b)/|a − b|)²⌉ with the half-widths that face each other (docs/claims.md). */
+/** n* = ⌊((h_a√n_a + h_b√n_b)/|a − b|)²⌋ + 1 with the half-widths that face each other (docs/claims.md). */
 function addNeeded(allowed: Set<string>, a: Estimate, b: Estimate): void {
   const lowA = a.ci95?.[0] ?? a.value,
     highA = a.ci95?.[1] ?? a.value;
@@ -41,7 +41,7 @@ function addNeeded(allowed: Set<string>, a: Estimate, b: Estimate): void {
   const [ha, hb] = a.value > b.value ? [a.value - lowA, highB - b.value] : [highA - a.value, b.value - lowB];
   const d = Math.abs(a.value - b.value);
   const s = ha * Math.sqrt(a.n) + hb * Math.sqrt(b.n);
-  if (d > 0 && s > 0) allowed.add(String(Math.ceil((s / d) ** 2 - 1e-9)));
+  if (d > 0 && s > 0) allowed.add(String(Math.floor((s / d) ** 2 + 1e-9) + 1));
 }
 
 interface Estimate {

@@ -104,13 +104,13 @@ describe("CLAIMS.md", () => {
 
   it("an overlap is 'inconclusive at this n' with the n the observed difference needs (hand-worked)", () => {
     // Dream 62.9 [49.58, 75] vs Llama 47.5 [34.17, 59.58], n = 60 each: d = 15.4, facing halves 13.32 and 12.08,
-    // n* = ⌈60 · (25.4 / 15.4)²⌉ = ⌈163.2⌉ = 164.
+    // x = 60 · (25.4 / 15.4)² = 163.2, n* = ⌊x⌋ + 1 = 164.
     const rag = verdictOf("rag-gain-mdm-vs-arm");
     expect(rag).toMatchObject({ verdict: "inconclusive at this n", neededN: 164, n: [60, 60] });
     expect(rag.why).toMatch(
       /overlap for tiny-dream vs tiny-llama \(the observed difference points the paper's way\).*about n = 164 per model/,
     );
-    // real: Llama drop 30 [20, 40] vs LLaDA 12.5 [2.5, 22.5], n = 40: d = 17.5, halves 10 and 10, n* = ⌈40 · (20/17.5)²⌉ = ⌈52.2⌉ = 53
+    // real: Llama drop 30 [20, 40] vs LLaDA 12.5 [2.5, 22.5], n = 40: d = 17.5, halves 10 and 10, x = 40 · (20/17.5)² = 52.2, n* = 53
     expect(verdictOf("robust-distractors", "real")).toMatchObject({ verdict: "inconclusive at this n", neededN: 53 });
     expect(markdown).toContain("- **tiny tier: inconclusive at this n** (n = 60) — RAG gain, MDM &gt; ARM: intervals overlap");
   });
