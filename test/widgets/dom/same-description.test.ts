@@ -88,6 +88,31 @@ describe("widget and static image draw one description", () => {
     expect(w.bars[0].stops[0]).not.toBe(colorAt("blues", 1));
     expect(w.labels).toContain("<edited & escaped>");
   });
+
+  it("a description saved before token text was decoded (raw byte-level tokens) is drawn readable: labels, tooltips and hover read-out", () => {
+    const { d } = staticOf(FIGURE_INPUTS.drift);
+    const old = JSON.parse(JSON.stringify(d)) as FigureDescription;
+    const p = old.panels[0] as HeatPanel;
+    // SmolLM2's stored forms, as notebooks executed before the decoding carry them
+    const raw = ["<|im_start|>", "system", "Ċ", "You", "Ġare", "Ġa", "Ġhelpful", "ĠAI", "Ġassistant", "Ġnamed", "ĠSm", "ol"];
+    p.x.labels = raw.slice(0, p.x.labels.length);
+    const view = FigureView.mount(document.createElement("div"), old);
+    const text = view.canvas.textContent ?? "";
+    expect(text).not.toMatch(/[\u0120\u010a\u0109]/);
+    const w = reading(view.canvas);
+    // hand-decoded: Ġ is GPT-2's byte 0x20 (space, shown "·"), Ċ byte 0x0A (newline, shown "↵")
+    expect(w.labels).toEqual(expect.arrayContaining(["<|im_start|>", "system", "↵", "You", "·are", "·helpful"]));
+    expect(view.svg).not.toMatch(/[\u0120\u010a\u0109]/);
+    const g = new DOMParser().parseFromString(view.svg, "image/svg+xml").querySelector("g.fs-heat rect[fill='none']")!;
+    const cw = Number(g.getAttribute("width")) / p.cols;
+    expect(view.cellAt(Number(g.getAttribute("x")) + 6.5 * cw, Number(g.getAttribute("y")) + 1)).toMatch(
+      /key position \(token\) ·helpful: /,
+    );
+    // the control: plain labels (layer names, already decoded text) are left as they are
+    const plain = JSON.parse(JSON.stringify(d)) as FigureDescription;
+    (plain.panels[0] as HeatPanel).x.labels[1] = "doc 3";
+    expect(reading(FigureView.mount(document.createElement("div"), plain).canvas).labels).toContain("doc 3");
+  });
 });
 
 describe("widget interaction", () => {

@@ -8,10 +8,12 @@
  */
 import { download, el } from "../dom.js";
 import {
+  displayLabels,
   drawFigureWithGeometry,
   exportStem,
   formatValue,
   PayloadError,
+  type CategoryAxis,
   type FigureDescription,
   type HeatGeometry,
   type Raster,
@@ -47,6 +49,22 @@ function check(d: FigureDescription): void {
   if (!d || d.kind !== "figure" || !Array.isArray(d.panels) || d.panels.length === 0 || typeof d.title !== "string") {
     throw new PayloadError('expected a figure description (kind "figure" with panels)', "panels");
   }
+}
+
+/**
+ * The description with its category labels as readers see them (protocol/token-text.ts: byte-level
+ * "Ġhelpful" → "·helpful", "Ċ" → "↵"). Kernels decode token text before they send it, but outputs
+ * saved before they did (and shared since) still carry raw tokens: decoding again when drawing
+ * cleans those, and leaves decoded or plain labels (layer names, "doc 3") as they are.
+ */
+export function readableFigure(d: FigureDescription): FigureDescription {
+  const axis = (a: CategoryAxis): CategoryAxis => (Array.isArray(a.labels) ? { ...a, labels: displayLabels(a.labels.map(String)) } : a);
+  const panels = d.panels.map((p) => {
+    if (p.type === "heat") return { ...p, x: axis(p.x), y: axis(p.y) };
+    if (p.type === "bars") return { ...p, x: axis(p.x) };
+    return p;
+  });
+  return { ...d, panels };
 }
 
 /** The PNG scales the export buttons offer: 2× (screen) and 300 dpi (print; CSS px are 1/96 in). */
@@ -96,7 +114,7 @@ export class FigureView {
 
   static mount(host: HTMLElement, d: FigureDescription): FigureView {
     check(d);
-    return new FigureView(host, d);
+    return new FigureView(host, readableFigure(d));
   }
 
   /** "floatscope_<figure>_<models>_layer…" — what an export is called. */

@@ -116,9 +116,10 @@ export function scrubberSvg(panels: PanelElements[], payload: ScrubberPayload, v
     if (d.N <= 96) {
       for (let j = 0; j < d.N; j++) {
         const cx = ((j + 0.5) * colW).toFixed(2);
-        const t = d.run.tokens[j] ?? "";
+        // the readable text (d.tokens), not the raw token, in the label and its tooltip alike
+        const t = d.tokens[j] ?? "";
         parts.push(
-          `<text transform="translate(${cx},${y + 4}) rotate(60)" font-size="${Math.min(10, colW * 0.9).toFixed(1)}"><title>${escapeXml(t)}</title>${escapeXml(tokenLabel(d.tokens[j] ?? t, 14))}</text>`,
+          `<text transform="translate(${cx},${y + 4}) rotate(60)" font-size="${Math.min(10, colW * 0.9).toFixed(1)}"><title>${escapeXml(t)}</title>${escapeXml(tokenLabel(t, 14))}</text>`,
         );
       }
     }
