@@ -41,17 +41,21 @@ export interface PathArgument {
   example(p: string, f: PathFixtures): string[];
 }
 
+/**
+ * A checkpoint, wherever a command is given one (its argument, or `models[]` of a grid file): a folder
+ * whose config.json and preset the command reads, or a .gguf file.
+ */
+export const CHECKPOINT_INPUT: Pick<PathArgument, "role" | "expects" | "name" | "inside" | "like"> = {
+  role: "input",
+  expects: "file or folder",
+  name: "model",
+  inside: ["config.json", "floatscope-preset.json"],
+  like: (f) => f.model,
+};
+
 /** The checkpoint argument of inspect, forward, generate and eval: `rest` follows the path in the example. */
 export function checkpointPath(rest: (f: PathFixtures) => string[]): PathArgument {
-  return {
-    arg: "<checkpoint>",
-    role: "input",
-    expects: "file or folder",
-    name: "model",
-    inside: ["config.json", "floatscope-preset.json"],
-    like: (f) => f.model,
-    example: (p, f) => [p, ...rest(f)],
-  };
+  return { ...CHECKPOINT_INPUT, arg: "<checkpoint>", example: (p, f) => [p, ...rest(f)] };
 }
 
 /** The shard files or folder of merge and status (a grid run's output): `rest` follows the path in the example. */

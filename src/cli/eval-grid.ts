@@ -11,7 +11,7 @@ import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type FlagRow, type FlagSpec } from "./args.js";
 import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
-import type { PathArgument } from "./command-types.js";
+import { CHECKPOINT_INPUT, type PathArgument } from "./command-types.js";
 import { EXIT } from "./exit.js";
 import { checkpointInput, inputFile, inputFilesIn, inputPath } from "./inputs.js";
 import { outputDirectory } from "./outputs.js";
@@ -19,15 +19,7 @@ import { outputDirectory } from "./outputs.js";
 /** The paths `eval --grid` reads and writes (part of eval's `paths`). */
 export const GRID_PATHS: PathArgument[] = [
   { arg: "--grid", role: "input", expects: "file", name: "grid.json", example: (p) => ["--grid", p] },
-  {
-    arg: "models[] (in the grid file)",
-    role: "input",
-    expects: "file or folder",
-    name: "model",
-    inside: ["config.json", "floatscope-preset.json"],
-    like: (f) => f.model,
-    example: (p, f) => ["--grid", f.grid({ model: p })],
-  },
+  { ...CHECKPOINT_INPUT, arg: "models[] (in the grid file)", example: (p, f) => ["--grid", f.grid({ model: p })] },
   {
     arg: "datasets[] (in the grid file)",
     role: "input",
