@@ -28,8 +28,8 @@ import { loadQaJsonl } from "../src/qa/datasets.js";
 import { openModel } from "../src/model/open.js";
 import { checkpointPreset } from "../src/model/presets.js";
 import { settingLabel } from "../src/qa/contexts.js";
-import { readResults, runEval } from "../src/qa/runner.js";
-import { CARD_SETTINGS, DATA_REL, ROOT, cardScores, commit, type CardScores } from "./eval-common.js";
+import { readResults } from "../src/qa/runner.js";
+import { CARD_SETTINGS, DATA_REL, ROOT, cardScores, commit, runCardSetting, type CardScores } from "./eval-common.js";
 
 const NAMES = ["smollm2-135m-dream-world", "smollm2-135m-causal-world"];
 
@@ -79,25 +79,11 @@ async function evaluate(name: string, counts: Record<string, number>, o: { threa
   try {
     for (const key of Object.keys(SETTINGS)) {
       const records = all.slice(0, counts[key]);
-      const ts = Date.now();
-      const run = await runEval({
-        engine: m.engine,
-        tokenizer: m.tokenizer,
-        records,
-        setting: SETTINGS[key],
-        ...preset, // promptFormat, sampler, extraction
-        modelName: name,
-        dataFile: data,
-        batchSize: o.batchSize,
-        resultsFile,
-      });
-      const seconds = (Date.now() - ts) / 1000;
+      const { seconds, line } = await runCardSetting(m, key, { name, records, preset, data, batchSize: o.batchSize, resultsFile });
       const ids = new Set(records.map((r) => r.id));
       const rs = readResults(resultsFile).filter((r) => r.setting === settingLabel(SETTINGS[key]) && ids.has(r.id));
       results[key] = { ...cardScores(rs), seconds: Math.round(seconds * 10) / 10 };
-      console.error(
-        `${name} ${key}: ${run.progress.done} run, ${run.progress.resumed} resumed, ${run.progress.errors} errors, ${seconds.toFixed(1)} s → accuracy ${(100 * results[key].accuracy).toFixed(1)} %`,
-      );
+      console.error(`${line} → accuracy ${(100 * results[key].accuracy).toFixed(1)} %`);
     }
   } finally {
     await m.engine.dispose();

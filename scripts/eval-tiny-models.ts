@@ -24,8 +24,8 @@ import { parseArgs } from "node:util";
 import { loadQaJsonl } from "../src/qa/datasets.js";
 import { openModel } from "../src/model/open.js";
 import { tinyPreset } from "../src/model/presets.js";
-import { readResults, runEval } from "../src/qa/runner.js";
-import { CARD_SETTINGS, DATA_REL, ROOT, cardScores, commit, type CardScores } from "./eval-common.js";
+import { readResults } from "../src/qa/runner.js";
+import { CARD_SETTINGS, DATA_REL, ROOT, cardScores, commit, runCardSetting, type CardScores } from "./eval-common.js";
 
 const DECODER: Record<string, string> = {
   arm: "floatscope ARM sampler: greedy, at most 6 new tokens, stop at <eos>",
@@ -80,23 +80,8 @@ async function main(): Promise<void> {
       .digest("hex");
     const resultsFile = path.join(resultsDir, `${name}-${weights.slice(0, 16)}.jsonl`);
     try {
-      for (const key of settingKeys) {
-        const ts = Date.now();
-        const run = await runEval({
-          engine: m.engine,
-          tokenizer: m.tokenizer,
-          records,
-          setting: CARD_SETTINGS[key],
-          ...preset, // promptFormat, sampler, extraction
-          modelName: name,
-          dataFile: data,
-          batchSize,
-          resultsFile,
-        });
-        console.error(
-          `${name} ${key}: ${run.progress.done} run, ${run.progress.resumed} resumed, ${run.progress.errors} errors, ${((Date.now() - ts) / 1000).toFixed(1)} s`,
-        );
-      }
+      for (const key of settingKeys)
+        console.error((await runCardSetting(m, key, { name, records, preset, data, batchSize, resultsFile })).line);
     } finally {
       await m.engine.dispose();
     }
