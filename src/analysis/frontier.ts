@@ -494,6 +494,13 @@ const STATISTICS: [
 
 const nul = (i: Interval | null, k: "mean" | "lo" | "hi") => (i ? i[k] : NaN);
 
+/** Append an interval's mean, lower and upper bound to three columns of `rows` (NaN for a missing interval). */
+function pushInterval(rows: Rows, i: Interval | null, [mean, lo, hi]: [string, string, string]): void {
+  rows[mean].push(nul(i, "mean"));
+  rows[lo].push(nul(i, "lo"));
+  rows[hi].push(nul(i, "hi"));
+}
+
 /**
  * Pool per-trace sums: per model, one row per statistic (ratio of sums over traces and layers, with a
  * percentile-bootstrap interval over traces; the baseline and the paired difference observed −
@@ -543,15 +550,9 @@ export function poolFrontier(
       const p = pooled(units, num, den, base, o);
       s.model.push(model);
       s.statistic.push(name);
-      s.value.push(p.value.mean);
-      s.lo.push(p.value.lo);
-      s.hi.push(p.value.hi);
-      s.baseline.push(nul(p.baseline, "mean"));
-      s.baselineLo.push(nul(p.baseline, "lo"));
-      s.baselineHi.push(nul(p.baseline, "hi"));
-      s.difference.push(nul(p.difference, "mean"));
-      s.differenceLo.push(nul(p.difference, "lo"));
-      s.differenceHi.push(nul(p.difference, "hi"));
+      pushInterval(s, p.value, ["value", "lo", "hi"]);
+      pushInterval(s, p.baseline, ["baseline", "baselineLo", "baselineHi"]);
+      pushInterval(s, p.difference, ["difference", "differenceLo", "differenceHi"]);
       s.traces.push(units.length);
     }
     const layerIds = [...new Set(units.flatMap((u) => u.map((x) => x.layer)))].sort((a, b) => a - b);
@@ -568,13 +569,9 @@ export function poolFrontier(
       const src = pool(field("sourceHits"), field("sourceSteps"), field("sourceShuffled"));
       l.model.push(model);
       l.layer.push(layer);
-      l.within.push(w.value.mean);
-      l.withinLo.push(w.value.lo);
-      l.withinHi.push(w.value.hi);
+      pushInterval(l, w.value, ["within", "withinLo", "withinHi"]);
       l.chance.push(nul(w.baseline, "mean"));
-      l.unmaskedWithin.push(u.value.mean);
-      l.unmaskedLo.push(u.value.lo);
-      l.unmaskedHi.push(u.value.hi);
+      pushInterval(l, u.value, ["unmaskedWithin", "unmaskedLo", "unmaskedHi"]);
       l.unmaskedChance.push(nul(u.baseline, "mean"));
       l.distance.push(d.value.mean);
       l.chanceDistance.push(nul(d.baseline, "mean"));
