@@ -49,20 +49,18 @@ export function sinkOverSteps(rows: readonly ArrayLike<number>[]): SinkStats {
   const S = rows.length;
   if (S === 0) return { onFirst: NaN, top1AtFirst: NaN, top1Stability: NaN, modalTop1: -1, distinctTop1: 0, switches: 0, steps: 0 };
   const top = rows.map(argmaxKey);
-  const counts = new Map<number, number>();
-  for (const t of top) counts.set(t, (counts.get(t) ?? 0) + 1);
-  let modal = -1;
-  for (const [k, n] of counts) if (modal < 0 || n > counts.get(modal)! || (n === counts.get(modal)! && k < modal)) modal = k;
+  const modal = mode(top);
+  const at = (k: number) => top.filter((t) => t === k).length;
   let onFirst = 0;
   for (const r of rows) onFirst += r.length > 0 ? r[0] : NaN;
   let switches = 0;
   for (let s = 1; s < S; s++) if (top[s] !== top[s - 1]) switches++;
   return {
     onFirst: onFirst / S,
-    top1AtFirst: (counts.get(0) ?? 0) / S,
-    top1Stability: counts.get(modal)! / S,
+    top1AtFirst: at(0) / S,
+    top1Stability: at(modal) / S,
     modalTop1: modal,
-    distinctTop1: counts.size,
+    distinctTop1: new Set(top).size,
     switches,
     steps: S,
   };
@@ -80,7 +78,10 @@ export interface SinkOptions {
 export interface SinkResult {
   /** One row per (model, sample, layer): family, paradigm and the SinkStats fields (fractions). */
   table: ColumnTable;
-  /** One row per (model, layer): family, paradigm, onFirst, top1AtFirst, top1Stability (means over samples), n. */
+  /**
+   * One row per (model, layer): family, paradigm, onFirst, top1AtFirst, top1Stability (means over samples),
+   * modalTop1 (the modal top-1 key most samples have at this layer), n.
+   */
   layers: ColumnTable;
   /** One row per (model, sample): family, paradigm, onFirst, top1AtFirst, top1Stability (means over layers), layers. */
   samples: ColumnTable;
@@ -139,9 +140,22 @@ export function firstTokenSink(traces: Trace | Trace[], opts: SinkOptions = {}):
   };
 }
 
-/** Means of the three fractions over the rows that share (model, `by`), in first-seen order; `n` rows each. */
+/** The most frequent value (ties to the lower one); -1 for none. */
+function mode(xs: readonly number[]): number {
+  const counts = new Map<number, number>();
+  for (const x of xs) counts.set(x, (counts.get(x) ?? 0) + 1);
+  let best = -1;
+  for (const [k, n] of counts) if (best < 0 || n > counts.get(best)! || (n === counts.get(best)! && k < best)) best = k;
+  return best;
+}
+
+/**
+ * Means of the three fractions over the rows that share (model, `by`), in first-seen order, with the
+ * number of rows pooled (`n` samples per layer, `layers` per sample); per layer also the key most samples
+ * have as their modal top-1 key (`modalTop1`).
+ */
 function pooled(
-  cols: { model: string[]; family: string[]; paradigm: string[]; sample: string[]; layer: number[] } & Record<
+  cols: { model: string[]; family: string[]; paradigm: string[]; sample: string[]; layer: number[]; modalTop1: number[] } & Record<
     (typeof MEANS)[number],
     number[]
   >,
@@ -160,8 +174,9 @@ function pooled(
     paradigm: [],
     [by]: [],
     ...Object.fromEntries(MEANS.map((k) => [k, []])),
+    ...(by === "layer" ? { modalTop1: [] } : {}),
+    [by === "layer" ? "n" : "layers"]: [],
   };
-  const count: number[] = [];
   for (const rows of groups.values()) {
     const i0 = rows[0];
     out.model.push(cols.model[i0]);
@@ -169,7 +184,8 @@ function pooled(
     out.paradigm.push(cols.paradigm[i0]);
     out[by].push(cols[by][i0]);
     for (const k of MEANS) out[k].push(rows.reduce((s, i) => s + cols[k][i], 0) / rows.length);
-    count.push(rows.length);
+    if (by === "layer") out.modalTop1.push(mode(rows.map((i) => cols.modalTop1[i])));
+    out[by === "layer" ? "n" : "layers"].push(rows.length);
   }
-  return longTable({ ...(out as Record<string, unknown[]>), [by === "layer" ? "n" : "layers"]: count });
+  return longTable(out as Record<string, unknown[]>);
 }

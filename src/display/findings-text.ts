@@ -143,6 +143,8 @@ export interface SinkLayer {
   onFirst: number;
   top1AtFirst: number;
   top1Stability: number;
+  /** The position most samples have as their most frequent top-1 key at this layer. */
+  modalTop1?: number;
   n: number;
 }
 
@@ -165,9 +167,11 @@ export function sinkFindings(samples: readonly SinkSample[], tier: string): Find
 }
 
 /**
- * The per-layer sink table: one row per layer, three columns per model — % of attention on position 0,
- * % of steps whose top-1 key is position 0, % of steps at the layer's most frequent top-1 key (each a mean
- * over the samples) — under one sentence saying so. Model names are user text: escaped in Markdown.
+ * The per-layer sink table: one row per layer, four columns per model — % of attention on position 0,
+ * % of steps whose top-1 key is position 0, the layer's modal top-1 key (a position) and % of steps at the
+ * layer's most frequent top-1 key (the percentages means over the samples) — under one sentence saying so.
+ * A layer whose sink is fixed but not on the first token shows 0 % at 0, its key, and 100 % stability.
+ * Model names are user text: escaped in Markdown.
  */
 export function sinkLayerTable(layers: readonly SinkLayer[], o: { title?: string } = {}): Displayable {
   const models = [...new Set(layers.map((r) => r.model))];
@@ -178,18 +182,24 @@ export function sinkLayerTable(layers: readonly SinkLayer[], o: { title?: string
   const build = (t: (s: string) => string, bold: (s: string) => string) => {
     const head = [
       "layer",
-      ...models.flatMap((m) => [`${t(m)}: % on position 0`, `${t(m)}: % steps top-1 at 0`, `${t(m)}: % steps at modal top-1`]),
+      ...models.flatMap((m) => [
+        `${t(m)}: % on position 0`,
+        `${t(m)}: % steps top-1 at 0`,
+        `${t(m)}: modal top-1 key`,
+        `${t(m)}: % steps at it`,
+      ]),
     ];
     const rows = ids.map((l) => [
       String(l),
       ...models.flatMap((m) => {
         const r = layers.find((x) => x.model === m && x.layer === l);
-        return [pct(r?.onFirst), pct(r?.top1AtFirst), pct(r?.top1Stability)];
+        const key = r?.modalTop1 === undefined || r.modalTop1 < 0 ? "—" : String(r.modalTop1);
+        return [pct(r?.onFirst), pct(r?.top1AtFirst), key, pct(r?.top1Stability)];
       }),
     ]);
     const lead =
       (o.title ? bold(`${t(o.title)}.`) + " " : "") +
-      `Per layer: the share of attention on position 0, the share of steps whose most-attended key is position 0, and the share of steps at the layer's most frequent top-1 key — means over ${ns.length === 1 ? `n = ${ns[0]}` : `n = ${ns[0]}–${ns[ns.length - 1]}`} sample(s).`;
+      `Per layer: the share of attention on position 0, the share of steps whose most-attended key is position 0, the layer's most frequent top-1 key (a position) and the share of steps at it — means over ${ns.length === 1 ? `n = ${ns[0]}` : `n = ${ns[0]}–${ns[ns.length - 1]}`} sample(s).`;
     return [lead, "", `| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join(
       "\n",
     );

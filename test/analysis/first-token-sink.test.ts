@@ -88,6 +88,8 @@ describe("firstTokenSink over traces", () => {
     expect(layers[1].onFirst as number).toBeCloseTo(((0.5 + 0.2 + 0.4) / 3 + 0.9) / 2, 6);
     expect(layers[1].top1AtFirst as number).toBeCloseTo((2 / 3 + 1) / 2, 12);
     expect(layers.map((d) => d.n)).toEqual([2, 2]);
+    // both samples' layer 1 has key 0 as its most frequent top-1 (a: 2 of 3 steps, b: 3 of 3)
+    expect(layers.map((d) => d.modalTop1)).toEqual([0, 0]);
     const samples = r.samples.objects() as Record<string, number | string>[];
     // sample a: (step, layer) cells with top-1 at 0 = 3 (layer 0) + 2 (layer 1) of 6
     expect(samples[0].top1AtFirst as number).toBeCloseTo(5 / 6, 12);
@@ -117,6 +119,8 @@ describe("firstTokenSink over traces", () => {
       ["MDM", 0, 0.5, 1],
       ["MDM", 0, 1, 2],
     ]);
+    // per layer, the modal key of the one sample: a fixed sink away from 0 in layer 1 (key 2), a tie in layer 0 (1 and 3 → 1)
+    expect((firstTokenSink(mdm).layers.objects() as Record<string, number>[]).map((d) => d.modalTop1)).toEqual([1, 2]);
   });
 
   it("a trace without per-step records is refused with the probe it needs", () => {

@@ -36,16 +36,16 @@ describe("sinkFindings", () => {
 
 describe("sinkLayerTable", () => {
   const layers: SinkLayer[] = [
-    { model: "arm", layer: 1, onFirst: 0.625, top1AtFirst: 1, top1Stability: 1, n: 4 },
-    { model: "arm", layer: 0, onFirst: 0.05, top1AtFirst: 0.25, top1Stability: 0.5, n: 4 },
+    { model: "arm", layer: 1, onFirst: 0.625, top1AtFirst: 1, top1Stability: 1, modalTop1: 0, n: 4 },
+    { model: "arm", layer: 0, onFirst: 0.05, top1AtFirst: 0.25, top1Stability: 0.5, modalTop1: 3, n: 4 },
     { model: "<b>mdm</b>", layer: 0, onFirst: 0.012, top1AtFirst: 0, top1Stability: 0.75, n: 4 },
   ];
   const md = String(sinkLayerTable(layers, { title: "Real tier" }).toMimeBundle()["text/markdown"]);
   const text = String(sinkLayerTable(layers).toMimeBundle()["text/plain"]);
 
-  it("one row per layer in order, three percent columns per model, '—' where a model lacks the layer", () => {
+  it("one row per layer in order, four columns per model, '—' where a model lacks the layer or its key", () => {
     const rows = md.split("\n").filter((l) => /^\| \d/.test(l));
-    expect(rows).toEqual(["| 0 | 5.0 | 25.0 | 50.0 | 1.2 | 0.0 | 75.0 |", "| 1 | 62.5 | 100.0 | 100.0 | — | — | — |"]);
+    expect(rows).toEqual(["| 0 | 5.0 | 25.0 | 3 | 50.0 | 1.2 | 0.0 | — | 75.0 |", "| 1 | 62.5 | 100.0 | 0 | 100.0 | — | — | — | — |"]);
     expect(md).toMatch(/^\*\*Real tier\.\*\* Per layer: .* means over n = 4 sample\(s\)\./);
   });
 
