@@ -15,7 +15,7 @@ import type { Trace } from "../trace/types.js";
 import type { AbsorptionSpec } from "./figure-data.js";
 import { type AnchorOptions, describeRule, passAnchors, resolveRule } from "./anchors.js";
 import { type PassRef, partialWarnings, resolveLayers } from "./probes-access.js";
-import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
+import { longTable, sampleLabel, type Rows } from "./tables.js";
 
 /**
  * Absorption of one (sample, layer).
@@ -80,9 +80,9 @@ export interface AbsorptionOptions extends AnchorOptions {
 
 export interface AbsorptionResult {
   /** One row per (model, sample, layer): value (fraction), anchors (|S|), positions (S). */
-  table: ColumnTable;
-  /** One row per (model, layer): mean, std (population), n. */
-  summary: ColumnTable;
+  table: Rows<{ model: string; sample: string; rule: string; layer: number; value: number; anchors: number; positions: number[] }>;
+  /** One row per (model, layer): mean, std (population), n, anchors (mean |S|). */
+  summary: Rows<{ model: string; rule: string; layer: number; mean: number; std: number; n: number; anchors: number }>;
   spec: AbsorptionSpec;
 }
 

@@ -17,7 +17,7 @@ import type { DriftSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { type AnchorOptions, describeRule, detectAnchors, passAnchors, resolveRule } from "./anchors.js";
 import { partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
-import { type ColumnTable, longTable } from "./tables.js";
+import { type ColumnTable, longTable, type Rows } from "./tables.js";
 
 /** One anchor followed across steps. Rows are indices into the step list. */
 export interface AnchorTrack {
@@ -112,11 +112,20 @@ export interface DriftOptions extends AnchorOptions {
 
 export interface DriftResult {
   /** One row per (step, position) of the averaged selection: value, anchor, masked. */
-  heat: ColumnTable;
+  heat: Rows<{
+    step: number;
+    position: number;
+    value: number;
+    anchor: boolean;
+    masked: boolean;
+    model: string;
+    layers: string;
+    rule: string;
+  }>;
   /** One row per anchor of each (step, layer) in the selection: value, masked, token. */
   anchors: ColumnTable;
   /** One row per track: birth/death as step values, lifetime, from, to, drift. */
-  tracks: ColumnTable;
+  tracks: Rows<{ track: number; birth: number; death: number; lifetime: number; from: number; to: number; drift: number; model: string }>;
   spec: DriftSpec;
 }
 

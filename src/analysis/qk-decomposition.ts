@@ -21,7 +21,7 @@ import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, anchorContext, detectAnchors, passReceived, resolveRule } from "./anchors.js";
 import { type PassRef, getProbe, partialWarnings, resolveLayers } from "./probes-access.js";
-import { type ColumnTable, concatTables, longTable } from "./tables.js";
+import { type ColumnTable, concatTables, longTable, type Rows } from "./tables.js";
 
 /** KV head read by query head h: ⌊h / (H/H_kv)⌋, or upstream's h mod H_kv. */
 export function kvHeadOf(h: number, numHeads: number, numKvHeads: number, mapping: "grouped" | "upstream" = "grouped"): number {
@@ -179,11 +179,17 @@ export interface QkOptions extends AnchorOptions {
   upstream?: boolean;
 }
 
+/** A row of `QkResult.summary`: one layer of one trace. */
+export type QkSummaryRow = { layer: number; model: string; heads: string; angleShare: number } & Record<
+  "cosFloating" | "cosOther" | "normFloating" | "normOther" | "advantage" | "angleTerm" | "normTerm",
+  number
+>;
+
 export interface QkResult {
   /** One row per (layer, query, key): score, cos, normProd, anchor (the key is an anchor); NaN where masked. */
   table: ColumnTable;
   /** One row per layer: floating vs other means, the angle/norm split of the advantage, and angleShare = angleTerm / advantage. */
-  summary: ColumnTable;
+  summary: Rows<QkSummaryRow>;
   spec: QKSpec;
 }
 

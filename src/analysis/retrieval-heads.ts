@@ -20,7 +20,7 @@ import type { RetrievalSpec } from "./figure-data.js";
 import type { Trace } from "../trace/types.js";
 import { SettingsError, keyword } from "../util/errors.js";
 import { type PassRef, getProbe, partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
-import { type Column, type ColumnTable, longTable, sampleLabel } from "./tables.js";
+import { type Column, type ColumnTable, longTable, sampleLabel, type RowOf, type Rows } from "./tables.js";
 
 /** A token span [start, end) of the prompt. */
 export type TokenSpan = [number, number];
@@ -168,20 +168,25 @@ export interface RetrievalOptions {
 
 export interface RetrievalResult {
   /** One row per (model, layer, head): score (mean over kept samples). */
-  scores: ColumnTable;
+  scores: Rows<{ model: string; layer: number; head: number; score: number }>;
   /** One row per (model, sample, layer, head): value (that sample's score), kept. */
-  table: ColumnTable;
+  table: Rows<{ model: string; sample: string; layer: number; head: number; value: number; kept: boolean }>;
   /** One row per copy event: model, sample, step, position, token, layer, head, key. */
   events: ColumnTable;
   spec: RetrievalSpec;
 }
 
 /** A long table of collected columns, the named number columns stored as Int32 and Float64 arrays. */
-function typedTable<C extends Record<string, unknown[]>>(cols: C, ints: (keyof C & string)[], floats: (keyof C & string)[]): ColumnTable {
+function typedTable<C extends Record<string, unknown[]>>(
+  cols: C,
+  ints: (keyof C & string)[],
+  floats: (keyof C & string)[],
+): Rows<RowOf<C>> {
   const typed: Record<string, Column> = { ...(cols as Record<string, Column>) };
   for (const k of ints) typed[k] = Int32Array.from(cols[k] as number[]);
   for (const k of floats) typed[k] = Float64Array.from(cols[k] as number[]);
-  return longTable(typed);
+  // Number arrays became typed arrays: each row still has the element types of `cols`.
+  return longTable(typed) as Rows<RowOf<C>>;
 }
 
 /**

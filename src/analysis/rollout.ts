@@ -22,7 +22,7 @@ import type { Trace } from "../trace/types.js";
 import { ProbeMissingError, SettingsError, keyword } from "../util/errors.js";
 import { probeInfo } from "../util/probes.js";
 import { getProbe, partialWarnings, probeLayers } from "./probes-access.js";
-import { type ColumnTable, concatTables, longTable, sampleLabel } from "./tables.js";
+import { type ColumnTable, concatTables, longTable, sampleLabel, type Rows } from "./tables.js";
 
 /** A partition of the sequence: region index per token (−1 = dropped) and region names. */
 export interface RegionLayout {
@@ -233,7 +233,7 @@ export interface RolloutResult {
   /** One row per (from, to): value = R̄ (mean over samples). */
   rollout: ColumnTable;
   /** One row per (sample, layer, from, to): the row-normalised pooled map. */
-  layers: ColumnTable;
+  layers: Rows<{ layer: number; from: string; to: string; value: number; model: string; sample: string }>;
   /** One row per region: π. */
   stationary: ColumnTable;
   spec: RolloutSpec;
@@ -293,7 +293,7 @@ export function regionRollout(traces: Trace | Trace[], opts: RolloutOptions = {}
   const layerRule = keyword(opts.layers ?? "all", ["all", "recorded"] as const, { field: "layers" });
   let names: string[] | undefined;
   let sum: Float64Array | undefined;
-  const layerTables: ColumnTable[] = [];
+  const layerTables: RolloutResult["layers"][] = [];
   let perLayerMean: Float64Array[] = [];
   let layersUsed: number[] = [];
   const warnings = new Set<string>();

@@ -15,19 +15,37 @@ export type { ColumnTable };
 export type Column = ArrayLike<unknown> & Iterable<unknown>;
 
 /**
- * Build a table from named columns; all must have the same length. Typed arrays are used as-is
- * (no copy). Strings and numbers in `constants` become repeated columns.
+ * A table whose rows have a known shape. arquero's tables are untyped (`objects()` gives `object[]`), so
+ * without this a notebook reading an analysis's rows would have to cast; with it `objects()` returns rows
+ * with the columns the analysis built. (arquero types its verbs as returning `this`: after `select` or
+ * `rename` the row type still lists the original columns.)
  */
-export function longTable(columns: Record<string, Column>, constants: Record<string, string | number | boolean> = {}): ColumnTable {
+export interface Rows<R extends object> extends ColumnTable {
+  objects(options?: Parameters<ColumnTable["objects"]>[0]): R[];
+}
+
+/** The row of a table with these columns: each column's element type (a typed array's is number). */
+export type RowOf<C> = { [K in keyof C]: C[K] extends ArrayLike<infer V> ? V : never };
+
+/**
+ * Build a table from named columns; all must have the same length. Typed arrays are used as-is
+ * (no copy). Strings and numbers in `constants` become repeated columns. The result's rows are typed
+ * from the columns given.
+ */
+export function longTable<C extends Record<string, Column>, K extends Record<string, string | number | boolean> = Record<never, never>>(
+  columns: C,
+  constants?: K,
+): Rows<RowOf<C> & K> {
   const names = Object.keys(columns);
   const n = names.length ? columns[names[0]].length : 0;
   for (const name of names) {
     if (columns[name].length !== n) throw new Error(`longTable: column ${name} has ${columns[name].length} rows, expected ${n}`);
   }
   const all: Record<string, Column> = {};
-  for (const [k, v] of Object.entries(constants)) all[k] = new Array(n).fill(v);
+  for (const [k, v] of Object.entries(constants ?? {})) all[k] = new Array(n).fill(v);
   Object.assign(all, columns);
-  return aq.table(all as Record<string, ArrayLike<unknown>>);
+  // The one place rows get their type: the columns just checked are exactly the ones typed.
+  return aq.table(all as Record<string, ArrayLike<unknown>>) as Rows<RowOf<C> & K>;
 }
 
 /**
@@ -55,9 +73,9 @@ export function tensorTable(
   return longTable(cols, constants);
 }
 
-/** Concatenate tables with the same columns (empty list → empty table with no columns). */
-export function concatTables(tables: ColumnTable[]): ColumnTable {
-  if (tables.length === 0) return aq.table({});
+/** Concatenate tables with the same columns (empty list → empty table with no columns, so no rows). */
+export function concatTables<T extends ColumnTable>(tables: T[]): T {
+  if (tables.length === 0) return aq.table({}) as T;
   return tables.length === 1 ? tables[0] : tables[0].concat(...tables.slice(1));
 }
 

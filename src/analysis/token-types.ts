@@ -14,7 +14,7 @@ import type { Trace } from "../trace/types.js";
 import { SettingsError } from "../util/errors.js";
 import { type AnchorOptions, passAnchors, resolveRule } from "./anchors.js";
 import { type PassRef, partialWarnings, resolveLayers } from "./probes-access.js";
-import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
+import { type ColumnTable, longTable, sampleLabel, type Rows } from "./tables.js";
 
 export const TOKEN_TYPES = ["mask", "special", "newline", "whitespace", "punctuation", "lexical", "unknown"] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
@@ -84,7 +84,17 @@ export interface TokenTypeOptions extends AnchorOptions {
 
 export interface TokenTypeResult {
   /** One row per anchor: model, sample, step (−1 = final pass), layer, band, position, token, type, structural. */
-  table: ColumnTable;
+  table: Rows<{
+    model: string;
+    sample: string;
+    step: number;
+    layer: number;
+    band: string;
+    position: number;
+    token: string;
+    type: string;
+    structural: boolean;
+  }>;
   /** One row per (model, band, type): count, share. */
   shares: ColumnTable;
   spec: TokenTypesSpec;

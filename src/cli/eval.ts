@@ -268,7 +268,7 @@ export const command: CliCommand = {
         writeTable(target.file, rows as unknown as Record<string, unknown>[], { format: target.format, types: EVAL_ROW_TYPES });
         io.err(`eval: ${rows.length} rows → ${target.file} (${target.format})`);
       }
-      const table = summarizeResults(rows).objects() as Record<string, number | string>[];
+      const table = summarizeResults(rows).objects();
       const fmt = (x: unknown) => (typeof x === "number" ? (Number.isFinite(x) ? x.toFixed(2) : "–") : String(x));
       io.out(
         [

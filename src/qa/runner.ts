@@ -14,7 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as aq from "arquero";
-import type { ColumnTable } from "arquero";
+import type { Rows } from "../analysis/tables.js";
 import type { Engine, TextTokenizer } from "../runtime/types.js";
 import { generate, unknownWordsText, type GenerateResult, type PromptInput } from "../samplers/generate.js";
 import { resolveRunConfig, type RunConfig } from "../samplers/config.js";
@@ -446,11 +446,25 @@ function safe(label: string): string {
   return label.replace(/[^A-Za-z0-9@._-]+/g, "_");
 }
 
+/** A row of `summarizeResults`: one (model, setting, intervention). */
+export interface EvalSummaryRow {
+  model: string;
+  setting: string;
+  intervention: string;
+  n: number;
+  errors: number;
+  accuracy: number;
+  f1: number;
+  exactMatch: number;
+  promptTokens: number;
+  msPerQuestion: number;
+}
+
 /**
  * Mean Acc / F1 / EM per (model, setting, intervention), ×100 as in Table 1, with counts: `n`
  * questions that ran, `errors` that failed. Means are over the questions that ran.
  */
-export function summarizeResults(results: readonly EvalResult[]): ColumnTable {
+export function summarizeResults(results: readonly EvalResult[]): Rows<EvalSummaryRow> {
   const ok = results.filter((r) => r.error === undefined);
   const iv = (r: EvalResult) => r.intervention ?? "none";
   const keys = new Map<string, { model: string; setting: string; intervention: string }>();
@@ -472,5 +486,5 @@ export function summarizeResults(results: readonly EvalResult[]): ColumnTable {
       msPerQuestion: rs.length ? rs.reduce((s, r) => s + (r.ms ?? 0), 0) / rs.length : NaN,
     };
   });
-  return aq.from(rows);
+  return aq.from(rows) as Rows<EvalSummaryRow>;
 }
