@@ -6,13 +6,17 @@
  *
  *   npx tsx scripts/measure-sink.ts                          # 3 questions per model, every tier present
  *   npx tsx scripts/measure-sink.ts --samples 2 --tiers tiny  # fewer, one tier
- *   npx tsx scripts/measure-sink.ts --out /tmp/sink.json     # also write the tables and findings as JSON
+ *   npx tsx scripts/measure-sink.ts --out sink.findings.json # also write the findings file (with the tables and provenance)
  *
  * Prints per tier the per-layer sink table and the findings, then the claim's verdict per tier. The real tiers
  * (.cache/real-models/, fetched and merged by scripts/setup.sh) decode `--tokens` new tokens (default 8); the
  * tiny tier decodes with its models' own presets. Small n: a check that it runs end to end, not the large run.
+ * `--out` writes a findings file — `{ notebook, findings, provenance, report }`, the findings record
+ * scripts/render-claims.ts reads beside executed notebooks — with the commit, settings, machine and wall times.
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { firstTokenSink } from "../src/analysis/first-token-sink.js";
@@ -55,6 +59,7 @@ if (tiers.includes("tiny")) settings.push(notebookSettings({ families: ["llama",
 if (tiers.includes("real")) settings.push(notebookSettings({ families: ["llama"], tier: "real", env }));
 if (tiers.includes("real-base")) settings.push(notebookSettings({ families: ["dream", "llama"], tier: "real-base", env }));
 
+const t0 = Date.now();
 const found: Finding[] = [];
 const report: Record<string, { layers: SinkLayer[]; samples: SinkSample[]; seconds: Record<string, number> }> = {};
 for (const S of settings) {
@@ -89,6 +94,28 @@ console.log("\n## sink-fixed-arm");
 for (const v of sink.verdicts)
   console.log(`${v.tier}: ${v.verdict}${v.n ? ` (n = ${v.n[0] === v.n[1] ? v.n[0] : `${v.n[0]}–${v.n[1]}`})` : ""} — ${v.why}`);
 if (args.out) {
-  fs.writeFileSync(args.out, JSON.stringify({ samples, tokens, report, findings: found, verdicts: sink.verdicts }, null, 1) + "\n");
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: ROOT, encoding: "utf8" }).trim();
+  const provenance = {
+    commit: git("rev-parse", "HEAD"),
+    dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
+    date: new Date().toISOString(),
+    command: `npx tsx scripts/measure-sink.ts ${process.argv.slice(2).join(" ")}`,
+    settings: {
+      samples,
+      tokens,
+      tiers,
+      context: "gold among 4 distractors, gold position cycling",
+      data: path.relative(ROOT, env.FLOATSCOPE_DATA),
+    },
+    machine: {
+      cpu: os.cpus()[0]?.model ?? "unknown",
+      cores: os.cpus().length,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      load1: os.loadavg()[0],
+    },
+    wallSeconds: (Date.now() - t0) / 1000,
+  };
+  const file = { notebook: "measure-sink", findings: found, provenance, report, verdicts: sink.verdicts };
+  fs.writeFileSync(args.out, JSON.stringify(file, null, 1) + "\n");
   console.log(`\nwrote ${args.out}`);
 }

@@ -24,7 +24,7 @@
  */
 import { paradigmOf, type Paradigm } from "../families/index.js";
 import { escapeMarkdown, markdownCode } from "./escape.js";
-import { CLAIM_IDS, readFindings, type ClaimId, type Finding } from "./findings.js";
+import { CLAIM_IDS, MIME_FINDINGS, readFindings, type ClaimId, type Finding } from "./findings.js";
 
 type Rule =
   | { kind: "groups"; quantity: RegExp; higher: Paradigm; reads: string }
@@ -158,11 +158,19 @@ export function formatClaimNumber(x: number): string {
   return x.toPrecision(3);
 }
 
-/** Every finding of the given executed notebooks, with its source file. */
+/**
+ * Every finding of the given sources, with its source file. A source is an executed notebook (parsed .ipynb)
+ * or a findings file: one findings record `{ notebook, findings[] }` as a script writes it (e.g. a large run's
+ * merged findings, scripts/measure-sink.ts). Both go through the same checks (`readFindings`).
+ */
 export function collectFindings(notebooks: readonly { file: string; json: unknown }[]): SourcedFinding[] {
-  return notebooks.flatMap(({ file, json }) =>
-    readFindings(json, file).flatMap((rec) => rec.findings.map((f) => ({ ...f, source: file }))),
-  );
+  return notebooks.flatMap(({ file, json }) => {
+    const cells = (json as { cells?: unknown } | null)?.cells;
+    const record = cells === undefined && Array.isArray((json as { findings?: unknown } | null)?.findings);
+    // A findings file is read as a notebook with one output holding it, so it meets exactly the notebook's checks.
+    const nb = record ? { cells: [{ outputs: [{ data: { [MIME_FINDINGS]: json } }] }] } : json;
+    return readFindings(nb, file).flatMap((rec) => rec.findings.map((f) => ({ ...f, source: file })));
+  });
 }
 
 /** A value with its 95 % interval (null: a count or single measurement) and the samples behind it. */
@@ -352,13 +360,13 @@ function cell(s: string): string {
   return s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
-/** CLAIMS.md from executed notebooks (parsed .ipynb JSON, with their file names). */
+/** CLAIMS.md from executed notebooks (parsed .ipynb JSON) and findings files (`collectFindings`), with their file names. */
 export function buildClaims(notebooks: readonly { file: string; json: unknown }[]): { markdown: string; results: ClaimResult[] } {
   const results = judgeClaims(collectFindings(notebooks));
   const out: string[] = [
     "# Claims of the paper, and what floatscope measured",
     "",
-    "Built by `npm run reproduce` from the findings outputs of the executed notebooks " +
+    "Built by `npm run reproduce` (notebook 10) or `scripts/render-claims.ts` from the findings of the executed notebooks and findings files " +
       `(${notebooks.map((n) => markdownCode(n.file)).join(", ") || "none"}); every number under "ours" is read from them. ` +
       "Verdicts compare 95 % intervals, per tier (docs/claims.md has each claim's quantity and rule): *reproduced* when every comparison is separated the way the paper says, " +
       "*models disagree* when some are separated the paper's way and some the other way (named below), " +

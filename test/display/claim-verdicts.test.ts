@@ -4,7 +4,17 @@
  * lacks, and no "inconclusive" where every interval is separated or the models disagree.
  */
 import { describe, expect, it } from "vitest";
-import { comparison, decide, judgeClaims, neededN, separation, type SourcedFinding } from "../../src/display/claims.js";
+import {
+  buildClaims,
+  collectFindings,
+  comparison,
+  decide,
+  judgeClaims,
+  neededN,
+  separation,
+  type SourcedFinding,
+} from "../../src/display/claims.js";
+import { FloatscopeError } from "../../src/util/errors.js";
 import type { Finding } from "../../src/display/findings.js";
 
 const f = (
@@ -160,5 +170,46 @@ describe("decide never says 'inconclusive' where the intervals already decide", 
               : "inconclusive at this n";
       expect(got, `outcomes ${picks.map((p) => outcomes[p]).join(", ")}`).toBe(expected);
     }
+  });
+});
+
+describe("findings files beside notebooks", () => {
+  const record = {
+    notebook: "measure-sink",
+    findings: [
+      {
+        claim: "sink-fixed-arm",
+        model: "arm",
+        family: "llama",
+        tier: "real",
+        quantity: "top-1 key at position 0, % of (step, layer) cells",
+        value: 60,
+        ci95: [58, 62],
+        n: 100,
+      },
+    ],
+  };
+  it("a findings record read as a source gives its findings, checked as a notebook's are", () => {
+    const fs = collectFindings([{ file: "sink.findings.json", json: record }]);
+    expect(fs).toEqual([{ ...record.findings[0], source: "sink.findings.json" }]);
+    expect(buildClaims([{ file: "sink.findings.json", json: record }]).results[0].verdicts[0]).toMatchObject({
+      tier: "real",
+      verdict: "reproduced",
+      n: [100, 100],
+    });
+  });
+  it("a bad finding in a findings file is a typed error naming the file and the field", () => {
+    const bad = { ...record, findings: [{ ...record.findings[0], n: 0 }] };
+    expect(() => collectFindings([{ file: "sink.findings.json", json: bad }])).toThrow(FloatscopeError);
+    expect(() => collectFindings([{ file: "sink.findings.json", json: bad }])).toThrow(/invalid finding/);
+    const err = (() => {
+      try {
+        collectFindings([{ file: "sink.findings.json", json: bad }]);
+      } catch (e) {
+        return e as FloatscopeError;
+      }
+    })();
+    expect(err).toMatchObject({ file: "sink.findings.json findings[0]", field: "n" });
+    expect(() => collectFindings([{ file: "x.json", json: { neither: 1 } }])).toThrow(/not a notebook/);
   });
 });
