@@ -18,11 +18,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { MIME_FIGURE, MIME_SCRUBBER } from "../../../src/protocol/payloads.js";
 import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, ROOT, startLab, type LabServer } from "./lab-server.js";
+import { expectInView, walkEveryStep } from "./scrubber-walk.js";
 
 const missing = missingPrerequisite();
 if (missing) console.warn(`[notebook browser test] skipped: ${missing}`);
 const ARTIFACTS = path.join(ROOT, "test-artifacts/notebooks");
 const NOTEBOOKS = path.join(ROOT, "notebooks");
+/** Committed screenshots (small PNGs, test artifacts a reviewer looks at). */
+const SHOTS = path.join(ROOT, "test/widgets/browser/screenshots");
 
 /** Figure notebooks (those with a floatscope figure output), in order. */
 const FIGURE_NOTEBOOKS = fs
@@ -136,6 +139,8 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     // The copies live outside notebooks/: point them at the embedded models and data.
     process.env.FLOATSCOPE_MODELS = path.join(ROOT, "models");
     process.env.FLOATSCOPE_DATA = path.join(ROOT, "models/world/eval-heldout.jsonl.gz");
+    // …and at the set-up's real tiers (the notebooks' default, ../.cache/real-models, is relative to notebooks/)
+    process.env.FLOATSCOPE_REAL_MODELS = path.join(ROOT, ".cache/real-models");
     lab = await startLab(dir);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -173,7 +178,9 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     });
     const scrubber = panel.locator(".fs-scrubber").first();
     await scrubber.locator("canvas.fs-map").first().waitFor({ timeout: 240_000 });
-    await expect(scrubber.locator(".fs-run").count()).resolves.toBe(2);
+    // its runs: the tiny LLaDA and Dream, and the real-base MDM when its merged model is set up
+    const realBase = fs.existsSync(path.join(ROOT, ".cache/real-models/smollm2-135m-dream-world"));
+    await expect(scrubber.locator(".fs-run").count()).resolves.toBe(realBase ? 3 : 2);
     // The full map holds data: many colours, not the grey "no map" fill.
     const colours = await scrubber
       .locator("canvas.fs-map")
@@ -208,8 +215,9 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     await scrubber.screenshot({ path: path.join(ARTIFACTS, "01-executed-scrubber.png") });
     // The drift figures of the same run (shared figure renderer): a colour bar and the prompt's words on the x axis.
     const drift = panel.locator(".fs-renderer .fs-figure");
-    expect(await drift.count()).toBe(4);
-    for (let i = 0; i < 4; i++) {
+    const nDrift = 2 * (realBase ? 3 : 2); // a shallow and a deep layer per run
+    expect(await drift.count()).toBe(nDrift);
+    for (let i = 0; i < nDrift; i++) {
       expect(await drift.nth(i).locator(".fs-colourbar").count()).toBeGreaterThan(0);
       const labels = await printedText(drift.nth(i).locator(".fs-xlabels text"));
       expect(
@@ -217,6 +225,87 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
         labels.slice(20, 30).join(" | "),
       ).toBe(true);
       await drift.nth(i).screenshot({ path: path.join(ARTIFACTS, `01-executed-drift-${i + 1}.png`) });
+    }
+    await checkScrubber01(scrubber);
+  }
+
+  /**
+   * Notebook 01's own runs in its live scrubber: side by side in a 1400 × 900 window (the file browser
+   * closed, as a reader comparing does; no panel spilling into another's column), then every step of every run at the first and the last
+   * layer: a full map and head-view lines in each panel, each anchor column labelled; a label click
+   * and the head toggles on the real model's panel (the last).
+   */
+  async function checkScrubber01(scrubber: Locator): Promise<void> {
+    const toggleLeft = () => page.evaluate(() => (window as unknown as App).jupyterapp.commands.execute("application:toggle-left-area"));
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await toggleLeft();
+    try {
+      await page.waitForTimeout(800); // the output's new width lays the panels out again
+      await scrubber.evaluate((e) => e.scrollIntoView({ block: "start" }));
+      await page.waitForTimeout(300);
+      const runs = scrubber.locator(".fs-run");
+      const n = await runs.count();
+      const boxes = await runs.evaluateAll((rs) => rs.map((r) => r.getBoundingClientRect().toJSON() as DOMRect));
+      // columns: at least two runs in the first row, left to right; a third one that does not fit wraps below
+      const cols = boxes.filter((b) => Math.abs(b.y - boxes[0].y) < 2).length;
+      expect(cols, "runs side by side in the first row").toBeGreaterThanOrEqual(2);
+      for (let i = 1; i < cols; i++) expect(boxes[i].x).toBeGreaterThanOrEqual(boxes[i - 1].x + boxes[i - 1].width);
+      for (let i = cols; i < n; i++) expect(boxes[i].y).toBeGreaterThan(boxes[0].y + boxes[0].height - 2);
+      // nothing a panel draws spills into its neighbour's column (the map, head view and profiles row)
+      const spill = await runs.evaluateAll((rs) =>
+        rs.flatMap((r, i) => {
+          const right = r.getBoundingClientRect().right;
+          return [...r.querySelectorAll(".fs-lower > *, .fs-detail-box > *, .fs-plot")]
+            .filter((c) => c.getBoundingClientRect().right > right + 1)
+            .map((c) => `run ${i} ${c.className}: right edge ${Math.round(c.getBoundingClientRect().right)} > panel ${Math.round(right)}`);
+        }),
+      );
+      expect(spill).toEqual([]);
+      for (let i = 0; i < cols; i++) {
+        const run = runs.nth(i);
+        await expectInView(run.locator("canvas.fs-temporal"), `run ${i} temporal view`, 1400, 900);
+        await expectInView(run.locator("canvas.fs-map"), `run ${i} full map`, 1400, 900);
+        await expectInView(run.locator("canvas.fs-headview-lines"), `run ${i} head view`, 1400, 900);
+      }
+      const names = await runs.locator(".fs-run-name").allTextContents();
+      expect(names.slice(0, 2)).toEqual(["tiny-llada · tiny · MDM", "tiny-dream · tiny · MDM"]);
+      // (the tier shows when the notebook passes scrubber's `tiers`; only tiny-* models get one by default)
+      if (n === 3) expect(names[2]).toMatch(/^smollm2-135m-dream-world · (real-base · )?MDM$/);
+      await page.screenshot({ path: path.join(SHOTS, "notebook-01-1400x900.png") });
+
+      // Every step, first and last layer (each run's own, by relative depth), mean over heads, nothing selected.
+      await scrubber.focus();
+      await page.keyboard.press("Escape");
+      await scrubber.locator(".fs-controls input[type=checkbox]").first().check();
+      const lastLayer = Number(await scrubber.locator('input[data-role="layer"]').getAttribute("max"));
+      const walk = await walkEveryStep(page, scrubber, [0, lastLayer]);
+      expect(walk.empty).toEqual([]);
+      expect(walk.unlabelled).toEqual([]);
+      expect(walk.anchorsSeen).toBeGreaterThan(0);
+      // …and the walk visited every step of every run (the slider maps each run's own steps)
+      expect(walk.visited.map((v) => v.seen)).toEqual(walk.visited.map((v) => v.of));
+
+      // The real model's panel (the last): a label click selects it everywhere; head toggles change the lines.
+      const last = runs.nth(n - 1);
+      const tick = last.locator(".fs-xaxis:not(.fs-map-xaxis) .fs-token-tick").nth(3);
+      const pos = await tick.getAttribute("data-pos");
+      await tick.click();
+      await expect(last.locator(".fs-xaxis:not(.fs-map-xaxis) .fs-tick-selected").getAttribute("data-pos")).resolves.toBe(pos);
+      await expect(runs.nth(0).locator(".fs-headview-queries .fs-tick-selected").getAttribute("data-pos")).resolves.toBe(pos);
+      expect(await last.locator(".fs-detail").textContent()).toContain(`@${pos}`);
+      expect(await last.locator("svg.fs-profiles g.fs-profile").count()).toBe(2);
+      await scrubber.focus();
+      await page.keyboard.press("Escape");
+      const lines = () => last.locator("canvas.fs-headview-lines").getAttribute("data-lines").then(Number);
+      const all = await lines();
+      expect(all).toBeGreaterThan(0);
+      await last.locator(".fs-head-toggle").first().click();
+      expect(await lines()).toBeLessThan(all);
+      await last.locator(".fs-head-toggle").first().click();
+      expect(await lines()).toBe(all);
+    } finally {
+      await toggleLeft();
+      await page.setViewportSize({ width: 1400, height: 1000 });
     }
   }
 

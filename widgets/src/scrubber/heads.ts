@@ -13,6 +13,10 @@ import { tokenColumn } from "./axes.js";
 
 /** Width of each token column of the head view (px). */
 const TOKEN_COLUMN = 66;
+/** Narrowest lines area between the two token columns (px). */
+const MIN_LINES_WIDTH = 80;
+/** Narrowest head view: both token columns and the lines between them (px). */
+export const HEAD_VIEW_MIN_WIDTH = MIN_LINES_WIDTH + 2 * TOKEN_COLUMN;
 
 /** Head colours (Tableau 10, then repeated): head h gets HEAD_COLOURS[h % 10]. */
 export const HEAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
@@ -70,7 +74,7 @@ export class HeadView {
     private readonly onSelect: (position: number) => void = () => undefined,
   ) {
     this.height = height ?? Math.max(160, Math.min(600, data.N * 12));
-    this.width = Math.max(80, width - 2 * TOKEN_COLUMN);
+    this.width = Math.max(MIN_LINES_WIDTH, width - 2 * TOKEN_COLUMN);
     this.canvas = el("canvas", { className: "fs-headview-lines" });
     this.canvas.width = this.width;
     this.canvas.height = this.height;

@@ -27,13 +27,24 @@ import {
 import { scrubberPng, scrubberSvg } from "./export.js";
 import { registerScrubber, unregisterScrubber } from "./registry.js";
 import { ColourBar, scaleQuantity, stepAxis, stripLegend, tokenAxis } from "./axes.js";
-import { HeadGrid, HeadView } from "./heads.js";
+import { HEAD_VIEW_MIN_WIDTH, HeadGrid, HeadView } from "./heads.js";
 
 /** Milliseconds per step while playing. */
 const PLAY_INTERVAL_MS = 150;
 
 /** Width of a panel beyond its heat image: step axis, colour bar and its ticks and label (px). */
 const PANEL_MARGIN = 130;
+/** The full map's side (px): 42 % of the heat image's width, within these bounds. */
+const MAP_MIN = 140;
+const MAP_MAX = 260;
+/** Beside the full map: its colour bar (px), then the gap before the head view. */
+const MAP_BAR = 72;
+const LOWER_GAP = 12;
+/**
+ * The narrowest panel: its lower row (the smallest full map with its colour bar, the narrowest head
+ * view) must fit, or the head view spills over the next run's column.
+ */
+const MIN_PANEL = MAP_MIN + MAP_BAR + LOWER_GAP + HEAD_VIEW_MIN_WIDTH;
 
 export interface PanelElements {
   data: RunData;
@@ -235,8 +246,8 @@ export class ScrubberView {
   }
 
   /**
-   * Runs are columns sharing the controls: as many side by side as fit the output area (2–4 at
-   * ≥ 380 px each), within bounds. Each panel is its heat image plus PANEL_MARGIN px of step axis and colour
+   * Runs are columns sharing the controls: as many side by side as fit the output area (each at
+   * least MIN_PANEL wide: two in a 1400 px window, three from about 1330 px of output), within bounds. Each panel is its heat image plus PANEL_MARGIN px of step axis and colour
    * bar. Laid out again when the output's width changes (it is 0 until the output is attached).
    */
   private layout(clientWidth: number): void {
@@ -244,8 +255,9 @@ export class ScrubberView {
     if (this.panels.length && (this.fixedWidth !== null || Math.abs(avail - this.laidOut) < 24)) return;
     this.laidOut = avail;
     const n = this.runs.length;
-    const cols = Math.max(1, Math.min(n, Math.floor((avail + 12) / (380 + 12))));
-    const width = this.fixedWidth ?? Math.round(Math.max(240, Math.min(900, (avail - 12 * (cols - 1)) / cols - PANEL_MARGIN)));
+    const cols = Math.max(1, Math.min(n, Math.floor((avail + 12) / (MIN_PANEL + 12))));
+    const width =
+      this.fixedWidth ?? Math.round(Math.max(MIN_PANEL - PANEL_MARGIN, Math.min(900, (avail - 12 * (cols - 1)) / cols - PANEL_MARGIN)));
     this.runsBox.style.gridTemplateColumns = `repeat(${cols}, max-content)`;
     this.panels.length = 0;
     this.runsBox.replaceChildren();
@@ -481,7 +493,7 @@ export class ScrubberView {
   private buildPanel(data: RunData, width: number): PanelElements {
     // Compact: the temporal view, the full map and the head view of two runs fit one 1400 × 900 screen.
     const temporalHeight = Math.max(64, Math.min(140, data.S * 4));
-    const mapSize = Math.max(140, Math.min(260, Math.round(width * 0.42)));
+    const mapSize = Math.max(MAP_MIN, Math.min(MAP_MAX, Math.round(width * 0.42)));
     const canvas = (w: number, h: number, cls: string) => {
       const c = el("canvas", { className: cls });
       c.width = w;
@@ -505,7 +517,8 @@ export class ScrubberView {
     layerSelect.dataset.role = "panel-layer";
     layerSelect.appendChild(Object.assign(el("option", { text: "layer: shared (relative depth)" }), { value: "shared" }));
     r.layers.forEach((l, i) => layerSelect.appendChild(Object.assign(el("option", { text: `layer ${l}` }), { value: String(i) })));
-    const headWidth = Math.max(200, width + PANEL_MARGIN - mapSize - 72 - 12);
+    // The head view takes what the map and its colour bar leave of the panel (at least its narrowest).
+    const headWidth = Math.max(HEAD_VIEW_MIN_WIDTH, width + PANEL_MARGIN - mapSize - MAP_BAR - LOWER_GAP);
     const p: PanelElements = {
       data,
       images: new RunImages(data),
