@@ -75,8 +75,8 @@ for (const S of settings) {
     viewProbes: "none",
   });
   const r = firstTokenSink(Object.values(runs).flatMap((m) => m.traces));
-  const layers = r.layers.objects() as SinkLayer[];
-  const perSample = r.samples.objects() as SinkSample[];
+  const layers = r.layers.objects();
+  const perSample = r.samples.objects();
   const fs_ = sinkFindings(perSample, S.tier);
   found.push(...fs_);
   report[S.tier] = { layers, samples: perSample, seconds: Object.fromEntries(Object.values(runs).map((m) => [m.name, m.seconds])) };

@@ -21,7 +21,7 @@
  */
 import type { Trace } from "../trace/types.js";
 import { getProbe, partialWarnings, requireSteps, resolveLayers } from "./probes-access.js";
-import { type ColumnTable, longTable, sampleLabel } from "./tables.js";
+import { type Rows, longTable, sampleLabel } from "./tables.js";
 
 /** The sink statistics of one layer over one run's steps. */
 export interface SinkStats {
@@ -75,20 +75,27 @@ export interface SinkOptions {
   samples?: string[];
 }
 
+/** What identifies a row: the model (label, family, "ARM" or "MDM"). */
+interface ModelCols {
+  model: string;
+  family: string;
+  paradigm: string;
+}
+/** The three fractions every row carries (per cell, or means over the pooled rows). */
+type SinkShares = Pick<SinkStats, "onFirst" | "top1AtFirst" | "top1Stability">;
+
 export interface SinkResult {
   /** One row per (model, sample, layer): family, paradigm and the SinkStats fields (fractions). */
-  table: ColumnTable;
+  table: Rows<ModelCols & SinkStats & { sample: string; layer: number }>;
   /**
    * One row per (model, layer): family, paradigm, onFirst, top1AtFirst, top1Stability (means over samples),
    * modalTop1 (the modal top-1 key most samples have at this layer), n.
    */
-  layers: ColumnTable;
+  layers: Rows<ModelCols & SinkShares & { layer: number; modalTop1: number; n: number }>;
   /** One row per (model, sample): family, paradigm, onFirst, top1AtFirst, top1Stability (means over layers), layers. */
-  samples: ColumnTable;
+  samples: Rows<ModelCols & SinkShares & { sample: string; layers: number }>;
   warnings: string[];
 }
-
-const MEANS = ["onFirst", "top1AtFirst", "top1Stability"] as const;
 
 /**
  * Per layer, the share of attention on position 0 and how fixed the top-1 key is across the steps, for
@@ -99,7 +106,7 @@ const MEANS = ["onFirst", "top1AtFirst", "top1Stability"] as const;
  */
 export function firstTokenSink(traces: Trace | Trace[], opts: SinkOptions = {}): SinkResult {
   const list = Array.isArray(traces) ? traces : [traces];
-  const cols = {
+  const cols: Cols = {
     model: [] as string[],
     family: [] as string[],
     paradigm: [] as string[],
@@ -134,8 +141,8 @@ export function firstTokenSink(traces: Trace | Trace[], opts: SinkOptions = {}):
   });
   return {
     table: longTable(cols),
-    layers: pooled(cols, "layer"),
-    samples: pooled(cols, "sample"),
+    layers: pooledLayers(cols),
+    samples: pooledSamples(cols),
     warnings: partialWarnings(list),
   };
 }
@@ -149,43 +156,49 @@ function mode(xs: readonly number[]): number {
   return best;
 }
 
-/**
- * Means of the three fractions over the rows that share (model, `by`), in first-seen order, with the
- * number of rows pooled (`n` samples per layer, `layers` per sample); per layer also the key most samples
- * have as their modal top-1 key (`modalTop1`).
- */
-function pooled(
-  cols: { model: string[]; family: string[]; paradigm: string[]; sample: string[]; layer: number[]; modalTop1: number[] } & Record<
-    (typeof MEANS)[number],
-    number[]
-  >,
-  by: "layer" | "sample",
-): ColumnTable {
-  const groups = new Map<string, number[]>();
+type Cols = {
+  [K in keyof (ModelCols & SinkStats & { sample: string; layer: number })]: (ModelCols &
+    SinkStats & { sample: string; layer: number })[K][];
+};
+
+/** Row indices grouped by (model, `by`), in first-seen order. */
+function groups(cols: Cols, by: "layer" | "sample"): number[][] {
+  const g = new Map<string, number[]>();
   cols.model.forEach((m, i) => {
     const key = `${m}\u0000${cols[by][i]}`;
-    const g = groups.get(key);
-    if (g) g.push(i);
-    else groups.set(key, [i]);
+    const rows = g.get(key);
+    if (rows) rows.push(i);
+    else g.set(key, [i]);
   });
-  const out: Record<string, unknown[]> = {
-    model: [],
-    family: [],
-    paradigm: [],
-    [by]: [],
-    ...Object.fromEntries(MEANS.map((k) => [k, []])),
-    ...(by === "layer" ? { modalTop1: [] } : {}),
-    [by === "layer" ? "n" : "layers"]: [],
+  return [...g.values()];
+}
+
+/** The model columns and the means of the three fractions over each group's rows. */
+function pooledShares(cols: Cols, gs: number[][]) {
+  const mean = (k: keyof SinkShares) => gs.map((rows) => rows.reduce((s, i) => s + cols[k][i], 0) / rows.length);
+  return {
+    model: gs.map((r) => cols.model[r[0]]),
+    family: gs.map((r) => cols.family[r[0]]),
+    paradigm: gs.map((r) => cols.paradigm[r[0]]),
+    onFirst: mean("onFirst"),
+    top1AtFirst: mean("top1AtFirst"),
+    top1Stability: mean("top1Stability"),
   };
-  for (const rows of groups.values()) {
-    const i0 = rows[0];
-    out.model.push(cols.model[i0]);
-    out.family.push(cols.family[i0]);
-    out.paradigm.push(cols.paradigm[i0]);
-    out[by].push(cols[by][i0]);
-    for (const k of MEANS) out[k].push(rows.reduce((s, i) => s + cols[k][i], 0) / rows.length);
-    if (by === "layer") out.modalTop1.push(mode(rows.map((i) => cols.modalTop1[i])));
-    out[by === "layer" ? "n" : "layers"].push(rows.length);
-  }
-  return longTable(out as Record<string, unknown[]>);
+}
+
+/** Per (model, layer): the fractions' means over samples, the modal key most samples share, and n. */
+function pooledLayers(cols: Cols): SinkResult["layers"] {
+  const gs = groups(cols, "layer");
+  return longTable({
+    ...pooledShares(cols, gs),
+    layer: gs.map((r) => cols.layer[r[0]]),
+    modalTop1: gs.map((r) => mode(r.map((i) => cols.modalTop1[i]))),
+    n: gs.map((r) => r.length),
+  });
+}
+
+/** Per (model, sample): the fractions' means over layers and the number of layers. */
+function pooledSamples(cols: Cols): SinkResult["samples"] {
+  const gs = groups(cols, "sample");
+  return longTable({ ...pooledShares(cols, gs), sample: gs.map((r) => cols.sample[r[0]]), layers: gs.map((r) => r.length) });
 }

@@ -64,7 +64,7 @@ describe("firstTokenSink over traces", () => {
   // Sample a: layer 1 puts 0.5, 0.2, 0.4 on key 0 (T = 3, 4, 5: the others get 0.25, 0.267, 0.15) → top-1 at 0 at steps 0 and 2.
   // Sample b: layer 1 puts 0.9 on key 0 at every step.
   const r = firstTokenSink([arm("a", [0.5, 0.2, 0.4]), arm("b", [0.9, 0.9, 0.9])]);
-  const rows = r.table.objects() as Record<string, number | string>[];
+  const rows = r.table.objects();
 
   it("one row per (model, sample, layer), with the paradigm from the trace", () => {
     expect(rows.map((d) => [d.sample, d.layer])).toEqual([
@@ -82,7 +82,7 @@ describe("firstTokenSink over traces", () => {
   });
 
   it("per layer: means over samples; per sample: means over layers", () => {
-    const layers = r.layers.objects() as Record<string, number | string>[];
+    const layers = r.layers.objects();
     expect(layers.map((d) => d.layer)).toEqual([0, 1]);
     expect(layers[0].onFirst as number).toBeCloseTo(0.6, 6);
     expect(layers[1].onFirst as number).toBeCloseTo(((0.5 + 0.2 + 0.4) / 3 + 0.9) / 2, 6);
@@ -90,7 +90,7 @@ describe("firstTokenSink over traces", () => {
     expect(layers.map((d) => d.n)).toEqual([2, 2]);
     // both samples' layer 1 has key 0 as its most frequent top-1 (a: 2 of 3 steps, b: 3 of 3)
     expect(layers.map((d) => d.modalTop1)).toEqual([0, 0]);
-    const samples = r.samples.objects() as Record<string, number | string>[];
+    const samples = r.samples.objects();
     // sample a: (step, layer) cells with top-1 at 0 = 3 (layer 0) + 2 (layer 1) of 6
     expect(samples[0].top1AtFirst as number).toBeCloseTo(5 / 6, 12);
     expect(samples[1].top1AtFirst as number).toBe(1);
@@ -114,13 +114,13 @@ describe("firstTokenSink over traces", () => {
         ),
       ],
     });
-    const s = firstTokenSink(mdm).table.objects() as Record<string, number | string>[];
+    const s = firstTokenSink(mdm).table.objects();
     expect(s.map((d) => [d.paradigm, d.top1AtFirst, d.top1Stability, d.modalTop1])).toEqual([
       ["MDM", 0, 0.5, 1],
       ["MDM", 0, 1, 2],
     ]);
     // per layer, the modal key of the one sample: a fixed sink away from 0 in layer 1 (key 2), a tie in layer 0 (1 and 3 → 1)
-    expect((firstTokenSink(mdm).layers.objects() as Record<string, number>[]).map((d) => d.modalTop1)).toEqual([1, 2]);
+    expect((firstTokenSink(mdm).layers.objects()).map((d) => d.modalTop1)).toEqual([1, 2]);
   });
 
   it("a trace without per-step records is refused with the probe it needs", () => {

@@ -77,7 +77,7 @@ describe("from traces to the sink verdict", () => {
       run("mdm", "llada", false, "b", [1, 1, 2, 0]),
     ];
     const r = firstTokenSink(traces);
-    const fs = sinkFindings(r.samples.objects() as SinkSample[], "tiny");
+    const fs = sinkFindings(r.samples.objects(), "tiny");
     const top1 = fs.filter((f) => f.quantity === SINK_QUANTITIES.top1AtFirst);
     expect(top1.map((f) => [f.model, f.value, f.ci95])).toEqual([
       ["arm", 75, [75, 75]],
