@@ -124,3 +124,7 @@ export {
   readFindings,
 } from "./entry/display.js";
 export type { Finding, Measurement, MimeBundle, Displayable } from "./entry/display.js";
+
+// --- the sink claim: first-token sink across steps, its findings and per-layer table (notebook 02) ----
+export { firstTokenSink } from "./entry/analysis.js";
+export { sinkFindings, sinkLayerTable } from "./entry/display.js";
