@@ -42,6 +42,21 @@ interface FigureOutput {
   kind: string;
   /** Token strings the payload carries (any `tokens` array of strings in it). */
   tokens: string[];
+  /** Marked columns (anchor columns, floating keys) over its heat panels: each must carry a label. */
+  marked: number;
+}
+
+/** A heat panel's marked columns: its column marks and the columns of its marked cells (anchors). */
+function markedColumnCount(panel: {
+  type?: string;
+  cols?: number;
+  columnMarks?: { columns: number[] };
+  cellMarks?: { cells: number[] };
+}): number {
+  if (panel.type !== "heat" || !panel.cols) return 0;
+  const cols = new Set((panel.columnMarks?.columns ?? []).filter((c) => c >= 0 && c < panel.cols!));
+  for (const i of panel.cellMarks?.cells ?? []) cols.add(i % panel.cols);
+  return cols.size;
 }
 
 /**
@@ -66,7 +81,8 @@ function figureOutputs(file: string): FigureOutput[] {
           } else if (x && typeof x === "object") for (const [k, v] of Object.entries(x)) walk(v, k);
         };
         walk(data);
-        out.push({ kind, tokens });
+        const panels = mime === MIME_FIGURE ? ((data as { panels?: Parameters<typeof markedColumnCount>[0][] }).panels ?? []) : [];
+        out.push({ kind, tokens, marked: panels.reduce((n, p) => n + markedColumnCount(p), 0) });
       }
   return out;
 }
@@ -284,6 +300,11 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       expect(walk.anchorsSeen).toBeGreaterThan(0);
       // …and the walk visited every step of every run (the slider maps each run's own steps)
       expect(walk.visited.map((v) => v.seen)).toEqual(walk.visited.map((v) => v.of));
+      console.log(
+        `[notebook browser test] notebook 01 scrubber: ${n} runs, ${walk.steps} slider steps × 2 layers; steps shown per run ${walk.visited
+          .map((v) => `${v.seen}/${v.of}`)
+          .join(", ")}; ${walk.anchorsSeen} anchor columns, all labelled`,
+      );
 
       // The real model's panel (the last): a label click selects it everywhere; head toggles change the lines.
       const last = runs.nth(n - 1);
@@ -338,7 +359,7 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       const problems: string[] = [];
       for (let i = 0; i < expected.length; i++) {
         const f = figures.nth(i);
-        const { kind, tokens } = expected[i];
+        const { kind, tokens, marked } = expected[i];
         const where = `${name} figure ${i + 1} (${kind})`;
         if ((await f.locator(".fs-error").count()) > 0) problems.push(`${where}: ${await f.locator(".fs-error").first().textContent()}`);
         if (HEAT_KINDS.has(kind) && (await f.locator(".fs-colorbar, .fs-colourbar").count()) === 0)
@@ -352,6 +373,12 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
           ];
           if (!axisText.some((t) => words.some((w) => new RegExp(`(^|[^A-Za-z])${w}([^A-Za-z]|$)`).test(t))))
             problems.push(`${where}: no token text on its axes`);
+        }
+        if (marked > 0) {
+          // every anchor column / floating key labelled (bold), whatever the thinning
+          const must = await printedText(f.locator(".fs-xlabels text.fs-must"));
+          if (must.length !== marked || must.some((t) => t.trim() === ""))
+            problems.push(`${where}: ${marked} marked columns, ${must.filter((t) => t.trim()).length} labelled`);
         }
         await f.screenshot({ path: path.join(ARTIFACTS, `${name.replace(/\.ipynb$/, "")}-${String(i + 1).padStart(2, "0")}-${kind}.png`) });
       }

@@ -37,18 +37,22 @@ export function panelStates(sc: Locator): Promise<PanelState[]> {
       const colours = new Set<number>();
       for (let i = 0; i < d.length; i += 4 * 3) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
       const anchors = ((r.querySelector("canvas.fs-strip") as HTMLElement).dataset.anchors ?? "").split(",").filter(Boolean);
-      const labelled = new Set(
-        [...r.querySelectorAll(".fs-xaxis:not(.fs-map-xaxis) .fs-token-tick")]
-          .filter((t) => (t.textContent ?? "").trim().length > 0)
-          .map((t) => (t as HTMLElement).dataset.pos),
-      );
+      // labelled on both token axes: under the temporal view and under the full map
+      const labelledOn = (sel: string) =>
+        new Set(
+          [...r.querySelectorAll(`${sel} .fs-token-tick`)]
+            .filter((t) => (t.textContent ?? "").trim().length > 0)
+            .map((t) => (t as HTMLElement).dataset.pos),
+        );
+      const temporalAxis = labelledOn(".fs-xaxis:not(.fs-map-xaxis)");
+      const mapAxis = labelledOn(".fs-map-xaxis");
       return {
         where: r.querySelector(".fs-run-where")?.textContent ?? "",
         note: r.querySelector(".fs-map-box .fs-map-note")?.textContent ?? "",
         lines: Number(r.querySelector("canvas.fs-headview-lines")?.getAttribute("data-lines") ?? 0),
         colours: colours.size,
         anchors,
-        missingLabels: anchors.filter((a) => !labelled.has(a)),
+        missingLabels: anchors.filter((a) => !temporalAxis.has(a) || !mapAxis.has(a)),
       };
     }),
   );
