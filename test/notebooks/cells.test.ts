@@ -29,6 +29,29 @@ describe("notebooks/", () => {
     expect(code(f).join("\n")).toMatch(/notebookSettings\(\{ families: \[[^\]]*\], tier: "real(-base)?"/);
   });
 
+  // tslab type-checks every cell: a cast to any would hide a library type that is wrong or missing, and a
+  // notebook reading process.env itself skips the checks and defaults notebookSettings / notebookEnv apply.
+  it.each(files.map((f) => [f]))("%s: no `as any` and no process.env in its code cells", (f) => {
+    for (const [i, src] of code(f).entries()) {
+      expect(src, `${f} code cell ${i}`).not.toMatch(/\bas\s+any\b/);
+      expect(src, `${f} code cell ${i}`).not.toMatch(/\bprocess\.env\b/);
+    }
+  });
+
+  // The figure notebooks after 07 take their models and settings the way 01–07 do.
+  it.each([
+    ["08-robustness.ipynb", ["notebookSettings", "notebookEnv"]],
+    ["09-interventions.ipynb", ["notebookSettings"]],
+    ["10-claims.ipynb", ["notebookEnv"]],
+  ])("%s takes its settings from the shared notebook helpers", (f, helpers) => {
+    const src = code(f).join("\n");
+    const imported = /import\s*\{([^}]*)\}\s*from\s*"floatscope"/.exec(src)?.[1] ?? "";
+    for (const h of helpers) {
+      expect(imported, `${f} imports ${h} from floatscope`).toMatch(new RegExp(`\\b${h}\\b`));
+      expect(src, `${f} calls ${h}`).toMatch(new RegExp(`\\b${h}\\(`));
+    }
+  });
+
   it.each(files.filter((f) => /^0[1-7]-/.test(f)).map((f) => [f]))("%s ends by showing its findings under its own name", (f) => {
     const cells = code(f);
     const last = cells[cells.length - 1].trim().split("\n");
