@@ -56,10 +56,11 @@ export const CLAIMS: Record<ClaimId, ClaimText> = {
     paper: "qualitative (paper Fig. 2, LLaDA-8B: several anchors and a moving front in layer 0, one dominant column in layer 31)",
     rule: {
       kind: "threshold",
-      quantity: /^distinct anchor positions/,
+      // The shallow layer only: the paper's own deep layer shows one dominant column (a count of 1 there is its picture).
+      quantity: /^distinct anchor positions \(shallow/,
       above: 1,
       only: "MDM",
-      reads: "distinct anchor positions over the steps > 1, per MDM",
+      reads: "distinct anchor positions over the steps at the shallow layer > 1, per MDM",
     },
   },
   "absorption-arm-vs-mdm": {
@@ -227,8 +228,8 @@ export interface Comparison {
   pair: string;
   outcome: Separation;
   neededN: number | null;
-  /** Does the observed difference point the paper's way (for overlapping intervals)? */
-  papersWay: boolean;
+  /** Which way the observed difference points (said of overlapping intervals). */
+  direction: "the paper's way" | "the other way" | "neither way";
 }
 
 /** Compare finding `a` (expected higher) with finding or bound `b`, naming them `aName` and `bName`. */
@@ -241,11 +242,16 @@ export function comparison(a: Estimate, b: Estimate | number, aName: string, bNa
     pair: `${aName} vs ${bName}`,
     outcome: separation(a, b),
     neededN: neededN(a, b),
-    papersWay: a.value > bv,
+    direction: a.value > bv ? "the paper's way" : a.value < bv ? "the other way" : "neither way",
   };
 }
 
 const other = (p: Paradigm): Paradigm => (p === "ARM" ? "MDM" : "ARM");
+
+/** A finding's name in a verdict: its model, and its quantity too when the model has several findings the rule reads. */
+function nameIn(f: Finding, read: readonly Finding[]): string {
+  return read.filter((x) => x.model === f.model).length > 1 ? `${f.model} (${f.quantity})` : f.model;
+}
 
 /**
  * The comparisons a rule makes on one tier's findings of one claim, or why there are none ("not
@@ -268,13 +274,14 @@ function comparisons(
       [lowP, low],
     ] as const)
       if (xs.length === 0) return `no ${p} on this tier reported this quantity`;
-    return { cmps: high.flatMap((h) => low.map((l) => comparison(h, l, h.model, l.model))), read: [...high, ...low] };
+    const read = [...high, ...low];
+    return { cmps: high.flatMap((h) => low.map((l) => comparison(h, l, nameIn(h, read), nameIn(l, read)))), read };
   }
   if (rule.kind === "threshold") {
     if (rule.only && !paradigms.has(rule.only)) return `this tier has no ${rule.only}`;
     const xs = fs.filter((f) => rule.quantity.test(f.quantity) && (rule.only === undefined || paradigmOf(f.family) === rule.only));
     if (xs.length === 0) return `no ${rule.only ?? "model"} on this tier reported this quantity`;
-    return { cmps: xs.map((f) => comparison(f, rule.above, f.model, "the bound")), read: xs };
+    return { cmps: xs.map((f) => comparison(f, rule.above, nameIn(f, xs), "the bound")), read: xs };
   }
   const cmps: Comparison[] = [];
   const read: Finding[] = [];
@@ -308,7 +315,7 @@ export function decide(reads: string, cmps: readonly Comparison[]): Omit<TierVer
   // Only overlaps (and perhaps some separated the paper's way): the largest n any overlap needs decides them all.
   const needs = unc.map((c) => c.neededN);
   const n = needs.some((x) => x === null) ? null : Math.max(...(needs as number[]));
-  const ways = [...new Set(unc.map((c) => (c.papersWay ? "the paper's way" : "the other way")))].join(" or ");
+  const ways = [...new Set(unc.map((c) => c.direction))].join(" or ");
   const decided = sup.length ? `; already separated the paper's way: ${list(sup, "observed")}` : "";
   return {
     verdict: "inconclusive at this n",

@@ -133,6 +133,32 @@ describe("judgeClaims", () => {
     );
   });
 
+  it("a model with several findings the rule reads is named with the quantity; only the shallow layer's anchors must float", () => {
+    const q = (where: string) => `distinct anchor positions (${where}, 16 steps)`;
+    const out = judgeClaims([
+      f("anchors-float-mdm", "tiny-llada", "llada", q("shallow layer 0"), 5, null, 16),
+      f("anchors-float-mdm", "tiny-llada", "llada", q("deep layer 5"), 1, null, 16), // the paper's deep picture: listed, not read
+      f("absorption-arm-vs-mdm", "x", "dream", Q, 30, [25, 35]),
+      f("absorption-arm-vs-mdm", "y", "llama", Q, 60, [55, 65]),
+      f("absorption-arm-vs-mdm", "y", "llama", Q.replace("mean over layers", "mean over layers, second run"), 70, [55, 85]),
+    ]);
+    expect(out.find((r) => r.claim === "anchors-float-mdm")!.verdicts[0]).toMatchObject({ verdict: "reproduced", n: [16, 16] });
+    expect(out.find((r) => r.claim === "absorption-arm-vs-mdm")!.verdicts[0].why).toBe(
+      "absorption with the paper's rule (upstream), ARM > MDM: every comparison is separated the paper's way",
+    );
+    const two = judgeClaims([
+      f("absorption-arm-vs-mdm", "x", "dream", Q, 30, [25, 35]),
+      f("absorption-arm-vs-mdm", "y", "llama", Q, 60, [55, 65]),
+      f("absorption-arm-vs-mdm", "y", "llama", "absorption, % (rule upstream, deep half)", 20, [15, 22]),
+    ]);
+    expect(two.find((r) => r.claim === "absorption-arm-vs-mdm")!.verdicts[0].why).toMatch(
+      /paper's way: y \(absorption, % \(rule upstream, mean over layers\)\) above x; separated the other way: y \(absorption, % \(rule upstream, deep half\)\) below x$/,
+    );
+    const tie = decide("rule", [comparison({ value: 5, ci95: [4, 6], n: 8 }, { value: 5, ci95: [3, 7], n: 8 }, "a", "b")]);
+    expect(tie).toMatchObject({ verdict: "inconclusive at this n", neededN: null });
+    expect(tie.why).toMatch(/points neither way.*no n would separate them/);
+  });
+
   it("within a model: shallow band vs deep band, named", () => {
     const out = judgeClaims([
       f("shallow-structural-deep-content", "m", "llada", "structural share of anchors, %, shallow band (layers 0–1)", 30, [20, 40]),
