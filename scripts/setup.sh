@@ -36,6 +36,17 @@ mkdir -p "$STAMP_DIR"
 say() { printf '[setup] %s\n' "$*"; }
 note() { [[ "${FLOATSCOPE_SETUP_QUIET:-0}" == 1 ]] || say "$@"; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+# up_to_date STEP HASH MESSAGE [OUTPUT]: true, noting MESSAGE, when STEP last finished on inputs hashing to
+# HASH (its stamp in .cache/setup says so) and OUTPUT, if named, is there. Otherwise the stale stamp goes
+# first, so a step that fails half-way is redone on the next run.
+up_to_date() {
+  if [[ (-z "${4:-}" || -f "${4:-}") && -f "$STAMP_DIR/$1" && "$(cat "$STAMP_DIR/$1")" == "$2" ]]; then
+    note "$3"
+    return 0
+  fi
+  rm -f "$STAMP_DIR/$1"
+  return 1
+}
 t0=$SECONDS
 
 # --- 1. node ---------------------------------------------------------------------------------
@@ -63,11 +74,8 @@ fi
 
 # --- 3. library build ------------------------------------------------------------------------
 src_hash="$(node scripts/lib/deps-state.cjs src-hash)"
-if [[ -f src/dist/index.js && -f "$STAMP_DIR/build" && "$(cat "$STAMP_DIR/build")" == "$src_hash" ]]; then
-  note "src/dist up to date"
-else
+if ! up_to_date build "$src_hash" "src/dist up to date" src/dist/index.js; then
   say "building the library (tsc -> src/dist)"
-  rm -f "$STAMP_DIR/build"
   if npm run --silent build; then
     echo "$src_hash" >"$STAMP_DIR/build"
     rm -f "$STAMP_DIR/build-errors"
@@ -101,11 +109,8 @@ fi
 
 # --- 3b. widgets labextension (Node only: tsc + @jupyter/builder; rebuilt when its sources change)
 widgets_hash="$(find widgets/src widgets/style widgets/package.json widgets/tsconfig.json src/protocol -type f 2>/dev/null | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16)"
-if [[ -f widgets/labextension/package.json && -f "$STAMP_DIR/widgets" && "$(cat "$STAMP_DIR/widgets")" == "$widgets_hash" ]]; then
-  note "widgets/labextension up to date"
-else
+if ! up_to_date widgets "$widgets_hash" "widgets/labextension up to date" widgets/labextension/package.json; then
   say "building the widgets labextension (tsc + @jupyter/builder)"
-  rm -f "$STAMP_DIR/widgets"
   npm run --silent build -w @floatscope/widgets >"$STAMP_DIR/widgets-build.log" 2>&1 || { cat "$STAMP_DIR/widgets-build.log" >&2; die "widgets build failed"; }
   echo "$widgets_hash" >"$STAMP_DIR/widgets"
 fi
@@ -206,9 +211,7 @@ elif ! "$ORACLE_PY" -c 'import torch, numpy' >/dev/null 2>&1; then
   note "oracles skipped: $ORACLE_PY has no torch+numpy (only needed to regenerate golden fixtures)"
 else
   oracle_hash="$( { cat "$ORACLE_REQ"; "$ORACLE_PY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)"
-  if [[ -f "$STAMP_DIR/oracle" && "$(cat "$STAMP_DIR/oracle")" == "$oracle_hash" ]]; then
-    note "oracles up to date (.cache/oracle-py)"
-  else
+  if ! up_to_date oracle "$oracle_hash" "oracles up to date (.cache/oracle-py)"; then
     rm -rf "$ORACLE_DIR.part"
     # --no-deps with a complete pin list: torch and numpy stay Debian's; nothing else is resolved.
     if "$ORACLE_PY" -m pip install --disable-pip-version-check --no-input --quiet --no-deps \
@@ -248,10 +251,7 @@ else
     [[ -f "$delta" ]] || { note "real-base: $delta not in this checkout, skipped"; continue; }
     merge_hash="$(cat "$delta" "models/$name/floatscope-preset.json" training/real/merge.py training/real/smol.py training/hf_formats.py | sha256sum | cut -c1-16)-$(stat -c %s "$REAL_GGUF")"
     out="$REAL_DIR/$name"
-    if [[ -f "$out/config.json" && -f "$out/model.safetensors" && -f "$STAMP_DIR/merge-$name" && "$(cat "$STAMP_DIR/merge-$name")" == "$merge_hash" ]]; then
-      note "real-base $name up to date"
-      continue
-    fi
+    [[ -f "$out/config.json" ]] && up_to_date "merge-$name" "$merge_hash" "real-base $name up to date" "$out/model.safetensors" && continue
     say "real-base: merging $delta into the base -> .cache/real-models/$name/"
     rm -rf "$out.part" "$STAMP_DIR/merge-$name"
     if OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-$(blas_core)}" PYTHONPATH="$ORACLE_DIR" \
