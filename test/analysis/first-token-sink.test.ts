@@ -120,7 +120,11 @@ describe("firstTokenSink over traces", () => {
       ["MDM", 0, 1, 2],
     ]);
     // per layer, the modal key of the one sample: a fixed sink away from 0 in layer 1 (key 2), a tie in layer 0 (1 and 3 → 1)
-    expect((firstTokenSink(mdm).layers.objects()).map((d) => d.modalTop1)).toEqual([1, 2]);
+    expect(
+      firstTokenSink(mdm)
+        .layers.objects()
+        .map((d) => d.modalTop1),
+    ).toEqual([1, 2]);
   });
 
   it("a trace without per-step records is refused with the probe it needs", () => {
