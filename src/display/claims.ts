@@ -362,6 +362,12 @@ export function judgeClaims(findingsIn: readonly SourcedFinding[]): ClaimResult[
   });
 }
 
+/** A tier's verdict in the summary table: "real: inconclusive at this n (needs n = 164)". */
+function summaryVerdict(v: TierVerdict): string {
+  const needs = typeof v.neededN === "number" ? ` (needs n = ${v.neededN})` : "";
+  return (v.tier === "—" ? "" : `${escapeMarkdown(v.tier)}: `) + v.verdict + needs;
+}
+
 /** A table cell of our own text (the CLAIMS constants): only the pipe and line breaks matter. */
 function cell(s: string): string {
   return s.replace(/\|/g, "\\|").replace(/\n/g, " ");
@@ -384,8 +390,7 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
     "| claim | paper | verdict |",
     "|---|---|---|",
     ...results.map(
-      (r) =>
-        `| ${cell(CLAIMS[r.claim].title)} | ${cell(CLAIMS[r.claim].paper)} | ${r.verdicts.map((v) => (v.tier === "—" ? v.verdict : `${escapeMarkdown(v.tier)}: ${v.verdict}`)).join("; ")} |`,
+      (r) => `| ${cell(CLAIMS[r.claim].title)} | ${cell(CLAIMS[r.claim].paper)} | ${r.verdicts.map(summaryVerdict).join("; ")} |`,
     ),
     "",
   ];

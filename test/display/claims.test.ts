@@ -113,6 +113,10 @@ describe("CLAIMS.md", () => {
     // real: Llama drop 30 [20, 40] vs LLaDA 12.5 [2.5, 22.5], n = 40: d = 17.5, halves 10 and 10, x = 40 · (20/17.5)² = 52.2, n* = 53
     expect(verdictOf("robust-distractors", "real")).toMatchObject({ verdict: "inconclusive at this n", neededN: 53 });
     expect(markdown).toContain("- **tiny tier: inconclusive at this n** (n = 60) — RAG gain, MDM &gt; ARM: intervals overlap");
+    // …and the summary table says it too
+    expect(markdown).toMatch(
+      /\| MDMs gain more from retrieved passages than ARMs \| [^|]+ \| tiny: inconclusive at this n \(needs n = 164\); real: not measured \|/,
+    );
   });
 
   it("lists ours per model and tier with the paper's number beside them", () => {
