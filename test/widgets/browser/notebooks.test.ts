@@ -3,13 +3,21 @@
  * kernel, Debian's Chromium driven by playwright-core):
  *
  * - notebook 01 is executed, unchanged, from a copy (so the check covers today's defaults, not the
- *   outputs committed last time): its scrubber must show a non-empty full map, an enabled head
- *   slider, token text on the position axes, colour bars and the head view, with no extra code;
+ *   outputs committed last time), with every tier the set-up provides (tiny LLaDA and Dream, and the
+ *   real-base SmolLM2-135M MDM): its scrubber must show a non-empty full map, an enabled head
+ *   slider, token text on the position axes, colour bars and the head view, with no extra code; its
+ *   runs sit side by side in a 1400 × 900 window without spilling into each other's column; at
+ *   every step of every run, first and last layer, each panel has a full map and head-view lines
+ *   (what the output did not embed comes from the live kernel) and every anchor column is labelled
+ *   on both token axes; a label click selects it and the head toggles change the drawn lines on the
+ *   real model's panel;
  * - every figure notebook in notebooks/ is opened with its committed, executed outputs (nothing
  *   re-run): each floatscope figure renders without an error box, every heat map has a colour bar,
- *   and views with a token-position axis print token text on it.
+ *   views with a token-position axis print token text on it, and every marked column (anchors,
+ *   floating keys) carries a label.
  *
- * Screenshots of every figure go to test-artifacts/notebooks/ (git-ignored; the path is printed).
+ * Screenshots of every figure go to test-artifacts/notebooks/ (git-ignored; the path is printed);
+ * the side-by-side view of notebook 01 to test/widgets/browser/screenshots/ (committed).
  * Skips (with the reason) only when Chromium, the venv, the build or the kernelspec is missing.
  */
 import * as fs from "node:fs";
