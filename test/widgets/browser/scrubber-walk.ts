@@ -77,6 +77,8 @@ export async function walkEveryStep(
   visited: { seen: number; of: number }[];
 }> {
   const steps = Number(await sc.locator('input[data-role="step"]').getAttribute("max")) + 1;
+  const root = await sc.elementHandle();
+  if (!root) throw new Error("the scrubber is not in the page");
   const empty: string[] = [];
   const unlabelled: string[] = [];
   let anchorsSeen = 0;
@@ -87,13 +89,13 @@ export async function walkEveryStep(
       await setSlider(sc, "step", s);
       const ok = await page
         .waitForFunction(
-          (root) =>
-            [...root.querySelectorAll(".fs-run")].every(
+          (el) =>
+            [...el.querySelectorAll(".fs-run")].every(
               (r) =>
                 /^full map, step/.test(r.querySelector(".fs-map-box .fs-map-note")?.textContent ?? "") &&
                 Number(r.querySelector("canvas.fs-headview-lines")?.getAttribute("data-lines") ?? 0) > 0,
             ),
-          await sc.elementHandle(),
+          root,
           { timeout: timeoutMs },
         )
         .then(() => true)
