@@ -66,7 +66,7 @@ const FAMILIES: Record<Name, string[]> = {
 /** The claims each notebook's findings are evidence for (05's rollout is a picture of attention flow, evidence for none). */
 const CLAIMS: Record<Name, string[]> = {
   "01-temporal-drift": ["anchors-float-mdm"],
-  "02-absorption": ["absorption-arm-vs-mdm"],
+  "02-absorption": ["absorption-arm-vs-mdm", "sink-fixed-arm"],
   "03-qk-decomposition": ["angle-vs-norm"],
   "04-retrieval-heads": ["retrieval-heads-deep"],
   "05-region-rollout": [],
