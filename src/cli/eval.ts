@@ -10,12 +10,13 @@ import { openModel } from "../model/open.js";
 import { ANSWER_EXTRACTIONS, PROMPT_FORMATS, defaultPreset, type AnswerExtraction, type PromptFormat } from "../model/presets.js";
 import { readResults, runEval, summarizeResults } from "../qa/runner.js";
 import { DEFAULT_SAMPLER, type SamplerKind } from "../families/index.js";
-import { ALGS, SAMPLERS, type RunConfig } from "../samplers/config.js";
+import { SAMPLERS, type RunConfig } from "../samplers/config.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { keyword } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { flagSpec, helpSections, intList, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
+import { decodingRows } from "./decoding-flags.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
 import { GRID_FLAGS, GRID_HELP, GRID_PATHS, runGridEval } from "./eval-grid.js";
 import { checkpointInput, inputFile } from "./inputs.js";
@@ -67,30 +68,7 @@ const EVAL_FLAGS: Record<string, FlagRow[]> = {
     { name: "format", type: "string", value: "<f>", help: PROMPT_FORMATS.join(" | ") },
     { name: "no-chat-template", type: "boolean", help: "use the bare prompt text" },
     { name: "double-bos", type: "boolean", help: "reproduce upstream's double BOS for Llama-3 templates" },
-    {
-      name: "sampler",
-      type: "string",
-      value: "<s>",
-      help: [
-        "llada | dream | arm: another decoder than the preset's (the engine's logits are",
-        "already aligned to positions, so a Dream-style model also runs under llada)",
-      ],
-    },
-    {
-      name: "alg",
-      type: "string",
-      value: "<a>",
-      help: `its order, default the sampler's: ${SAMPLERS.map((k) => `${k}: ${ALGS[k].join(" | ")}`).join("; ")}`,
-    },
-    { name: "gen-length", type: "string", value: "<n>", help: "new tokens" },
-    { name: "steps", type: "string", value: "<n>", help: "denoising steps" },
-    {
-      name: "block-length",
-      type: "string",
-      value: "<n>",
-      help: "LLaDA block (semi-autoregressive decoding: genLength / blockLength blocks)",
-    },
-    { name: "temperature", type: "string", value: "<t>", help: "sampling temperature τ" },
+    ...decodingRows({ of: "the preset's" }),
     { name: "extraction", type: "string", value: "<e>", help: `${ANSWER_EXTRACTIONS.join(" | ")} (what is scored)` },
   ],
   Run: [

@@ -13,6 +13,7 @@ import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
 import { flagSpec, helpSections, optionalInt, optionalNumber, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
 import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
+import { decodingRows } from "./decoding-flags.js";
 import { checkpointPath, type CliCommand } from "./command-types.js";
 import { checkpointInput, inputFile } from "./inputs.js";
 import { EXIT } from "./exit.js";
@@ -28,17 +29,7 @@ const GENERATE_FLAGS: Record<string, FlagRow[]> = {
     { name: "no-special", type: "boolean", help: "do not let the tokenizer add special tokens (BOS)" },
   ],
   Sampler: [
-    { name: "sampler", type: "string", value: "<s>", help: "llada | dream | arm (default: the family's)" },
-    {
-      name: "alg",
-      type: "string",
-      value: "<a>",
-      help: ["llada: low_confidence | random; dream: entropy | maskgit_plus | topk_margin |", "origin; arm: greedy | sample"],
-    },
-    { name: "gen-length", type: "string", value: "<n>", help: "tokens to generate", default: "32" },
-    { name: "steps", type: "string", value: "<n>", help: "denoising steps (default = gen-length)" },
-    { name: "block-length", type: "string", value: "<n>", help: "LLaDA block length (default = gen-length)" },
-    { name: "temperature", type: "string", value: "<x>", help: "τ (LLaDA: Gumbel temperature; Dream / ARM: logits are divided by τ)" },
+    ...decodingRows({ of: "the family's", genLength: "32" }),
     { name: "top-p", type: "string", value: "<x>", help: "nucleus sampling (Dream, ARM sample; default off)" },
     { name: "top-k", type: "string", value: "<n>", help: "sample from the n most likely tokens (Dream, ARM sample; default off)" },
     { name: "cfg", type: "string", value: "<x>", help: "classifier-free guidance scale (masked-diffusion samplers; default 0, off)" },
