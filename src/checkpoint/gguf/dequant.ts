@@ -33,10 +33,10 @@ const half = (b: Uint8Array, o: number): number => HALF[b[o] | (b[o + 1] << 8)];
 
 /** The block formats: each one's decoder and how many elements a block holds. */
 const BLOCK_DECODERS: Partial<Record<GgmlTypeName, { decode: (b: Uint8Array, y: Float32Array, nb: number) => void; elements: number }>> = {
-  Q4_0: { decode: q4_0, elements: 32 },
-  Q4_1: { decode: q4_1, elements: 32 },
-  Q5_0: { decode: q5_0, elements: 32 },
-  Q5_1: { decode: q5_1, elements: 32 },
+  Q4_0: { decode: legacyBlocks(false, false), elements: 32 },
+  Q4_1: { decode: legacyBlocks(true, false), elements: 32 },
+  Q5_0: { decode: legacyBlocks(false, true), elements: 32 },
+  Q5_1: { decode: legacyBlocks(true, true), elements: 32 },
   Q8_0: { decode: q8_0, elements: 32 },
   Q4_K: { decode: (b, y, nb) => kQuant(b, y, nb, false), elements: 256 },
   Q5_K: { decode: (b, y, nb) => kQuant(b, y, nb, true), elements: 256 },
@@ -71,67 +71,35 @@ export function dequantize(type: GgmlTypeName, src: Uint8Array, count: number): 
   return out;
 }
 
-function q4_0(b: Uint8Array, y: Float32Array, nb: number): void {
-  for (let i = 0; i < nb; i++) {
-    const o = i * 18,
-      d = half(b, o),
-      yo = i * 32;
-    for (let j = 0; j < 16; j++) {
-      const q = b[o + 2 + j];
-      y[yo + j] = fr(d * ((q & 15) - 8));
-      y[yo + j + 16] = fr(d * ((q >> 4) - 8));
+/**
+ * The four legacy 32-element formats differ by two switches, as in ggml: a block minimum m (Q4_1,
+ * Q5_1: value q·d + m; else (q − offset)·d, offset 8 for 4 bits and 16 for 5) and a fifth bit per
+ * element packed in 4 bytes after the scales (Q5_0, Q5_1). Bytes: 2 (d) [+ 2 (m)] [+ 4 (fifth bits)]
+ * + 16 nibble bytes, whose low nibbles are elements 0..15 and high nibbles 16..31.
+ */
+function legacyBlocks(hasMin: boolean, fifthBit: boolean) {
+  const bytes = 18 + (hasMin ? 2 : 0) + (fifthBit ? 4 : 0);
+  const nibbles = bytes - 16;
+  const offset = fifthBit ? 16 : 8;
+  return (b: Uint8Array, y: Float32Array, nb: number): void => {
+    for (let i = 0; i < nb; i++) {
+      const o = i * bytes,
+        d = half(b, o),
+        m = hasMin ? half(b, o + 2) : 0,
+        qh = fifthBit ? u32(b, nibbles + o - 4) : 0,
+        yo = i * 32;
+      for (let j = 0; j < 16; j++) {
+        const q = b[o + nibbles + j];
+        const lo = (q & 15) | (((qh >>> j) & 1) << 4),
+          hi = (q >> 4) | (((qh >>> (j + 16)) & 1) << 4);
+        y[yo + j] = hasMin ? fr(fr(d * lo) + m) : fr(d * (lo - offset));
+        y[yo + j + 16] = hasMin ? fr(fr(d * hi) + m) : fr(d * (hi - offset));
+      }
     }
-  }
-}
-
-function q4_1(b: Uint8Array, y: Float32Array, nb: number): void {
-  for (let i = 0; i < nb; i++) {
-    const o = i * 20,
-      d = half(b, o),
-      m = half(b, o + 2),
-      yo = i * 32;
-    for (let j = 0; j < 16; j++) {
-      const q = b[o + 4 + j];
-      y[yo + j] = fr(fr(d * (q & 15)) + m);
-      y[yo + j + 16] = fr(fr(d * (q >> 4)) + m);
-    }
-  }
+  };
 }
 
 const u32 = (b: Uint8Array, o: number): number => (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0;
-
-function q5_0(b: Uint8Array, y: Float32Array, nb: number): void {
-  for (let i = 0; i < nb; i++) {
-    const o = i * 22,
-      d = half(b, o),
-      qh = u32(b, o + 2),
-      yo = i * 32;
-    for (let j = 0; j < 16; j++) {
-      const q = b[o + 6 + j];
-      const h0 = ((qh >>> j) & 1) << 4,
-        h1 = ((qh >>> (j + 16)) & 1) << 4;
-      y[yo + j] = fr(d * (((q & 15) | h0) - 16));
-      y[yo + j + 16] = fr(d * (((q >> 4) | h1) - 16));
-    }
-  }
-}
-
-function q5_1(b: Uint8Array, y: Float32Array, nb: number): void {
-  for (let i = 0; i < nb; i++) {
-    const o = i * 24,
-      d = half(b, o),
-      m = half(b, o + 2),
-      qh = u32(b, o + 4),
-      yo = i * 32;
-    for (let j = 0; j < 16; j++) {
-      const q = b[o + 8 + j];
-      const h0 = ((qh >>> j) & 1) << 4,
-        h1 = ((qh >>> (j + 16)) & 1) << 4;
-      y[yo + j] = fr(fr(d * ((q & 15) | h0)) + m);
-      y[yo + j + 16] = fr(fr(d * ((q >> 4) | h1)) + m);
-    }
-  }
-}
 
 function q8_0(b: Uint8Array, y: Float32Array, nb: number): void {
   for (let i = 0; i < nb; i++) {
