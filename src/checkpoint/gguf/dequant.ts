@@ -81,19 +81,34 @@ function legacyBlocks(hasMin: boolean, fifthBit: boolean) {
   const bytes = 18 + (hasMin ? 2 : 0) + (fifthBit ? 4 : 0);
   const nibbles = bytes - 16;
   const offset = fifthBit ? 16 : 8;
+  // Two loops rather than a branch per element (which cost about a third of the speed). The shared
+  // decoder is still 15–25 % slower than four hand-specialised ones (≈ 3 vs 2.5 ns an element on this
+  // machine); it runs only when a quantised checkpoint is expanded to float32, which is not the default.
+  if (hasMin)
+    return (b: Uint8Array, y: Float32Array, nb: number): void => {
+      for (let i = 0; i < nb; i++) {
+        const o = i * bytes,
+          d = half(b, o),
+          m = half(b, o + 2),
+          qh = fifthBit ? u32(b, o + nibbles - 4) : 0,
+          yo = i * 32;
+        for (let j = 0; j < 16; j++) {
+          const q = b[o + nibbles + j];
+          y[yo + j] = fr(fr(d * ((q & 15) | (((qh >>> j) & 1) << 4))) + m);
+          y[yo + j + 16] = fr(fr(d * ((q >> 4) | (((qh >>> (j + 16)) & 1) << 4))) + m);
+        }
+      }
+    };
   return (b: Uint8Array, y: Float32Array, nb: number): void => {
     for (let i = 0; i < nb; i++) {
       const o = i * bytes,
         d = half(b, o),
-        m = hasMin ? half(b, o + 2) : 0,
-        qh = fifthBit ? u32(b, nibbles + o - 4) : 0,
+        qh = fifthBit ? u32(b, o + nibbles - 4) : 0,
         yo = i * 32;
       for (let j = 0; j < 16; j++) {
         const q = b[o + nibbles + j];
-        const lo = (q & 15) | (((qh >>> j) & 1) << 4),
-          hi = (q >> 4) | (((qh >>> (j + 16)) & 1) << 4);
-        y[yo + j] = hasMin ? fr(fr(d * lo) + m) : fr(d * (lo - offset));
-        y[yo + j + 16] = hasMin ? fr(fr(d * hi) + m) : fr(d * (hi - offset));
+        y[yo + j] = fr(d * (((q & 15) | (((qh >>> j) & 1) << 4)) - offset));
+        y[yo + j + 16] = fr(d * (((q >> 4) | (((qh >>> (j + 16)) & 1) << 4)) - offset));
       }
     }
   };
