@@ -23,7 +23,16 @@ import { positionIdsFromMask } from "../graph/rope.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { RuntimeError, SettingsError, keyword } from "../util/errors.js";
 import { DEFAULT_PROBES, type ProbeRequest, type ProbeTensor } from "../util/probes.js";
-import { checkBudget, defaultMemoryBudget, estimateMemory, formatBytes, weightBytes, type MemoryEstimate } from "./memory.js";
+import {
+  checkBudget,
+  defaultMemoryBudget,
+  estimateMemory,
+  formatBytes,
+  weightBytes,
+  weightFootprint,
+  type MemoryEstimate,
+  type WeightFootprint,
+} from "./memory.js";
 import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
 import { createSession, type DeviceRequest, type SessionOptions } from "./session.js";
 import type { Engine, ForwardInput, ForwardOutput } from "./types.js";
@@ -142,7 +151,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const memoryBudgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudget();
   // The budget is checked on the weights as they will be held, before one of them is read.
   const weightsFor = (dtype: typeof computeDType, mode = quantizedWeights) =>
-    weightBytes(spec, tensors, { computeDType: dtype, quantizedWeights: mode, mapped: weightCacheDir !== undefined });
+    weightFootprint(spec, tensors, { computeDType: dtype, quantizedWeights: mode, mapped: weightCacheDir !== undefined });
   const planned = options.plannedRun ?? { batch: 1, seq: 1 };
   const estimateAt = (seq: number, dtype = computeDType) =>
     estimateMemory(spec, {
@@ -154,14 +163,14 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       chunkBudgetBytes,
       interventions,
       logitRows: logitRows ? 1 : undefined,
-      weightBytes: weightsFor(dtype),
+      weights: weightsFor(dtype),
     });
   checkBudget(
     estimateAt(planned.seq),
     memoryBudgetBytes,
     planned,
     fitHint(planned.seq, memoryBudgetBytes, estimateAt, () =>
-      quantizedWeights === "dequantize" && weightsFor(computeDType, "matmulnbits") < weightsFor(computeDType)
+      quantizedWeights === "dequantize" && weightsFor(computeDType, "matmulnbits").bytes < weightsFor(computeDType).bytes
         ? estimateMemory(spec, {
             batch: planned.batch,
             seq: planned.seq,
@@ -171,7 +180,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
             chunkBudgetBytes,
             interventions,
             logitRows: logitRows ? 1 : undefined,
-            weightBytes: weightsFor(computeDType, "matmulnbits"),
+            weights: weightsFor(computeDType, "matmulnbits"),
           }).total
         : undefined,
     ),
@@ -276,8 +285,8 @@ class OrtEngine implements OnnxEngine {
     readonly device: "cpu" | "cuda",
     readonly computeDType: "f32" | "f16",
     readonly memoryBudgetBytes: number,
-    /** The weights' bytes as held (memory.ts weightBytes). */
-    private readonly weightBytes: number,
+    /** The weights as held (memory.ts weightFootprint). */
+    private readonly weights: WeightFootprint,
     readonly quantizedWeights: "dequantize" | "matmulnbits",
     readonly queryChunks: QueryChunks,
     readonly logitRows: boolean,
@@ -300,7 +309,7 @@ class OrtEngine implements OnnxEngine {
       chunkBudgetBytes: this.chunkBudgetBytes,
       logitRows,
       interventions: this.interventions,
-      weightBytes: this.weightBytes,
+      weights: this.weights,
     });
   }
 

@@ -17,7 +17,7 @@
  * - probes: every requested probe output ×2.5 (ORT's output buffer with its arena slack + the JS
  *   copy the Node binding makes; measured 2.5× at T 1024 and 2048);
  * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so the compute terms above
- *   (not the probe outputs) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
+ *   (not the probe outputs, nor MatMulNBits blocks) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
  *   without probes, 1.76 GB with full maps for every layer; see BENCHMARKS.md "Engine");
  * - runtime: Node + onnxruntime's own libraries (~96 MiB).
  * It is an estimate (±25 %), not a guarantee; the benchmark prints it next to the measured peak.
@@ -47,8 +47,8 @@ export interface MemoryEstimateOptions {
    * graph and, per chunk, two [batch, head, rows, key] booleans next to the scores.
    */
   interventions?: boolean;
-  /** The weights' bytes as the engine holds them (`weightBytes`); default: every parameter in the compute type. */
-  weightBytes?: number;
+  /** The weights as the engine holds them (`weightFootprint`); default: every parameter in the compute type. */
+  weights?: WeightFootprint;
 }
 
 export interface WeightRepresentation {
@@ -59,6 +59,13 @@ export interface WeightRepresentation {
   mapped?: boolean;
 }
 
+/** The weights as the engine holds them: all bytes, and the part that is MatMulNBits blocks. */
+export interface WeightFootprint {
+  bytes: number;
+  /** Codes, scales and zero points of layers kept quantised (prepacked once, outside the run's arena). */
+  quantised: number;
+}
+
 /**
  * Bytes of the weights a spec reads, as the engine will hold them — computed from the tensor index
  * alone, before any weight is read. A quantised linear weight kept for MatMulNBits (Q4_0, Q4_1,
@@ -67,13 +74,14 @@ export interface WeightRepresentation {
  * element. The embedding is a Gather: decoded into the mapped cache file, only gathered rows are
  * resident, so it counts nothing there (unless it is also the head).
  */
-export function weightBytes(spec: ModelSpec, tensors: Map<string, TensorInfo>, r: WeightRepresentation = {}): number {
+export function weightFootprint(spec: ModelSpec, tensors: Map<string, TensorInfo>, r: WeightRepresentation = {}): WeightFootprint {
   const elem = r.computeDType === "f16" ? 2 : 4;
   const nbits = (r.quantizedWeights ?? "matmulnbits") === "matmulnbits" && elem === 4;
   const tied = spec.weights.lmHead === spec.weights.embed;
   const names = new Set<string>([spec.weights.embed, spec.weights.finalNorm, spec.weights.lmHead]);
   for (const b of spec.weights.blocks) for (const n of Object.values(b)) if (n) names.add(n);
-  let bytes = 0;
+  let bytes = 0,
+    quantised = 0;
   for (const name of names) {
     const t = tensors.get(name);
     if (!t) continue;
@@ -82,14 +90,21 @@ export function weightBytes(spec: ModelSpec, tensors: Map<string, TensorInfo>, r
     const isEmbedOnly = name === spec.weights.embed && !tied;
     const decoded = t.encoding !== undefined;
     if (nbits && type !== undefined && NBITS_TYPES.has(type) && t.shape.length === 2 && !isEmbedOnly) {
-      bytes += (n * (type === "Q8_0" ? 8 : 4)) / 8 + (n / 32) * (type === "Q4_1" ? 8 : 4);
+      const q = (n * (type === "Q8_0" ? 8 : 4)) / 8 + (n / 32) * (type === "Q4_1" ? 8 : 4);
+      bytes += q;
+      quantised += q;
       // a tied head is also the embedding's float32 Gather table
       if (name === spec.weights.embed && !(r.mapped && decoded)) bytes += n * elem;
     } else if (!(name === spec.weights.embed && r.mapped && decoded)) {
       bytes += n * elem;
     }
   }
-  return bytes;
+  return { bytes, quantised };
+}
+
+/** `weightFootprint(...).bytes`. */
+export function weightBytes(spec: ModelSpec, tensors: Map<string, TensorInfo>, r: WeightRepresentation = {}): number {
+  return weightFootprint(spec, tensors, r).bytes;
 }
 
 export interface MemoryEstimate {
@@ -135,7 +150,7 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const { batch: B, seq: T } = o;
   const req = o.probes ?? {};
   const bytes = o.computeDType === "f16" ? 2 : 4;
-  const weights = o.weightBytes ?? specParameterCount(spec) * bytes;
+  const weights = o.weights?.bytes ?? specParameterCount(spec) * bytes;
   // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
   // a layer with a full-map probe runs as one chunk under "auto"
   const fullMap = (req.pattern?.layers.length ?? 0) + (req.patternMean?.layers.length ?? 0) > 0;
@@ -174,7 +189,9 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   }
   terms.push(...byKind);
   const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-  const arena = 0.5 * (weights + attention + activations + logits);
+  // MatMulNBits blocks are prepacked once when the session is made, not grown into by runs: no
+  // arena share (measured on an 8B-shaped Q4_0 GGUF: peak 5.1 GB for 4.7 GB of blocks at T 64).
+  const arena = 0.5 * (weights - (o.weights?.quantised ?? 0) + attention + activations + logits);
   const runtime = RUNTIME_BYTES;
   return {
     weights,

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TensorInfo } from "../../src/checkpoint/types.js";
 import { createEngine } from "../../src/runtime/engine.js";
-import { weightBytes } from "../../src/runtime/memory.js";
+import { estimateMemory, weightBytes, weightFootprint } from "../../src/runtime/memory.js";
 import { BudgetError } from "../../src/util/errors.js";
 import { makeTinyEngineCheckpoint, type TinyEngineCheckpoint } from "../support/engine-tiny.js";
 
@@ -73,6 +73,21 @@ describe("weightBytes: the weights as the engine holds them", () => {
     // 20480 × 0.625 = 12800; the table 2048 × 0.625 = 1280 (+ 8192 in memory); norms 640
     expect(weightBytes(spec, tensors, { mapped: true })).toBe(12800 + 1280 + 640);
     expect(weightBytes(spec, tensors, { mapped: false })).toBe(12800 + 1280 + 8192 + 640);
+  });
+});
+
+describe("estimateMemory with quantised blocks", () => {
+  it("counts the blocks once: they are prepacked when the session is made, so they get no arena share", () => {
+    const { spec, tensors } = quantised("Q4_0");
+    const w = weightFootprint(spec, tensors, { mapped: true });
+    // every linear weight and the head are Q4_0 blocks: 22528 × 0.625 = 14080; the norms are not
+    expect(w).toEqual({ bytes: 14080 + 640, quantised: 14080 });
+    const run = { batch: 1, seq: 8, probes: {} };
+    const withBlocks = estimateMemory(spec, { ...run, weights: w });
+    const asDense = estimateMemory(spec, { ...run, weights: { bytes: w.bytes, quantised: 0 } });
+    expect(withBlocks.weights).toBe(14720);
+    expect(asDense.arena - withBlocks.arena).toBe(0.5 * 14080);
+    expect(asDense.total - withBlocks.total).toBe(0.5 * 14080);
   });
 });
 
