@@ -47,6 +47,8 @@ describe("weightBytes: the weights as the engine holds them", () => {
   it("Q4_0 kept for MatMulNBits: half a byte per element + a 4-byte scale per 32; the mapped embedding costs nothing", () => {
     const { spec, tensors } = quantised("Q4_0");
     // (20480 + 2048 head) × (0.5 + 4/32) = 22528 × 0.625 = 14080; norms 640
+    expect((LINEAR + TABLE) * 0.625).toBe(14080);
+    expect(NORMS * 4).toBe(640);
     expect(weightBytes(spec, tensors, { mapped: true })).toBe(14080 + 640);
     // held in memory the embedding is its float32 table: + 2048 × 4
     expect(weightBytes(spec, tensors, { mapped: false })).toBe(14080 + 640 + 8192);
