@@ -235,9 +235,11 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
 }
 
 /**
- * Float32 weights from which "auto" keeps quantised layers quantised: measured, MatMulNBits runs a
- * 1B-parameter Q4_0 model (≈4 GB in float32) at the speed of its float32 graph in a quarter of the
- * memory, but SmolLM2-135M (≈0.5 GB) 1.7× slower (BENCHMARKS.md "GGUF"), where the memory hardly matters.
+ * Float32 weights from which "auto" keeps quantised layers quantised. Below it the expanded model is
+ * small enough that memory hardly matters and the float32 Gemm wins on speed (`npx tsx bench/gguf.ts`
+ * compares both modes on SmolLM2-135M, ≈0.5 GB expanded); from it on, the expanded weights are
+ * several GB that MatMulNBits holds in about a sixth (an 8B-shaped Q4_0 GGUF: 32 GB expanded, 4.7 GB
+ * as blocks), which is what lets such a model open on a 24 GB machine at all.
  */
 export const AUTO_NBITS_FROM_BYTES = 2 * 2 ** 30;
 
