@@ -87,7 +87,7 @@ const EVAL_FLAGS: Record<string, FlagRow[]> = {
     },
     ...runtimeRows("device", "threads"),
     MKDIR_ROW,
-    ...runtimeRows("no-weight-scan"),
+    ...runtimeRows("no-weight-scan", "quantized-weights"),
   ],
 };
 
@@ -192,6 +192,7 @@ export const command: CliCommand = {
       device: runtime.device,
       threads: runtime.threads,
       scanWeights: runtime.scanWeights,
+      quantizedWeights: runtime.quantizedWeights,
       warn: io.err,
       ...(intervention && intervention.kind !== "none" ? { interventions: true, probes: policyProbes(intervention) } : {}),
     });

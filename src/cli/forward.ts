@@ -47,7 +47,7 @@ const FORWARD_FLAGS: Record<string, FlagRow[]> = {
     { name: "top", type: "string", value: "<n>", help: "keys listed per layer in the summary", default: "3" },
     MKDIR_ROW,
   ],
-  Runtime: runtimeRows("device", "threads", "low-memory", "query-chunks", "memory-budget", "no-weight-scan"),
+  Runtime: runtimeRows("device", "threads", "low-memory", "query-chunks", "memory-budget", "no-weight-scan", "quantized-weights"),
 };
 
 const HELP = `Usage: floatscope forward <model-dir> (--text "…" | --ids 1,2,3) [options]
@@ -140,6 +140,8 @@ export const command: CliCommand = {
       threads: runtime.threads,
       queryChunks: runtime.queryChunks,
       lowMemory: runtime.lowMemory,
+      quantizedWeights: runtime.quantizedWeights,
+      plannedRun: { batch: 1, seq: T },
       memoryBudgetBytes: runtime.memoryBudgetBytes,
       warn: io.err,
     });

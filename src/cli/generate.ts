@@ -63,7 +63,7 @@ const GENERATE_FLAGS: Record<string, FlagRow[]> = {
       ],
     },
   ],
-  Runtime: runtimeRows("device", "threads", "low-memory", "memory-budget", "no-weight-scan"),
+  Runtime: runtimeRows("device", "threads", "low-memory", "memory-budget", "no-weight-scan", "quantized-weights"),
 };
 
 const HELP = `Usage: floatscope generate <model-dir> --prompt "…" [options]
@@ -160,7 +160,7 @@ export const command: CliCommand = {
       : String(v.prompt);
     // Everything that can be wrong with the settings or the prompt fails here, before the engine is built.
     const intervention = v.intervene !== undefined ? String(v.intervene) : undefined;
-    const { cfg, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, io.err, intervention);
+    const { cfg, encoded, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, io.err, intervention);
 
     if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec);
     const { engine } = await startEngine(model, {
@@ -168,6 +168,9 @@ export const command: CliCommand = {
       device: runtime.device,
       threads: runtime.threads,
       lowMemory: runtime.lowMemory,
+      quantizedWeights: runtime.quantizedWeights,
+      // refused before a weight is read when the longest step would not fit
+      plannedRun: { batch: 1, seq: encoded[0].ids.length + cfg.genLength },
       memoryBudgetBytes: runtime.memoryBudgetBytes,
       warn: io.err,
       interventions: intervener !== undefined,

@@ -1,6 +1,6 @@
 /**
  * The runtime flags (`--device`, `--threads`, `--low-memory`, `--query-chunks`, `--memory-budget`,
- * `--no-weight-scan`) of the commands that build an engine: one table gives their parse options
+ * `--no-weight-scan`, `--quantized-weights`) of the commands that build an engine: one table gives their parse options
  * and help lines, and one function checks them into typed engine options, so a bad `--device` is
  * the same usage error in every command.
  */
@@ -9,7 +9,9 @@ import { optionalInt, UsageError, type FlagRow } from "./args.js";
 export const DEVICES = ["cpu", "cuda", "auto"] as const;
 export type Device = (typeof DEVICES)[number];
 
-export type RuntimeFlag = "device" | "threads" | "low-memory" | "query-chunks" | "memory-budget" | "no-weight-scan";
+export type RuntimeFlag = "device" | "threads" | "low-memory" | "query-chunks" | "memory-budget" | "no-weight-scan" | "quantized-weights";
+
+export const QUANTIZED_WEIGHTS = ["auto", "matmulnbits", "dequantize"] as const;
 
 const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
   device: { name: "device", type: "string", value: "<d>", help: DEVICES.join(" | "), default: "cpu" },
@@ -28,6 +30,16 @@ const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
     help: "refuse a forward estimated above n bytes (default 75 % of physical memory)",
   },
   "no-weight-scan": { name: "no-weight-scan", type: "boolean", help: "skip the NaN/Inf scan of the weights (on by default)" },
+  "quantized-weights": {
+    name: "quantized-weights",
+    type: "string",
+    value: "<m>",
+    help: [
+      "GGUF Q4_0/Q4_1/Q8_0 layers: matmulnbits (kept quantised) | dequantize",
+      "(float32: ≈6× the memory) | auto (quantised from 2 GiB of float32 weights)",
+    ],
+    default: "auto",
+  },
 };
 
 /** The rows of the runtime flags a command takes, in the table's order. */
@@ -43,6 +55,7 @@ export interface RuntimeOptions {
   queryChunks: number | "auto";
   memoryBudgetBytes?: number;
   scanWeights: boolean;
+  quantizedWeights: (typeof QUANTIZED_WEIGHTS)[number];
 }
 
 /** `--device` checked against DEVICES; shared with commands that only pass the word on (slurm). */
@@ -68,5 +81,20 @@ export function runtimeOptions(command: string, v: Record<string, string | boole
     queryChunks: optionalInt(command, "query-chunks", v["query-chunks"], { min: 1 }) ?? "auto",
     memoryBudgetBytes: optionalInt(command, "memory-budget", v["memory-budget"], { min: 1 }),
     scanWeights: !v["no-weight-scan"],
+    quantizedWeights: quantizedWeightsFlag(command, v["quantized-weights"]),
   };
+}
+
+/** `--quantized-weights` checked against QUANTIZED_WEIGHTS (default auto: large quantised checkpoints stay quantised). */
+function quantizedWeightsFlag(command: string, value: string | boolean | undefined): RuntimeOptions["quantizedWeights"] {
+  if (value === undefined) return "auto";
+  const s = String(value);
+  if (!(QUANTIZED_WEIGHTS as readonly string[]).includes(s))
+    throw new UsageError(`Bad value for --quantized-weights of \`floatscope ${command}\``, {
+      field: "--quantized-weights",
+      expected: QUANTIZED_WEIGHTS.join(" | "),
+      found: JSON.stringify(s),
+      hint: `run \`floatscope ${command} --help\``,
+    });
+  return s as RuntimeOptions["quantizedWeights"];
 }

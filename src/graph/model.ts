@@ -21,7 +21,7 @@
 import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError } from "../util/errors.js";
 import { attentionBlock, attentionRun } from "./build/attention.js";
-import { buildContext, type BuildOptions } from "./build/context.js";
+import { buildContext, type BuildContext, type BuildOptions } from "./build/context.js";
 import { linear } from "./build/linear.js";
 import { mlpBlock, mlpRows } from "./build/mlp.js";
 import { rmsNorm } from "./build/norm.js";
@@ -43,6 +43,8 @@ export interface BuiltGraph {
    * in-memory external data under these virtual locations.
    */
   externalBuffers: { path: string; data: Uint8Array }[];
+  /** Decoded weights: none or in memory ("memory"), read from the weight cache ("hit") or written to it ("written"). */
+  weightCache: "memory" | "hit" | "written";
   inputNames: string[];
   probes: ProbeOutput[];
   nodeCount: number;
@@ -56,6 +58,15 @@ function numel(shape: number[]): number {
 
 export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo>, options: BuildOptions = {}): BuiltGraph {
   const ctx = buildContext(spec, tensors, options);
+  try {
+    return buildGraph(spec, options, ctx);
+  } catch (e) {
+    ctx.weights.sink.abort();
+    throw e;
+  }
+}
+
+function buildGraph(spec: ModelSpec, options: BuildOptions, ctx: BuildContext): BuiltGraph {
   const { g, D } = ctx;
   const run = attentionRun(ctx);
   const mlp = mlpRows(ctx);
@@ -86,6 +97,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
   });
   ctx.inputNames.push(...head);
 
+  ctx.weights.sink.finish();
   const name = `floatscope_${spec.family}`;
   const bytes = g.encode(name, { family: spec.family, architecture: spec.architecture });
   const probes = probeOutputs(spec, ctx.req);
@@ -99,6 +111,7 @@ export function buildModelGraph(spec: ModelSpec, tensors: Map<string, TensorInfo
     bytes,
     externalFiles: ctx.weights.files(),
     externalBuffers: ctx.weights.buffers,
+    weightCache: ctx.weights.sink.state(),
     inputNames: ctx.inputNames,
     probes,
     nodeCount: g.nodes.length,

@@ -323,6 +323,8 @@ export interface RunShardOptions {
   outDir: string;
   threads?: number;
   device?: "cpu" | "cuda" | "auto";
+  /** GGUF quantised layers (EngineOptions.quantizedWeights; default "auto"). */
+  quantizedWeights?: "auto" | "matmulnbits" | "dequantize";
   batchSize?: number;
   signal?: AbortSignal;
   onProgress?: (p: ShardProgress) => void;
@@ -455,6 +457,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     const m = await openModel(spec.path, {
       device: o.device ?? "cpu",
       threads: o.threads,
+      quantizedWeights: o.quantizedWeights,
       warn: o.warn,
       ...(policies.length > 0 ? { interventions: true, probes } : {}),
     });

@@ -23,7 +23,17 @@ import { positionIdsFromMask } from "../graph/rope.js";
 import type { ModelSpec } from "../graph/spec.js";
 import { RuntimeError, SettingsError, keyword } from "../util/errors.js";
 import { DEFAULT_PROBES, type ProbeRequest, type ProbeTensor } from "../util/probes.js";
-import { checkBudget, defaultMemoryBudget, estimateMemory, type MemoryEstimate } from "./memory.js";
+import {
+  checkBudget,
+  defaultMemoryBudget,
+  estimateMemory,
+  formatBytes,
+  weightBytes,
+  weightFootprint,
+  type MemoryEstimate,
+  type WeightFootprint,
+} from "./memory.js";
+import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
 import { createSession, type DeviceRequest, type SessionOptions } from "./session.js";
 import type { Engine, ForwardInput, ForwardOutput } from "./types.js";
 
@@ -53,8 +63,23 @@ export interface EngineOptions extends SessionOptions {
    * probabilities (default false: on CPU it measured slower than the decomposed ops; docs/engine.md).
    */
   fusedAttention?: boolean;
-  /** GGUF quantised linear layers: "dequantize" (default, f32) or "matmulnbits" (kept 4/8-bit; see BuildOptions). */
-  quantizedWeights?: "dequantize" | "matmulnbits";
+  /**
+   * GGUF quantised linear layers: "matmulnbits" (kept 4/8-bit, run by MatMulNBits; f32 compute),
+   * "dequantize" (expanded to float32 once; see BuildOptions), or "auto" (default,
+   * `chooseQuantizedWeights`): kept quantised unless the expanded model is small.
+   */
+  quantizedWeights?: "auto" | "dequantize" | "matmulnbits";
+  /**
+   * Folder of the decoded-weight cache (graph/build/weight-cache.ts): GGUF blocks are decoded once
+   * per checkpoint into a file there, which onnxruntime maps. Default `defaultWeightCacheDir()`
+   * ($FLOATSCOPE_CACHE_DIR, else the temp folder); false hands them to onnxruntime from memory.
+   */
+  weightCache?: string | false;
+  /**
+   * The largest run planned (default batch 1 × seq 1): checked against the memory budget before any
+   * weight is read, so a model that cannot run is refused before it is expanded.
+   */
+  plannedRun?: { batch: number; seq: number };
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations). */
   nbitsAccuracyLevel?: 0 | 4;
   /**
@@ -76,6 +101,8 @@ export type EngineSource = string | Checkpoint | { spec: ModelSpec; tensors: Map
 export interface OnnxEngine extends Engine {
   readonly computeDType: "f32" | "f16";
   readonly memoryBudgetBytes: number;
+  /** How GGUF quantised layers run ("auto" resolved). */
+  readonly quantizedWeights: "dequantize" | "matmulnbits";
   readonly queryChunks: QueryChunks;
   /** Whether the head is row-selectable (EngineOptions.logitRows). */
   readonly logitRows: boolean;
@@ -113,7 +140,51 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const queryChunks = options.queryChunks ?? "auto";
   const logitRows = options.logitRows ?? true;
   const interventions = options.interventions ?? false;
-  const { quantizedWeights, nbitsAccuracyLevel, fusedAttention, chunkBudgetBytes } = options;
+  const { nbitsAccuracyLevel, fusedAttention, chunkBudgetBytes } = options;
+  const quantizedWeights = chooseQuantizedWeights(
+    keyword<"auto" | "dequantize" | "matmulnbits">(options.quantizedWeights ?? "auto", ["auto", "matmulnbits", "dequantize"], {
+      field: "quantizedWeights",
+    }),
+    weightBytes(spec, tensors, { quantizedWeights: "dequantize" }),
+  );
+  const weightCacheDir = options.weightCache === false ? undefined : (options.weightCache ?? defaultWeightCacheDir());
+  const memoryBudgetBytes = options.memoryBudgetBytes ?? defaultMemoryBudget();
+  // The budget is checked on the weights as they will be held, before one of them is read.
+  const weightsFor = (dtype: typeof computeDType, mode = quantizedWeights) =>
+    weightFootprint(spec, tensors, { computeDType: dtype, quantizedWeights: mode, mapped: weightCacheDir !== undefined });
+  const planned = options.plannedRun ?? { batch: 1, seq: 1 };
+  const estimateAt = (seq: number, dtype = computeDType) =>
+    estimateMemory(spec, {
+      batch: planned.batch,
+      seq,
+      probes,
+      computeDType: dtype,
+      queryChunks,
+      chunkBudgetBytes,
+      interventions,
+      logitRows: logitRows ? 1 : undefined,
+      weights: weightsFor(dtype),
+    });
+  checkBudget(
+    estimateAt(planned.seq),
+    memoryBudgetBytes,
+    planned,
+    fitHint(planned.seq, memoryBudgetBytes, estimateAt, () =>
+      quantizedWeights === "dequantize" && weightsFor(computeDType, "matmulnbits").bytes < weightsFor(computeDType).bytes
+        ? estimateMemory(spec, {
+            batch: planned.batch,
+            seq: planned.seq,
+            probes,
+            computeDType,
+            queryChunks,
+            chunkBudgetBytes,
+            interventions,
+            logitRows: logitRows ? 1 : undefined,
+            weights: weightsFor(computeDType, "matmulnbits"),
+          }).total
+        : undefined,
+    ),
+  );
   // The CPU fallback below rebuilds with every option the same but the compute dtype.
   const build = (dtype: typeof computeDType) =>
     buildModelGraph(spec, tensors, {
@@ -126,6 +197,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       nbitsAccuracyLevel,
       interventions,
       fusedAttention,
+      weightCacheDir,
     });
   let built = build(computeDType);
   let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
@@ -151,13 +223,52 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     created.session,
     created.device,
     dtype,
-    options.memoryBudgetBytes ?? defaultMemoryBudget(),
+    memoryBudgetBytes,
+    weightsFor(dtype),
+    quantizedWeights,
     queryChunks,
     logitRows,
     interventions,
     chunkBudgetBytes,
     created.tempDir,
   );
+}
+
+/**
+ * Float32 weights from which "auto" keeps quantised layers quantised. Below it the expanded model is
+ * small enough that memory hardly matters and the float32 Gemm wins on speed (`npx tsx bench/gguf.ts`
+ * compares both modes on SmolLM2-135M, ≈0.5 GB expanded); from it on, the expanded weights are
+ * several GB that MatMulNBits holds in about a sixth (an 8B-shaped Q4_0 GGUF: 32 GB expanded, 4.7 GB
+ * as blocks), which is what lets such a model open on a 24 GB machine at all.
+ */
+export const AUTO_NBITS_FROM_BYTES = 2 * 2 ** 30;
+
+/** The quantised-layer mode "auto" resolves to, from the weights' size once expanded to float32. */
+export function chooseQuantizedWeights(
+  mode: "auto" | "dequantize" | "matmulnbits",
+  dequantisedBytes: number,
+): "dequantize" | "matmulnbits" {
+  if (mode !== "auto") return mode;
+  return dequantisedBytes >= AUTO_NBITS_FROM_BYTES ? "matmulnbits" : "dequantize";
+}
+
+/**
+ * What would fit when the planned run does not: the longest sequence that does (estimates are
+ * monotone in seq), or keeping quantised weights quantised. Empty when nothing changes that.
+ */
+function fitHint(seq: number, budget: number, at: (seq: number) => MemoryEstimate, quantisedTotal: () => number | undefined): string {
+  const q = quantisedTotal();
+  if (q !== undefined && q <= budget)
+    return `keeping the GGUF blocks quantised fits (≈${formatBytes(q)}: quantizedWeights "matmulnbits", --quantized-weights matmulnbits), or `;
+  if (seq <= 1 || at(1).total > budget) return "";
+  let lo = 1,
+    hi = seq;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (at(mid).total <= budget) lo = mid;
+    else hi = mid;
+  }
+  return `at most ${lo} tokens per row fit, or `;
 }
 
 function bad(field: string, expected: string, found: string): SettingsError {
@@ -176,6 +287,9 @@ class OrtEngine implements OnnxEngine {
     readonly device: "cpu" | "cuda",
     readonly computeDType: "f32" | "f16",
     readonly memoryBudgetBytes: number,
+    /** The weights as held (memory.ts weightFootprint). */
+    private readonly weights: WeightFootprint,
+    readonly quantizedWeights: "dequantize" | "matmulnbits",
     readonly queryChunks: QueryChunks,
     readonly logitRows: boolean,
     readonly interventions: boolean,
@@ -197,6 +311,7 @@ class OrtEngine implements OnnxEngine {
       chunkBudgetBytes: this.chunkBudgetBytes,
       logitRows,
       interventions: this.interventions,
+      weights: this.weights,
     });
   }
 

@@ -3,8 +3,11 @@
  * names the term (and probe) responsible instead of the process being killed mid-run.
  *
  * The terms follow what the decomposed graph materialises (docs/engine.md):
- * - weights: every parameter in the compute type (on CPU BF16/F16 checkpoints are cast to f32
- *   when the session is created, so they cost 4 bytes each);
+ * - weights: every parameter as the engine holds it (`weightBytes`): in the compute type (on CPU
+ *   BF16/F16 checkpoints are cast to f32 when the session is created, so they cost 4 bytes each),
+ *   except GGUF blocks kept quantised for MatMulNBits, counted as their codes plus float32 scales
+ *   (and zero points), and an embedding read from the weight cache's mapped file, of which only the
+ *   rows a run gathers are resident;
  * - attention: the decomposed attention holds scores, masked scores and probabilities, each
  *   [batch, head, query, key] f32, at once for one layer, for one query chunk (graph/chunks.ts);
  * - activations: the residual stream and projections of one layer, and the MLP intermediates of one
@@ -14,7 +17,7 @@
  * - probes: every requested probe output ×2.5 (ORT's output buffer with its arena slack + the JS
  *   copy the Node binding makes; measured 2.5× at T 1024 and 2048);
  * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so the compute terms above
- *   (not the probe outputs) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
+ *   (not the probe outputs, nor MatMulNBits blocks) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
  *   without probes, 1.76 GB with full maps for every layer; see BENCHMARKS.md "Engine");
  * - runtime: Node + onnxruntime's own libraries (~96 MiB).
  * It is an estimate (±25 %), not a guarantee; the benchmark prints it next to the measured peak.
@@ -23,6 +26,8 @@ import * as os from "node:os";
 import { activationsPerToken, mlpPerToken, mlpRowsPerChunk, rowsPerChunk as rowsPerChunk_, type QueryChunks } from "../graph/chunks.js";
 import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
 import type { ModelSpec } from "../graph/spec.js";
+import type { TensorInfo } from "../checkpoint/types.js";
+import { NBITS_TYPES } from "../checkpoint/gguf/nbits.js";
 import { BudgetError } from "../util/errors.js";
 import { probeElementsOf, probeInfo, type ProbeRequest } from "../util/probes.js";
 
@@ -42,6 +47,64 @@ export interface MemoryEstimateOptions {
    * graph and, per chunk, two [batch, head, rows, key] booleans next to the scores.
    */
   interventions?: boolean;
+  /** The weights as the engine holds them (`weightFootprint`); default: every parameter in the compute type. */
+  weights?: WeightFootprint;
+}
+
+export interface WeightRepresentation {
+  computeDType?: "f32" | "f16";
+  /** As EngineOptions.quantizedWeights (default "matmulnbits"). */
+  quantizedWeights?: "dequantize" | "matmulnbits";
+  /** Decoded weights live in the weight cache's mapped file (EngineOptions.weightCache): the embedding's unread rows cost nothing. */
+  mapped?: boolean;
+}
+
+/** The weights as the engine holds them: all bytes, and the part that is MatMulNBits blocks. */
+export interface WeightFootprint {
+  bytes: number;
+  /** Codes, scales and zero points of layers kept quantised (prepacked once, outside the run's arena). */
+  quantised: number;
+}
+
+/**
+ * Bytes of the weights a spec reads, as the engine will hold them — computed from the tensor index
+ * alone, before any weight is read. A quantised linear weight kept for MatMulNBits (Q4_0, Q4_1,
+ * Q8_0; f32 compute) costs bits/8 per element for its codes plus 4 bytes per 32-element block for
+ * its scale (and 4 more for Q4_1's zero point); everything else costs the compute type's size per
+ * element. The embedding is a Gather: decoded into the mapped cache file, only gathered rows are
+ * resident, so it counts nothing there (unless it is also the head).
+ */
+export function weightFootprint(spec: ModelSpec, tensors: Map<string, TensorInfo>, r: WeightRepresentation = {}): WeightFootprint {
+  const elem = r.computeDType === "f16" ? 2 : 4;
+  const nbits = (r.quantizedWeights ?? "matmulnbits") === "matmulnbits" && elem === 4;
+  const tied = spec.weights.lmHead === spec.weights.embed;
+  const names = new Set<string>([spec.weights.embed, spec.weights.finalNorm, spec.weights.lmHead]);
+  for (const b of spec.weights.blocks) for (const n of Object.values(b)) if (n) names.add(n);
+  let bytes = 0,
+    quantised = 0;
+  for (const name of names) {
+    const t = tensors.get(name);
+    if (!t) continue;
+    const n = t.shape.reduce((a, b) => a * b, 1);
+    const type = t.encoding?.ggmlType;
+    const isEmbedOnly = name === spec.weights.embed && !tied;
+    const decoded = t.encoding !== undefined;
+    if (nbits && type !== undefined && NBITS_TYPES.has(type) && t.shape.length === 2 && !isEmbedOnly) {
+      const q = (n * (type === "Q8_0" ? 8 : 4)) / 8 + (n / 32) * (type === "Q4_1" ? 8 : 4);
+      bytes += q;
+      quantised += q;
+      // a tied head is also the embedding's float32 Gather table
+      if (name === spec.weights.embed && !(r.mapped && decoded)) bytes += n * elem;
+    } else if (!(name === spec.weights.embed && r.mapped && decoded)) {
+      bytes += n * elem;
+    }
+  }
+  return { bytes, quantised };
+}
+
+/** `weightFootprint(...).bytes`. */
+export function weightBytes(spec: ModelSpec, tensors: Map<string, TensorInfo>, r: WeightRepresentation = {}): number {
+  return weightFootprint(spec, tensors, r).bytes;
 }
 
 export interface MemoryEstimate {
@@ -87,7 +150,7 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   const { batch: B, seq: T } = o;
   const req = o.probes ?? {};
   const bytes = o.computeDType === "f16" ? 2 : 4;
-  const weights = specParameterCount(spec) * bytes;
+  const weights = o.weights?.bytes ?? specParameterCount(spec) * bytes;
   // scores + masked + softmax in f32 (+ one f16 copy of P in half mode) for one layer at a time
   // a layer with a full-map probe runs as one chunk under "auto"
   const fullMap = (req.pattern?.layers.length ?? 0) + (req.patternMean?.layers.length ?? 0) > 0;
@@ -126,7 +189,9 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
   }
   terms.push(...byKind);
   const dominant = terms.reduce((a, b) => (b[1] > a[1] ? b : a))[0];
-  const arena = 0.5 * (weights + attention + activations + logits);
+  // MatMulNBits blocks are prepacked once when the session is made, not grown into by runs: no
+  // arena share (measured on an 8B-shaped Q4_0 GGUF: peak 5.1 GB for 4.7 GB of blocks at T 64).
+  const arena = 0.5 * (weights - (o.weights?.quantised ?? 0) + attention + activations + logits);
   const runtime = RUNTIME_BYTES;
   return {
     weights,
@@ -158,7 +223,7 @@ export function formatBytes(n: number): string {
 }
 
 /** Throw BudgetError when the estimate exceeds the budget, naming the dominant term. */
-export function checkBudget(est: MemoryEstimate, budget: number, where: { batch: number; seq: number }): void {
+export function checkBudget(est: MemoryEstimate, budget: number, where: { batch: number; seq: number }, fits = ""): void {
   if (est.total <= budget) return;
   const isProbe = est.dominant.startsWith("blocks.");
   const domBytes = isProbe
@@ -170,11 +235,15 @@ export function checkBudget(est: MemoryEstimate, budget: number, where: { batch:
     field: isProbe ? `probes (${est.dominant})` : est.dominant,
     expected: `at most ${formatBytes(budget)} (memoryBudgetBytes)`,
     found: `≈${formatBytes(est.total)} for batch ${where.batch} × seq ${where.seq}, of which ${est.dominant} ≈${formatBytes(domBytes)}`,
-    hint: isProbe
-      ? `drop ${est.dominant} or restrict it to fewer layers/heads, shorten the sequence, or raise memoryBudgetBytes`
-      : est.dominant === "attention"
-        ? `${chunkHint(est, budget)}shorten the sequence or the batch (attention grows with seq²), or raise memoryBudgetBytes`
-        : "use a smaller batch/sequence or raise memoryBudgetBytes",
+    hint:
+      fits +
+      (isProbe
+        ? `drop ${est.dominant} or restrict it to fewer layers/heads, shorten the sequence, or raise memoryBudgetBytes`
+        : est.dominant === "attention"
+          ? `${chunkHint(est, budget)}shorten the sequence or the batch (attention grows with seq²), or raise memoryBudgetBytes`
+          : est.dominant === "weights"
+            ? `the weights alone take ≈${formatBytes(est.weights)}: raise memoryBudgetBytes (≥ ${formatBytes(est.total)}) or use a smaller or more quantised checkpoint`
+            : "use a smaller batch/sequence or raise memoryBudgetBytes"),
   });
 }
 

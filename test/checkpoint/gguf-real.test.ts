@@ -49,7 +49,7 @@ describe.skipIf(!present)("SmolLM2-135M-Instruct from GGUF (real tier)", () => {
     const ck = openCheckpoint(SMOLLM2_GGUF);
     spec = resolveModelSpec(ck);
     tok = loadTokenizer(ck.tokenizer!, spec);
-    engine = await createEngine(ck, { threads: 2, probes: {} });
+    engine = await createEngine(ck, { threads: 2, probes: {}, quantizedWeights: "dequantize" });
   }, 300_000);
   afterAll(async () => engine?.dispose());
 

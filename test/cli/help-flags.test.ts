@@ -90,7 +90,13 @@ describe("--device: one check in every command that takes it", () => {
 
   it("valid values and the default pass through unchanged", () => {
     for (const d of DEVICES) expect(runtimeOptions("forward", { device: d }).device).toBe(d);
-    expect(runtimeOptions("forward", {})).toEqual({ device: "cpu", lowMemory: false, queryChunks: "auto", scanWeights: true });
+    expect(runtimeOptions("forward", {})).toEqual({
+      device: "cpu",
+      lowMemory: false,
+      queryChunks: "auto",
+      scanWeights: true,
+      quantizedWeights: "auto",
+    });
     expect(deviceFlag("slurm", undefined, "cuda")).toBe("cuda");
     expect(() => deviceFlag("slurm", "tpu")).toThrow(UsageError);
   });

@@ -33,12 +33,21 @@ export interface NBitsWeight {
   zeroPoints?: Float32Array;
 }
 
-function half(b: Uint8Array, o: number): number {
-  const h = b[o] | (b[o + 1] << 8);
+function half(h: number): number {
   const s = h & 0x8000 ? -1 : 1,
     e = (h >> 10) & 0x1f,
     f = h & 0x3ff;
   return e === 0 ? s * f * 2 ** -24 : e === 31 ? (f ? NaN : s * Infinity) : s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+// Every half float's value, made once: an 8B checkpoint has 250 M block scales to convert.
+let HALVES: Float32Array | undefined;
+function halves(): Float32Array {
+  if (!HALVES) {
+    HALVES = new Float32Array(65536);
+    for (let h = 0; h < 65536; h++) HALVES[h] = half(h);
+  }
+  return HALVES;
 }
 
 /**
@@ -53,11 +62,12 @@ export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
   let raw: Uint8Array = readStoredBytes(info);
   if (info.encoding?.unpermuteHeads !== undefined) raw = unpermuteRows(raw, n, raw.length / n, info.encoding.unpermuteHeads);
   const scales = new Float32Array(nb);
+  const H = halves();
   if (type === "Q8_0") {
     const codes = new Uint8Array(nb * 32);
     for (let b = 0; b < nb; b++) {
       const o = b * 34;
-      scales[b] = half(raw, o);
+      scales[b] = H[raw[o] | (raw[o + 1] << 8)];
       for (let j = 0; j < 32; j++) codes[b * 32 + j] = (raw[o + 2 + j] + 128) & 255; // int8 → uint8 offset by 128
     }
     return { bits: 8, blockSize: 32, n, k, codes, scales };
@@ -68,16 +78,19 @@ export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
   const zeroPoints = type === "Q4_1" ? new Float32Array(nb) : undefined;
   for (let b = 0; b < nb; b++) {
     const o = b * stride;
-    const d = half(raw, o);
+    const d = H[raw[o] | (raw[o + 1] << 8)];
     scales[b] = d;
     if (zeroPoints) {
-      const m = half(raw, o + 2);
+      const m = H[raw[o + 2] | (raw[o + 3] << 8)];
       if (d === 0 && m !== 0) return undefined;
       zeroPoints[b] = d === 0 ? 0 : -m / d;
     }
-    for (let e = 0; e < 32; e++) {
-      const q = e < 16 ? raw[o + qsAt + e] & 15 : raw[o + qsAt + e - 16] >> 4;
-      codes[b * 16 + (e >> 1)] |= e & 1 ? q << 4 : q;
+    // ggml byte j: elements j (low nibble) and j + 16 (high); MatMulNBits byte i: elements 2i and 2i + 1.
+    const q = o + qsAt,
+      c = b * 16;
+    for (let i = 0; i < 8; i++) {
+      codes[c + i] = (raw[q + 2 * i] & 15) | ((raw[q + 2 * i + 1] & 15) << 4);
+      codes[c + 8 + i] = (raw[q + 2 * i] >> 4) | (raw[q + 2 * i + 1] & 0xf0);
     }
   }
   return { bits: 4, blockSize: 32, n, k, codes, scales, zeroPoints };

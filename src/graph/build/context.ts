@@ -41,12 +41,18 @@ export interface BuildOptions {
    */
   interventions?: boolean;
   /**
-   * GGUF Q4_0 / Q4_1 / Q8_0 linear layers (default "dequantize": expanded to float32 once, at build
-   * time). "matmulnbits" keeps them quantised and runs them with onnxruntime's MatMulNBits
-   * (com.microsoft; f32 compute only): ≈ 1/6 of the weight memory for 4-bit layers. The embedding
-   * (a Gather) and a head tied to it stay float32. See checkpoint/gguf/nbits.ts.
+   * GGUF Q4_0 / Q4_1 / Q8_0 linear layers. "matmulnbits" (default) keeps them quantised and runs
+   * them with onnxruntime's MatMulNBits (com.microsoft; f32 compute only, so f16 graphs expand
+   * them): ≈ 1/6 of the weight memory of float32 for 4-bit layers. "dequantize" expands them to
+   * float32 once, at build time. The embedding (a Gather) stays float32. See checkpoint/gguf/nbits.ts.
    */
   quantizedWeights?: "dequantize" | "matmulnbits";
+  /**
+   * Decoded weights (GGUF blocks) go to a cache file in this folder, which onnxruntime maps, and
+   * are reused by the next build on the same checkpoint (build/weight-cache.ts). Default: none,
+   * they are handed to onnxruntime from memory.
+   */
+  weightCacheDir?: string;
   /**
    * Fused attention (default false, see build/attention-fused.ts): layers whose probes need no
    * attention probabilities (none, or only q/k) run com.microsoft MultiHeadAttention instead of the
@@ -122,7 +128,7 @@ function checkOptions(spec: ModelSpec, options: BuildOptions): void {
       found: String(budget),
     });
   }
-  const quantMode = options.quantizedWeights ?? "dequantize";
+  const quantMode = options.quantizedWeights ?? "matmulnbits";
   if (quantMode !== "dequantize" && quantMode !== "matmulnbits") {
     throw new SettingsError("Unknown quantized-weights mode", {
       field: "quantizedWeights",
@@ -159,7 +165,10 @@ export function buildContext(spec: ModelSpec, tensors: Map<string, TensorInfo>, 
     f16,
     chunking: options.queryChunks ?? 1,
     budget: options.chunkBudgetBytes ?? AUTO_CHUNKS.scratchBytes,
-    weights: weightStore(g, tensors, CT),
+    weights: weightStore(g, tensors, CT, {
+      cacheDir: options.weightCacheDir,
+      cacheSettings: { quantizedWeights: options.quantizedWeights ?? "matmulnbits" },
+    }),
     inputNames: [ids, pos, mask],
     ids,
     pos,

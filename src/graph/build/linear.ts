@@ -5,7 +5,7 @@
  * weight under `quantizedWeights: "matmulnbits"` (f32 compute only) runs as com.microsoft
  * MatMulNBits on its quantised blocks instead (checkpoint/gguf/nbits.ts), with the bias added after.
  */
-import { toMatMulNBits } from "../../checkpoint/gguf/nbits.js";
+import { NBITS_TYPES, toMatMulNBits } from "../../checkpoint/gguf/nbits.js";
 import type { GraphBuilder } from "../onnx/builder.js";
 import { DataType } from "../onnx/proto.js";
 import type { BuildContext } from "./context.js";
@@ -15,20 +15,27 @@ type NBits = { inputs: string[]; attrs: Record<string, number> };
 /** The MatMulNBits initializers of weight `w`, or null when it runs as a plain Gemm. */
 function nbitsInitializers(ctx: BuildContext, w: string, out: number, inp: number): NBits | null {
   const info = ctx.weights.tensors.get(w);
-  const useNBits = ctx.options.quantizedWeights === "matmulnbits" && !ctx.f16;
-  if (!useNBits || !info?.encoding || info.shape[0] !== out || info.shape[1] !== inp) return null;
-  const q = toMatMulNBits(info);
-  if (!q) return null;
-  const nb = q.k / q.blockSize;
-  const u8 = (a: Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  const mem = ctx.weights.inMemory;
-  const inputs = [
-    mem(`${w}.nbits_codes`, DataType.UINT8, [q.n, nb, (q.blockSize * q.bits) / 8], q.codes),
-    mem(`${w}.nbits_scales`, DataType.FLOAT, [q.n * nb], u8(q.scales)),
-  ];
-  if (q.zeroPoints) inputs.push(mem(`${w}.nbits_zero_points`, DataType.FLOAT, [q.n * nb], u8(q.zeroPoints)));
+  const useNBits = ctx.options.quantizedWeights !== "dequantize" && !ctx.f16;
+  const type = info?.encoding?.ggmlType;
+  if (!useNBits || !info || type === undefined || !NBITS_TYPES.has(type) || info.shape[0] !== out || info.shape[1] !== inp) return null;
+  const bits = type === "Q8_0" ? 8 : 4;
+  const blockSize = 32;
+  const nb = inp / blockSize;
+  // Decoded once into the weight cache (or memory); a cached entry is used without decoding.
+  const inputs = ctx.weights.decoded(`${w}#nbits`, () => {
+    const q = toMatMulNBits(info);
+    if (!q) return undefined;
+    const u8 = (a: Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    const made = [
+      { name: `${w}.nbits_codes`, dataType: DataType.UINT8, dims: [q.n, nb, (blockSize * q.bits) / 8], data: q.codes },
+      { name: `${w}.nbits_scales`, dataType: DataType.FLOAT, dims: [q.n * nb], data: u8(q.scales) },
+    ];
+    if (q.zeroPoints) made.push({ name: `${w}.nbits_zero_points`, dataType: DataType.FLOAT, dims: [q.n * nb], data: u8(q.zeroPoints) });
+    return made;
+  });
+  if (!inputs) return null;
   const accuracy_level = ctx.options.nbitsAccuracyLevel ?? 0;
-  return { inputs, attrs: { K: q.k, N: q.n, bits: q.bits, block_size: q.blockSize, accuracy_level } };
+  return { inputs, attrs: { K: inp, N: out, bits, block_size: blockSize, accuracy_level } };
 }
 
 // A weight's MatMulNBits initializers are made once per graph: the MLP runs per row chunk, so one

@@ -4,8 +4,9 @@
  * Weights are never copied when they can be used in place: an initializer is ONNX external data
  * pointing INTO the safetensors (or GGUF) file (`location` = the real file's basename, `offset`,
  * `length`). Tensors whose stored bytes are not the values (GGUF quantised blocks) are decoded
- * once and handed to onnxruntime as in-memory external data under a virtual location; onnxruntime
- * then wants every external weight in that table, so all of them are read in that case.
+ * once (weight-cache.ts): into a cache file onnxruntime maps (`cacheDir`), or handed to it as
+ * in-memory external data under virtual locations. Either way every weight of such a checkpoint
+ * goes the decoded way, so onnxruntime reads external data from one folder (or one table).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -14,6 +15,7 @@ import type { TensorInfo } from "../../checkpoint/types.js";
 import { CheckpointError } from "../../util/errors.js";
 import type { GraphBuilder } from "../onnx/builder.js";
 import { DataType } from "../onnx/proto.js";
+import { cacheSink, memorySink, weightCacheKey, type DecodedSink, type DecodedTensor } from "./weight-cache.js";
 
 const ONNX_DTYPE: Record<string, number> = { F32: DataType.FLOAT, F16: DataType.FLOAT16, BF16: DataType.BFLOAT16 };
 
@@ -22,12 +24,24 @@ export interface WeightStore {
   tensors: Map<string, TensorInfo>;
   /** Initializer for a checkpoint tensor, shape-checked, cast to the compute type (cached by name). */
   weight(name: string, shape: number[]): string;
-  /** An initializer whose bytes are handed to onnxruntime from memory (decoded weights). */
-  inMemory(name: string, dataType: number, dims: number[], data: Uint8Array): string;
+  /**
+   * Initializers decoded from one checkpoint tensor (group `key`), made by `make` unless the weight
+   * cache has them; undefined when `make` declines.
+   */
+  decoded(key: string, make: () => DecodedTensor[] | undefined): string[] | undefined;
   /** Real paths of the files referenced as external data. */
   files(): string[];
-  /** Decoded weights, by virtual location. */
+  /** Decoded weights held in memory, by virtual location. */
   buffers: { path: string; data: Uint8Array }[];
+  /** The decoded weights' store (finish it after the last weight). */
+  sink: DecodedSink;
+}
+
+export interface WeightStoreOptions {
+  /** Put decoded weights in this cache folder (weight-cache.ts) rather than in memory. */
+  cacheDir?: string;
+  /** Settings that change the decoded bytes (part of the cache key). */
+  cacheSettings?: Record<string, unknown>;
 }
 
 function realpathOrThrow(file: string, tensor: string): string {
@@ -81,26 +95,43 @@ function checkedDtype(tensors: Map<string, TensorInfo>, name: string, shape: num
 }
 
 /** Weights of `tensors` as initializers of `g` (always the outer graph, also for a Loop body's layers). */
-export function weightStore(g: GraphBuilder, tensors: Map<string, TensorInfo>, computeType: number): WeightStore {
+export function weightStore(
+  g: GraphBuilder,
+  tensors: Map<string, TensorInfo>,
+  computeType: number,
+  options: WeightStoreOptions = {},
+): WeightStore {
   const files = new Map<string, string>(); // real path → location
   const realFiles = new Map<string, string>();
   const cache = new Map<string, string>();
-  const buffers: { path: string; data: Uint8Array }[] = [];
   // Float tensors whose only encoding is llama.cpp's q/k row order stay in place (Gather below);
-  // anything quantised has to be decoded, and then every weight goes to onnxruntime from memory.
+  // anything quantised has to be decoded, and then every weight goes the decoded way.
   const decodeAll = [...tensors.values()].some((t) => t.encoding !== undefined && !rowOrderOnly(t));
+  const sink =
+    decodeAll && options.cacheDir !== undefined
+      ? cacheSink(
+          options.cacheDir,
+          weightCacheKey(
+            [...tensors.values()].map((t) => t.file),
+            { computeType, ...options.cacheSettings },
+          ),
+        )
+      : memorySink();
   const toCompute = (v: string, dt: number) => (dt === computeType ? v : g.cast(v, computeType));
 
-  const inMemory = (name: string, dataType: number, dims: number[], data: Uint8Array): string => {
-    const location = `floatscope-decoded-${buffers.length}.bin`;
-    buffers.push({ path: location, data });
-    const externalData = [
-      { key: "location", value: location },
-      { key: "offset", value: "0" },
-      { key: "length", value: String(data.byteLength) },
-    ];
-    return g.initializer({ name, dataType, dims, externalData });
-  };
+  const decoded = (key: string, make: () => DecodedTensor[] | undefined): string[] | undefined =>
+    sink.group(key, make)?.map((t) =>
+      g.initializer({
+        name: t.name,
+        dataType: t.dataType,
+        dims: t.dims,
+        externalData: [
+          { key: "location", value: t.location },
+          { key: "offset", value: String(t.offset) },
+          { key: "length", value: String(t.length) },
+        ],
+      }),
+    );
 
   /** A tensor used where it lies in its file (with its rows put back in HF order if GGUF permuted them). */
   const inPlace = (name: string, info: TensorInfo, dt: number, shape: number[]): string => {
@@ -141,10 +172,12 @@ export function weightStore(g: GraphBuilder, tensors: Map<string, TensorInfo>, c
     if (cached) return cached;
     const { info, dt } = checkedDtype(tensors, name, shape);
     // Stored bytes are not the values (quantised blocks, permuted rows): decode once, pass in memory.
-    const v = decodeAll ? toCompute(inMemory(name, dt, shape, readTensorBytes(info)), dt) : inPlace(name, info, dt, shape);
+    const v = decodeAll
+      ? toCompute(decoded(name, () => [{ name, dataType: dt, dims: shape, data: readTensorBytes(info) }])![0], dt)
+      : inPlace(name, info, dt, shape);
     cache.set(name, v);
     return v;
   };
 
-  return { tensors, weight, inMemory, files: () => [...files.keys()], buffers };
+  return { tensors, weight, decoded, files: () => [...files.keys(), ...sink.files()], buffers: sink.buffers, sink };
 }
