@@ -1,4 +1,10 @@
+import * as os from "node:os";
+import * as path from "node:path";
 import { defineConfig } from "vitest/config";
+
+// One weight-cache folder per test run, removed at its end (test/support/weight-cache-dir.ts).
+const WEIGHT_CACHE = path.join(os.tmpdir(), `floatscope-test-weights-${process.pid}`);
+process.env.FLOATSCOPE_CACHE_DIR = WEIGHT_CACHE;
 
 // Test tiers (README "Tests"): `vitest run` runs them all; `vitest run --project <tier>` one of them.
 // integration = needs a second process, language or checkout (a real Jupyter kernel over ZMQ, Python + torch/numpy,
@@ -21,6 +27,8 @@ export default defineConfig({
     // Two cores: keep workers low so ORT sessions do not fight each other.
     maxWorkers: 2,
     pool: "forks",
+    env: { FLOATSCOPE_CACHE_DIR: WEIGHT_CACHE },
+    globalSetup: ["test/support/weight-cache-dir.ts"],
     projects: [
       {
         extends: true,
