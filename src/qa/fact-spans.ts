@@ -108,7 +108,10 @@ export function factSpans(source: FactSpanSource, passages: readonly string[], f
     const doc = passage === undefined ? undefined : docs.find((d) => prompt.text.slice(d.chars[0], d.chars[1]).includes(passage));
     if (!doc) return void missing.push({ factId, why: "passage not in the prompt" });
     const at = prompt.text.slice(doc.chars[0], doc.chars[1]).indexOf(fact.statement);
-    const keySpan = at < 0 ? undefined : charSpanToTokenSpan(offsets.slice(0, prompt.promptLength), [doc.chars[0] + at, doc.chars[0] + at + fact.statement.length]);
+    const keySpan =
+      at < 0
+        ? undefined
+        : charSpanToTokenSpan(offsets.slice(0, prompt.promptLength), [doc.chars[0] + at, doc.chars[0] + at + fact.statement.length]);
     if (!keySpan) return void missing.push({ factId, why: "statement not in its passage" });
     const answerTokens: number[] = [];
     for (const c of claims) {

@@ -16,7 +16,13 @@ const DOC1 = "P1: Sina Nipu was born in 1995 . Sina Nipu is a carpenter .";
 const DOC2 = "P2: Kifa Zifi likes the colour red .";
 const TEXT = `${DOC1} ${DOC2} Q: about Sina Nipu ? A:`;
 const PASSAGES = ["Kifa Zifi likes the colour red .", "Sina Nipu was born in 1995 . Sina Nipu is a carpenter .", "Ruvo Sil is a pilot ."];
-const fact = (relation: string, ctx: number, statement: string, object: string, templates: string[]): RecordFact => ({ relation, ctx, statement, object, templates });
+const fact = (relation: string, ctx: number, statement: string, object: string, templates: string[]): RecordFact => ({
+  relation,
+  ctx,
+  statement,
+  object,
+  templates,
+});
 const FACTS: RecordFact[] = [
   fact("birth_year", 1, "Sina Nipu was born in 1995 .", "1995", ["{s} was born in {v} .", "{s} came into the world in {v} ."]),
   fact("profession", 1, "Sina Nipu is a carpenter .", "carpenter", ["{s} is a {v} .", "{s} works as a {v} ."]),
@@ -27,7 +33,21 @@ const FACTS: RecordFact[] = [
 // " Sina" 0-5 " Nipu" 5-10 " was" 10-14 " born" 14-19 " in" 19-22 " 1995" 22-27 "," 27-28 " and" 28-32
 // " is" 32-35 " a" 35-37 " pilot" 37-43 "." 43-44, then an end-of-turn token with an empty span.
 const COMPLETION = " Sina Nipu was born in 1995, and is a pilot.";
-const GEN: [number, number][] = [[0, 5], [5, 10], [10, 14], [14, 19], [19, 22], [22, 27], [27, 28], [28, 32], [32, 35], [35, 37], [37, 43], [43, 44], [44, 44]];
+const GEN: [number, number][] = [
+  [0, 5],
+  [5, 10],
+  [10, 14],
+  [14, 19],
+  [19, 22],
+  [22, 27],
+  [27, 28],
+  [28, 32],
+  [32, 35],
+  [35, 37],
+  [37, 43],
+  [43, 44],
+  [44, 44],
+];
 
 function source() {
   const prompt = words(TEXT);
@@ -71,7 +91,11 @@ describe("placeClaims", () => {
       "",
       "İstanbul AND ÉCOLE — the end.",
     ];
-    for (const c of cases) expect(placeClaims(c).map((p) => p.claim), JSON.stringify(c)).toEqual(splitClaims(c));
+    for (const c of cases)
+      expect(
+        placeClaims(c).map((p) => p.claim),
+        JSON.stringify(c),
+      ).toEqual(splitClaims(c));
   });
 });
 
