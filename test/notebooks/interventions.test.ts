@@ -123,7 +123,9 @@ describe("the committed notebook 09", () => {
     expect(book.metadata.kernelspec?.name).toBe("floatscope");
     const code = book.cells.filter((c) => c.cell_type === "code").map((c) => join1(c.source));
     for (const m of code.join("\n").matchAll(/from\s+"([^"]+)"/g)) expect(m[1] === "floatscope" || m[1].startsWith("node:"), m[1]).toBe(true);
-    expect(code.join("\n")).toContain('process.env.FLOATSCOPE_MODELS ?? "../models"');
+    // The models folder comes from the shared settings helper, like 01–08 (no cell reads process.env).
+    expect(code.join("\n")).toMatch(/notebookSettings\(/);
+    expect(code.join("\n")).not.toContain("process.env");
     expect(code.at(-1)).toMatch(/show\(findings\("09-interventions", \w+\)\);\s*$/);
     const outs = outputsOf(book);
     expect(outs.filter((o) => o.output_type === "error" || (o.output_type === "stream" && o.name === "stderr"))).toEqual([]);
