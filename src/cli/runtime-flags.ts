@@ -16,7 +16,11 @@ export const QUANTIZED_WEIGHTS = ["auto", "matmulnbits", "dequantize"] as const;
 const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
   device: { name: "device", type: "string", value: "<d>", help: DEVICES.join(" | "), default: "cpu" },
   threads: { name: "threads", type: "string", value: "<n>", help: "intra-op threads" },
-  "low-memory": { name: "low-memory", type: "boolean", help: "keep weights memory-mapped (session.disable_prepacking)" },
+  "low-memory": {
+    name: "low-memory",
+    type: "boolean",
+    help: ["keep weights memory-mapped (session.disable_prepacking); quantised layers then run", "unprepacked and much slower"],
+  },
   "query-chunks": {
     name: "query-chunks",
     type: "string",
