@@ -23,6 +23,7 @@ import { chromium, type Browser, type Locator, type Page } from "playwright-core
 import { scrubber } from "../../../src/figures/scrubber.js";
 import { syntheticTrace } from "../synthetic-trace.js";
 import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, ROOT, startLab, type LabServer } from "./lab-server.js";
+import { walkEveryStep } from "./scrubber-walk.js";
 
 const missing = missingPrerequisite();
 if (missing) console.warn(`[compare browser test] skipped: ${missing}`);
@@ -226,60 +227,8 @@ describe.skipIf(missing !== null)("the scrubber compares runs in a real JupyterL
       const steps = Number(await sc.locator('input[data-role="step"]').getAttribute("max")) + 1;
       const layers = Number(await sc.locator('input[data-role="layer"]').getAttribute("max")) + 1;
       expect(steps).toBeGreaterThanOrEqual(8);
-      const empty: string[] = [];
-      const unlabelled: string[] = [];
-      let anchorsSeen = 0;
-      for (const layer of [0, layers - 1]) {
-        await sc.locator('input[data-role="layer"]').evaluate((el: HTMLInputElement, v) => {
-          el.value = String(v);
-          el.dispatchEvent(new Event("input", { bubbles: true }));
-        }, layer);
-        for (let s = 0; s < steps; s++) {
-          await sc.locator('input[data-role="step"]').evaluate((el: HTMLInputElement, v) => {
-            el.value = String(v);
-            el.dispatchEvent(new Event("input", { bubbles: true }));
-          }, s);
-          // what the output did not embed arrives from the kernel: wait for both panels to have it
-          const ok = await page
-            .waitForFunction(
-              () =>
-                [...document.querySelectorAll(".fs-scrubber .fs-run")].every(
-                  (r) =>
-                    /^full map, step/.test(r.querySelector(".fs-map-box .fs-map-note")?.textContent ?? "") &&
-                    Number(r.querySelector("canvas.fs-headview-lines")?.getAttribute("data-lines") ?? 0) > 0,
-                ),
-              null,
-              { timeout: 30_000 },
-            )
-            .then(() => true)
-            .catch(() => false);
-          const state = await sc.locator(".fs-run").evaluateAll((rs) =>
-            rs.map((r) => {
-              const map = r.querySelector("canvas.fs-map") as HTMLCanvasElement;
-              const d = map.getContext("2d")!.getImageData(0, 0, map.width, map.height).data;
-              const colours = new Set<number>();
-              for (let i = 0; i < d.length; i += 4 * 3) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-              const anchors = ((r.querySelector("canvas.fs-strip") as HTMLElement).dataset.anchors ?? "").split(",").filter(Boolean);
-              const labelled = new Set(
-                [...r.querySelectorAll(".fs-xaxis:not(.fs-map-xaxis) .fs-token-tick")].map((t) => (t as HTMLElement).dataset.pos),
-              );
-              return {
-                where: r.querySelector(".fs-run-where")?.textContent ?? "",
-                note: r.querySelector(".fs-map-box .fs-map-note")?.textContent ?? "",
-                lines: Number(r.querySelector("canvas.fs-headview-lines")?.getAttribute("data-lines") ?? 0),
-                colours: colours.size,
-                anchors,
-                missingLabels: anchors.filter((a) => !labelled.has(a)),
-              };
-            }),
-          );
-          for (const [i, p] of state.entries()) {
-            if (!ok || p.lines === 0 || p.colours < 4) empty.push(`run ${i} ${p.where}: ${p.lines} lines, ${p.colours} colours, ${p.note}`);
-            if (p.missingLabels.length) unlabelled.push(`run ${i} ${p.where}: anchors ${p.missingLabels.join(", ")} unlabelled`);
-            anchorsSeen += p.anchors.length;
-          }
-        }
-      }
+      // scrubber-walk's walk: both panels at every step of the first and last layer, each anchor column labelled
+      const { empty, unlabelled, anchorsSeen } = await walkEveryStep(page, sc, [0, layers - 1]);
       expect(empty).toEqual([]);
       expect(unlabelled).toEqual([]);
       expect(anchorsSeen).toBeGreaterThan(0);
