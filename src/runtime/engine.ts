@@ -153,7 +153,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
   const weightsFor = (dtype: typeof computeDType, mode = quantizedWeights) =>
     weightFootprint(spec, tensors, { computeDType: dtype, quantizedWeights: mode, mapped: weightCacheDir !== undefined });
   const planned = options.plannedRun ?? { batch: 1, seq: 1 };
-  const estimateAt = (seq: number, dtype = computeDType) =>
+  const estimateAt = (seq: number, dtype = computeDType, mode = quantizedWeights) =>
     estimateMemory(spec, {
       batch: planned.batch,
       seq,
@@ -163,7 +163,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       chunkBudgetBytes,
       interventions,
       logitRows: logitRows ? 1 : undefined,
-      weights: weightsFor(dtype),
+      weights: weightsFor(dtype, mode),
     });
   checkBudget(
     estimateAt(planned.seq),
@@ -171,17 +171,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     planned,
     fitHint(planned.seq, memoryBudgetBytes, estimateAt, () =>
       quantizedWeights === "dequantize" && weightsFor(computeDType, "matmulnbits").bytes < weightsFor(computeDType).bytes
-        ? estimateMemory(spec, {
-            batch: planned.batch,
-            seq: planned.seq,
-            probes,
-            computeDType,
-            queryChunks,
-            chunkBudgetBytes,
-            interventions,
-            logitRows: logitRows ? 1 : undefined,
-            weights: weightsFor(computeDType, "matmulnbits"),
-          }).total
+        ? estimateAt(planned.seq, computeDType, "matmulnbits").total
         : undefined,
     ),
   );
