@@ -139,12 +139,23 @@ export function firstTokenSink(traces: Trace | Trace[], opts: SinkOptions = {}):
       for (const k of Object.keys(st) as (keyof SinkStats)[]) cols[k].push(st[k]);
     }
   });
-  return {
-    table: longTable(cols),
-    layers: pooledLayers(cols),
-    samples: pooledSamples(cols),
-    warnings: partialWarnings(list),
-  };
+  return { table: longTable(cols), ...pooled(cols), warnings: partialWarnings(list) };
+}
+
+/** One (model, sample, layer) row of `SinkResult.table`. */
+export type SinkCell = ModelCols & SinkStats & { sample: string; layer: number };
+
+/**
+ * The `layers` and `samples` tables from (model, sample, layer) cells computed apart — e.g. recorded per
+ * question by grid units on several machines and merged — pooled exactly as `firstTokenSink` pools its own.
+ */
+export function poolSinkCells(cells: readonly SinkCell[]): Pick<SinkResult, "layers" | "samples"> {
+  const cols = Object.fromEntries(CELL_KEYS.map((k) => [k, cells.map((c) => c[k])])) as Cols;
+  return pooled(cols);
+}
+
+function pooled(cols: Cols): Pick<SinkResult, "layers" | "samples"> {
+  return { layers: pooledLayers(cols), samples: pooledSamples(cols) };
 }
 
 /** The most frequent value (ties to the lower one); -1 for none. */
@@ -156,10 +167,21 @@ function mode(xs: readonly number[]): number {
   return best;
 }
 
-type Cols = {
-  [K in keyof (ModelCols & SinkStats & { sample: string; layer: number })]: (ModelCols &
-    SinkStats & { sample: string; layer: number })[K][];
-};
+type Cols = { [K in keyof SinkCell]: SinkCell[K][] };
+const CELL_KEYS: readonly (keyof SinkCell)[] = [
+  "model",
+  "family",
+  "paradigm",
+  "sample",
+  "layer",
+  "onFirst",
+  "top1AtFirst",
+  "top1Stability",
+  "modalTop1",
+  "distinctTop1",
+  "switches",
+  "steps",
+];
 
 /** Row indices grouped by (model, `by`), in first-seen order. */
 function groups(cols: Cols, by: "layer" | "sample"): number[][] {

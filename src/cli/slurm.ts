@@ -7,7 +7,8 @@
  *                  It is safe to run again: a task resumes from its shard file, so a failed, timed-out
  *                  or pre-empted task is rerun with `sbatch --array=<i> shards.sbatch` (--requeue lets
  *                  Slurm do it on node failure).
- *   merge.sbatch   `floatscope merge` of the shard folder into the result table.
+ *   merge.sbatch   `floatscope merge` of the shard folder into the result table (and, for a grid that
+ *                  records measures, into the findings file CLAIMS.md is rendered from).
  *   submit.sh      submits both, the merge with --dependency=afterok:<array job> (it runs once every
  *                  task has succeeded; after a rerun, submit merge.sbatch by hand).
  * Logs go to <folder>/logs/. Nothing is submitted by this command.
@@ -45,6 +46,12 @@ const SLURM_ROWS: FlagRow[] = [
   { name: "out", type: "string", value: "<dir>", help: "shard folder (default grid-runs/<grid name>)" },
   { name: "scripts", type: "string", value: "<dir>", help: "where to write the scripts (default <out>/slurm)" },
   { name: "merged", type: "string", value: "<file>", help: "merged table (default <out>/merged.parquet; .jsonl/.csv/.arrow also work)" },
+  {
+    name: "findings",
+    type: "string",
+    value: "<file>",
+    help: "findings of the grid's measures (grids with `measures`; default <out>/grid.findings.json)",
+  },
   { ...runtimeRows("device")[0], default: "cpu, or cuda with --gpus-per-task" },
   {
     name: "floatscope",
@@ -61,8 +68,9 @@ const SLURM_FLAGS = flagSpec(SLURM_ROWS);
 const HELP = `Usage: floatscope slurm <grid.json> --tasks <n> [options]
 
 Writes a Slurm job array for an evaluation grid: task i of n runs shard i/n (resumable: rerun a task
-with sbatch --array=i shards.sbatch), and a merge job that depends on the whole array. Prints the
-folder; run its submit.sh on the cluster's login node. docs/cluster.md has a Kubernetes Indexed Job
+with sbatch --array=i shards.sbatch), and a merge job that depends on the whole array. A grid with
+"measures" (e.g. ["sink"]: per-sample attention numbers for the paper's claims, docs/claims.md) has
+them merged into a findings file as well. Prints the folder; run its submit.sh on the cluster's login node. docs/cluster.md has a Kubernetes Indexed Job
 for the same shards.
 
 ${flagHelp(SLURM_ROWS, 25)}
@@ -75,6 +83,8 @@ export interface SlurmOptions {
   outDir: string;
   scriptsDir: string;
   merged: string;
+  /** The findings file the merge writes (grids that record measures), else undefined. */
+  findings?: string;
   /** The command that starts floatscope, as words (each becomes one argument). */
   floatscope: string[];
   device: string;
@@ -146,7 +156,7 @@ export function slurmScripts(o: SlurmOptions): Record<string, string> {
     "#SBATCH --open-mode=append",
     "set -euo pipefail",
     `${floatscope("status", o.outDir)} || true`,
-    `exec ${floatscope("merge", o.outDir, "--out", o.merged)}`,
+    `exec ${floatscope("merge", o.outDir, "--out", o.merged, ...(o.findings ? ["--findings", o.findings] : []))}`,
   ];
   const submit = [
     "#!/bin/bash",
@@ -276,6 +286,18 @@ export const command: CliCommand = {
         found: merged,
       });
     }
+    if (v.findings !== undefined && grid.measures.length === 0)
+      throw new UsageError("--findings needs a grid that records measures", {
+        field: "--findings",
+        expected: `a grid with "measures" (e.g. ["sink"]) in ${gridFile}`,
+        found: "a grid without measures",
+      });
+    const findings =
+      grid.measures.length === 0
+        ? undefined
+        : path.resolve(
+            v.findings === undefined ? path.join(outDir, "grid.findings.json") : scriptValue(String(v.findings), "--findings", noControl),
+          );
     const device = deviceFlag("slurm", v.device, gpus ? "cuda" : "cpu");
     const opts: SlurmOptions = {
       gridFile,
@@ -284,6 +306,7 @@ export const command: CliCommand = {
       outDir,
       scriptsDir,
       merged,
+      findings,
       device,
       floatscope: v.floatscope !== undefined ? floatscopeWords(String(v.floatscope)) : defaultFloatscope(),
       cpusPerTask: int("cpus-per-task", 1) ?? 2,

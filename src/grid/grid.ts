@@ -24,6 +24,7 @@ const GRID_MAX_BYTES = 64 * 2 ** 20;
 import { printable, unsafeCharIn } from "../util/shell.js";
 import { settingLabel, validateSetting, type DistractorSource, type EvalSetting } from "../qa/contexts.js";
 import { policyLabel } from "../samplers/interventions.js";
+import { MEASURES, type MeasureName } from "./measures.js";
 
 export type GridGoldPosition = "first" | "middle" | "last" | "every" | "cycle" | "random" | number;
 
@@ -44,6 +45,8 @@ export interface GridModel {
   /** Label in rows and unit ids (default: the folder's name). */
   name?: string;
   path: string;
+  /** The tier its findings are filed under when the grid records measures (default "user"; e.g. "tiny", "real"). */
+  tier?: string;
 }
 
 export interface GridDataset {
@@ -73,6 +76,11 @@ export interface GridSpec {
    * "first", "random", "sink", …; default ["none"]). Plain units keep their ids; the others get `|iv=<policy>`.
    */
   interventions?: string[];
+  /**
+   * Per-sample attention measures every unit records beside accuracy (measures.ts; default none), e.g.
+   * ["sink"]. Units decode with the probes these read; merge pools them into findings.
+   */
+  measures?: string[];
 }
 
 /** A grid after validation: every path absolute, every list explicit, every setting expanded. */
@@ -80,7 +88,7 @@ export interface ResolvedGrid {
   name: string;
   /** The grid file (absolute), or "(inline)". */
   file: string;
-  models: { name: string; path: string }[];
+  models: { name: string; path: string; tier: string }[];
   datasets: { name: string; path: string; skip: number; limit: number | null }[];
   settings: EvalSetting[];
   seeds: number[];
@@ -88,6 +96,8 @@ export interface ResolvedGrid {
   batchSize: number;
   /** Canonical policy names (`policyLabel`), "none" for plain runs. */
   interventions: string[];
+  /** The measures every unit records (empty: accuracy only). */
+  measures: MeasureName[];
 }
 
 export interface WorkUnit {
@@ -198,7 +208,18 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
   if (!spec || typeof spec !== "object" || Array.isArray(spec))
     throw bad(file, "(top level)", "a JSON object {models, datasets, settings, …}", typeof spec);
   const g = spec as GridSpec;
-  const known = new Set(["name", "models", "datasets", "settings", "seeds", "chunk", "batchSize", "interventions", "description"]);
+  const known = new Set([
+    "name",
+    "models",
+    "datasets",
+    "settings",
+    "seeds",
+    "chunk",
+    "batchSize",
+    "interventions",
+    "measures",
+    "description",
+  ]);
   for (const key of Object.keys(g)) if (!known.has(key)) throw bad(file, key, `one of ${[...known].join(", ")}`, key);
   const list = (v: unknown, field: string): unknown[] => {
     if (!Array.isArray(v) || v.length === 0) throw bad(file, field, "a non-empty list", v);
@@ -217,7 +238,8 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
     const p = path.resolve(baseDir, expandEnv(o.path, file, field));
     const name = checkName(o.name ?? path.basename(p), file, o.name === undefined ? `${field} (its folder name)` : `${field}.name`);
     unique(name, field);
-    return { name, path: p };
+    const tier = o.tier === undefined ? "user" : checkName(o.tier, file, `${field}.tier`);
+    return { name, path: p, tier };
   });
   names.clear();
   const datasets = list(g.datasets, "datasets").map((d, i) => {
@@ -267,12 +289,20 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
           }
         });
   if (new Set(interventions).size !== interventions.length) throw bad(file, "interventions", "distinct policies", interventions);
+  const measures =
+    g.measures === undefined
+      ? []
+      : (list(g.measures, "measures").map((v, i) => {
+          if (!(MEASURES as readonly unknown[]).includes(v)) throw bad(file, `measures[${i}]`, `one of ${MEASURES.join(", ")}`, v);
+          return v;
+        }) as MeasureName[]);
+  if (new Set(measures).size !== measures.length) throw bad(file, "measures", "distinct measures", measures);
   const name = checkName(
     g.name ?? stripExt(path.basename(file)).replace(/\.json$/, ""),
     file,
     g.name === undefined ? "name (the grid file's name)" : "name",
   );
-  return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize, interventions };
+  return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize, interventions, measures };
 }
 
 /**

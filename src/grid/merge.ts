@@ -15,6 +15,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { GridError } from "../util/errors.js";
 import type { ColumnKind } from "../util/table-export.js";
+import { aggregateMeasures, type MeasureAggregate, type MeasuredSample } from "./measures.js";
 import { doneKeys, manifestKey, readShardFile, canonicalJson, type ManifestKey, type ShardFile, type ShardRow } from "./shard.js";
 
 /** One row of a merged grid table. */
@@ -250,6 +251,11 @@ export function collectShards(files: readonly string[]): { progress: GridProgres
 
 export interface MergeResult {
   rows: GridRow[];
+  /**
+   * The grid's per-sample measures pooled per model (measures.ts), over the successful questions of plain
+   * (not intervened) units; null when the grid records no measures.
+   */
+  measures: MeasureAggregate | null;
   progress: GridProgress;
   /** Lines saying what is missing (empty when complete). */
   missing: string[];
@@ -284,13 +290,20 @@ export function mergeShards(files: readonly string[], options: { partial?: boole
     }
   }
   const rows: GridRow[] = [];
+  const measured: MeasuredSample[] = [];
   for (const u of progress.units) {
     if (!byShard.has(u.shard)) continue;
     const got = [...(rowsOfUnit.get(u.id)?.values() ?? [])].sort((a, b) => a.row - b.row);
-    for (const r of got) if (r.error === undefined || options.partial) rows.push(toGridRow(r));
+    for (const r of got) {
+      if (r.error === undefined || options.partial) rows.push(toGridRow(r));
+      if (r.error === undefined && r.measures && (r.intervention ?? "none") === "none")
+        measured.push({ model: r.model, sample: `${r.unit}|${r.id}`, measures: r.measures });
+    }
   }
+  const m = progress.manifest.measures;
+  const measures = m ? aggregateMeasures(measured, m.models) : null;
   const missing = describeMissing(progress);
-  return { rows, progress, missing, complete: missing.length === 0 };
+  return { rows, measures, progress, missing, complete: missing.length === 0 };
 }
 
 export interface StatusSummary {

@@ -21,6 +21,7 @@ import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { loadTokenizer } from "../checkpoint/tokenizer.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
 import type { RunConfig } from "../samplers/config.js";
+import type { Trace } from "../trace/types.js";
 import { FloatscopeError, GridError } from "../util/errors.js";
 import { openRegularFile, readFileBounded } from "../util/paths.js";
 import { DistractorPool, settingLabel } from "../qa/contexts.js";
@@ -31,6 +32,7 @@ import type { AnswerExtraction, PromptFormat } from "../model/presets.js";
 import { runEval, type EvalResult } from "../qa/runner.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { expandGrid, shardUnits, type ResolvedGrid, type WorkUnit } from "./grid.js";
+import { measureProbes, measureTrace, type MeasuredModel, type MeasureName, type SampleMeasures } from "./measures.js";
 
 /** Shard files hold one JSON line per question: far below this even for a full NQ-open run with traces named. */
 const SHARD_MAX_BYTES = 2 ** 30;
@@ -70,6 +72,11 @@ export interface ManifestKey {
   datasets: DatasetEntry[];
   /** Every unit of the grid (not just this shard's), with its question count. */
   units: { id: string; n: number }[];
+  /**
+   * The per-sample measures rows record, and how findings label each model; absent when the grid records
+   * none (so a grid without measures keeps the fingerprint it always had).
+   */
+  measures?: { names: MeasureName[]; models: MeasuredModel[] };
 }
 
 export interface ShardManifest extends ManifestKey {
@@ -82,10 +89,12 @@ export interface ShardManifest extends ManifestKey {
   createdAt: string;
 }
 
-export interface ShardRow extends EvalResult {
+export interface ShardRow extends Omit<EvalResult, "measures"> {
   unit: string;
   dataset: string;
   seed: number;
+  /** The grid's measures of this question (measures.ts), when it names any. */
+  measures?: SampleMeasures;
 }
 
 let versionCache: string | undefined;
@@ -187,8 +196,8 @@ export function canonicalJson(v: unknown): string {
 }
 
 export function manifestKey(m: ManifestKey): ManifestKey {
-  const { format, version, floatscope, grid, settings, seeds, chunk, models, datasets, units } = m;
-  return { format, version, floatscope, grid, settings, seeds, chunk, models, datasets, units };
+  const { format, version, floatscope, grid, settings, seeds, chunk, models, datasets, units, measures } = m;
+  return { format, version, floatscope, grid, settings, seeds, chunk, models, datasets, units, measures };
 }
 
 export function keyFingerprint(k: ManifestKey): string {
@@ -356,7 +365,7 @@ function describeDiff(a: ManifestKey, b: ManifestKey): string {
  * opened lazily, but every model of the grid is fingerprinted and preset up front so all shards write
  * the same manifest.
  */
-function modelEntries(grid: PreparedGrid["grid"]): ModelEntry[] {
+function modelEntries(grid: PreparedGrid["grid"]): (ModelEntry & { family: string; causal: boolean })[] {
   return grid.models.map((m) => {
     if (!fs.existsSync(m.path))
       throw new GridError("Grid model not found", {
@@ -377,7 +386,8 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   const { grid } = pg;
   const mine = shardUnits(pg.units, o.index, o.count);
   const file = path.join(o.outDir, shardFileName(o.index, o.count));
-  const models = modelEntries(grid);
+  const opened = modelEntries(grid);
+  const models: ModelEntry[] = opened.map(({ family: _f, causal: _c, ...entry }) => entry);
   const key: ManifestKey = {
     format: SHARD_FORMAT,
     version: SHARD_VERSION,
@@ -389,6 +399,18 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     models,
     datasets: pg.datasetEntries,
     units: pg.units.map((u) => ({ id: u.id, n: u.end - u.start })),
+    measures:
+      grid.measures.length === 0
+        ? undefined
+        : {
+            names: grid.measures,
+            models: opened.map((m, i) => ({
+              name: m.name,
+              family: m.family,
+              paradigm: m.causal ? "ARM" : "MDM",
+              tier: grid.models[i].tier,
+            })),
+          },
   };
   const manifest: ShardManifest = {
     ...key,
@@ -453,13 +475,15 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     const entry = models.find((m) => m.name === modelName)!;
     // Intervened units need the engine's intervention inputs and the probes their policies read.
     const policies = [...new Set(units.map((u) => u.intervention))].filter((p) => p !== "none");
-    const probes = Object.assign({}, ...policies.map((p) => policyProbes(parsePolicy(p))));
+    const probes = Object.assign({}, ...policies.map((p) => policyProbes(parsePolicy(p))), measureProbes(grid.measures));
+    const measure = grid.measures.length ? (t: Trace) => measureTrace(t, grid.measures) as Record<string, unknown> : undefined;
     const m = await openModel(spec.path, {
       device: o.device ?? "cpu",
       threads: o.threads,
       quantizedWeights: o.quantizedWeights,
       warn: o.warn,
-      ...(policies.length > 0 ? { interventions: true, probes } : {}),
+      ...(policies.length > 0 ? { interventions: true } : {}),
+      ...(policies.length > 0 || measure ? { probes } : {}),
     });
     try {
       for (const u of pending) {
@@ -486,6 +510,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
             batchSize,
             signal: o.signal,
             ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
+            measure,
           });
           const rows = run.results.filter((r) => !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
           if (rows.length)
@@ -517,12 +542,21 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   return summary;
 }
 
-/** The evaluation preset of a model (prompt, sampler, extraction), read without building its engine. */
-function presetOf(p: string): Pick<ModelEntry, "promptFormat" | "extraction" | "sampler"> {
+/**
+ * The evaluation preset of a model (prompt, sampler, extraction), read without building its engine, with
+ * its family and whether it is causal (an ARM), which findings of its measures are labelled with.
+ */
+function presetOf(p: string): Pick<ModelEntry, "promptFormat" | "extraction" | "sampler"> & { family: string; causal: boolean } {
   const ckpt = openCheckpoint(p);
   const spec = resolveModelSpec(ckpt);
   if (!ckpt.tokenizer) throw new GridError("Evaluation needs the checkpoint's tokenizer", { file: p, expected: "tokenizer.json" });
   const tok = loadTokenizer(ckpt.tokenizer, { bosTokenId: spec.bosTokenId, eosTokenIds: spec.eosTokenIds });
   const preset = defaultPreset(spec, tok, ckpt.dir);
-  return { promptFormat: preset.promptFormat, extraction: preset.extraction, sampler: preset.sampler };
+  return {
+    promptFormat: preset.promptFormat,
+    extraction: preset.extraction,
+    sampler: preset.sampler,
+    family: spec.family,
+    causal: spec.causal,
+  };
 }
