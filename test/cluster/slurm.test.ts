@@ -3,7 +3,9 @@
  * on localhost (root; Debian's slurm-wlm + munge, installed when missing), the test submits the
  * generated 4-task array over the four tiny models with its dependent merge job, waits, and checks
  * that the merged table equals an unsharded run's row for row. Then it SIGKILLs one task mid-run,
- * reruns just that array index, and checks that the rerun resumed and the merge is still equal.
+ * reruns just that array index, and checks that the rerun resumed and the merge is still equal. A claims
+ * grid (each question's first-token sink per layer recorded beside its accuracy) runs as a 4-task array
+ * too, and its merge job's table and findings file must equal the unsharded run's, byte for byte.
  *
  * Where the daemons cannot start (not root, no packages, no apt), the test says so loudly and is
  * skipped; under CI (CI=true) that is a failure instead. The daemons are stopped at the end.
@@ -17,6 +19,7 @@ import { main } from "../../src/cli/main.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const GRID = path.join(__dirname, "tiny-grid.json");
+const CLAIMS_GRID = path.join(__dirname, "claims-grid.json");
 const CLI = path.join(ROOT, "src", "dist", "cli", "main.js");
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-slurm-"));
 const slurmDir = path.join(tmp, "cluster");
@@ -191,6 +194,57 @@ describe("Slurm job array on a local cluster", () => {
       `slurm test: reference + 4-task array + merge ${((t1 - t0) / 1000).toFixed(1)} s; kill + rerun + merge ${((Date.now() - t1) / 1000).toFixed(1)} s; ${before}/48 rows before the kill`,
     );
   }, 170_000);
+
+  it("a claims grid (sink measure) in 4 tasks merges to exactly the unsharded table and findings", async (ctx) => {
+    if (!up) ctx.skip();
+    const t0 = Date.now();
+    const ref = path.join(tmp, "claims-ref");
+    expect((await cli("eval", "--grid", CLAIMS_GRID, "--out", ref)).code).toBe(0);
+    const refTable = path.join(tmp, "claims-ref.jsonl"),
+      refFindings = path.join(tmp, "claims-ref.findings.json");
+    expect((await cli("merge", ref, "--out", refTable, "--findings", refFindings)).code).toBe(0);
+    const out = path.join(tmp, "claims");
+    const merged = path.join(out, "merged.jsonl");
+    const r = await cli(
+      "slurm",
+      CLAIMS_GRID,
+      "--tasks",
+      "4",
+      "--cpus-per-task",
+      "1",
+      "--out",
+      out,
+      "--merged",
+      merged,
+      "--floatscope",
+      floatscope,
+    );
+    expect(r.code, r.err).toBe(0);
+    // The merge job writes the findings beside the shards unless told otherwise.
+    expect(fs.readFileSync(path.join(out, "slurm", "merge.sbatch"), "utf8")).toContain("--findings");
+    sh("bash", [path.join(out, "slurm", "submit.sh")]);
+    const [array, merge] = fs
+      .readFileSync(path.join(out, "slurm", "submitted.txt"), "utf8")
+      .trim()
+      .split(" ");
+    await waitJobs([array, merge]);
+    expect(jobState(merge), fs.readFileSync(path.join(out, "slurm", "logs", "merge.out"), "utf8").slice(-2000)).toBe("COMPLETED");
+    for (const i of [1, 2, 3, 4]) {
+      const log = fs.readFileSync(path.join(out, "slurm", "logs", `shard-${i}.out`), "utf8");
+      expect(log).toMatch(/2 units, 8 questions — ran 8, resumed 0, 0 errors/);
+    }
+    expect(fs.readFileSync(merged, "utf8")).toBe(fs.readFileSync(refTable, "utf8"));
+    const findings = fs.readFileSync(path.join(out, "grid.findings.json"), "utf8");
+    expect(findings).toBe(fs.readFileSync(refFindings, "utf8"));
+    const file = JSON.parse(findings) as { findings: { model: string; quantity: string; value: number; n: number }[] };
+    // Three sink quantities per model, n = the 16 questions each decoded.
+    expect(file.findings.map((f) => f.model)).toEqual([...Array(3).fill("tiny-llama"), ...Array(3).fill("tiny-llada")]);
+    expect(file.findings.every((f) => f.n === 16)).toBe(true);
+    const onFirst = (m: string) => file.findings.find((f) => f.model === m && /^attention on position 0/.test(f.quantity))!.value;
+    console.info(
+      `slurm claims test: 4-task array + merge of the sink-measure grid (2 models × 16 questions) in ${((Date.now() - t0) / 1000).toFixed(1)} s; merged table and findings equal the unsharded run's; attention on position 0: tiny-llama ${onFirst("tiny-llama").toFixed(2)} %, tiny-llada ${onFirst("tiny-llada").toFixed(2)} %`,
+    );
+  }, 150_000);
 
   it("a hostile grid name and output folder reach Slurm as one job name and one log path, and nothing in them runs", async (ctx) => {
     if (!up) ctx.skip();
