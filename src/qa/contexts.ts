@@ -5,6 +5,10 @@
  *                 passage, see prompts.ts)
  *   oracle        the gold passage only
  *   distractors   the gold passage among k distractors, at 0-based position p ∈ [0, k]
+ *   all-golds     every gold passage, in file order (the long-answer oracle: a long answer's facts are
+ *                 spread over 1–3 gold passages; training/real/decode.py `long_passages(…, "oracle")`)
+ *   all-ctxs      every ctx as stored (the long-answer file stores the golds first, then the
+ *                 distractors; decode.py `long_passages(…, "full")`)
  *
  * Distractors come from one of two sources:
  *   "record"  the record's own non-gold ctxs, in file order (Lost-in-the-Middle's multi-document
@@ -30,11 +34,13 @@ export type DistractorSource = "record" | "pool";
 export type EvalSetting =
   | { kind: "closed-book" }
   | { kind: "oracle" }
+  | { kind: "all-golds" }
+  | { kind: "all-ctxs" }
   | { kind: "distractors"; k: number; goldPosition: GoldPosition; source: DistractorSource; seed?: number };
 
 export interface BuiltContext {
   passages: QaPassage[];
-  /** Index of the gold passage in `passages`; null in closed-book. */
+  /** Index of the gold passage in `passages` (the first one where there are several); null in closed-book. */
   goldIndex: number | null;
 }
 
@@ -47,11 +53,11 @@ export function settingLabel(s: EvalSetting): string {
 
 export function validateSetting(s: EvalSetting): EvalSetting {
   const where = { file: "settings", field: "setting" };
-  if (s.kind === "closed-book" || s.kind === "oracle") return s;
+  if (s.kind === "closed-book" || s.kind === "oracle" || s.kind === "all-golds" || s.kind === "all-ctxs") return s;
   if (s.kind !== "distractors")
     throw new SettingsError("Unknown evaluation setting", {
       ...where,
-      expected: "closed-book | oracle | distractors",
+      expected: "closed-book | oracle | all-golds | all-ctxs | distractors",
       found: JSON.stringify((s as { kind: unknown }).kind),
     });
   if (!Number.isInteger(s.k) || s.k < 0)
@@ -150,6 +156,8 @@ export function buildContext(record: QaRecord, setting: EvalSetting, opts: { fil
   if (setting.kind === "closed-book") return { passages: [], goldIndex: null };
   const gold = goldOf(record, file);
   if (setting.kind === "oracle") return { passages: [gold], goldIndex: 0 };
+  if (setting.kind === "all-golds") return { passages: record.ctxs.filter((c) => c.isgold === true), goldIndex: 0 };
+  if (setting.kind === "all-ctxs") return { passages: [...record.ctxs], goldIndex: record.ctxs.indexOf(gold) };
   const { k } = setting;
   const rng = new Rng(setting.seed ?? 0, streamOf(record.id));
   let distractors: QaPassage[];

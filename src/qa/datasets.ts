@@ -26,6 +26,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as zlib from "node:zlib";
 import { FloatscopeError } from "../util/errors.js";
+import type { LongFact } from "./metrics.js";
 
 /** A QA data file has a malformed record (file, line and field are named). */
 export class DatasetError extends FloatscopeError {}
@@ -381,6 +382,29 @@ function preview(v: unknown): string {
 export function goldPassageIndex(record: QaRecord): number | undefined {
   const i = record.ctxs.findIndex((c) => c.isgold === true);
   return i < 0 ? undefined : i;
+}
+
+/**
+ * The gold facts of a long-answer record (`facts`: [{object, templates, …}], models/world/eval-heldout-long.jsonl.gz),
+ * what `factScores` scores a long answer against. A record without them is a `DatasetError` naming the line.
+ */
+export function longFacts(record: QaRecord, file = "dataset"): LongFact[] {
+  const facts = record.extra.facts;
+  const bad = (field: string, found: unknown) =>
+    new DatasetError("Long-answer record has malformed facts", {
+      file,
+      field: `line ${record.line}: ${field}`,
+      expected: 'a non-empty list of {"object": string, "templates": [string, …]} (a long-answer file, kind "long")',
+      found: preview(found),
+    });
+  if (!Array.isArray(facts) || facts.length === 0) throw bad("facts", facts);
+  return facts.map((f: unknown, i) => {
+    const o = f as Record<string, unknown> | null;
+    if (o === null || typeof o !== "object" || typeof o.object !== "string") throw bad(`facts[${i}].object`, o?.object);
+    const t = o.templates;
+    if (!Array.isArray(t) || t.length === 0 || t.some((x) => typeof x !== "string")) throw bad(`facts[${i}].templates`, t);
+    return { object: o.object, templates: t as string[] };
+  });
 }
 
 /** The environment variable the CLI and scripts read for the NQ-open oracle file. */

@@ -10,6 +10,9 @@
  * means are over the questions that ran (upstream swallowed exceptions and counted files).
  * Resuming skips (setting, id) pairs that already have a successful row in the results file; failed
  * ones run again.
+ *
+ * Long answers (`scoring: "facts"`, the synthetic world's long-answer file): each row is also scored by
+ * fact recall / precision against the record's `facts` (metrics.ts `factScores`).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -22,9 +25,9 @@ import { resolveRunConfig, type RunConfig } from "../samplers/config.js";
 import { policyLabel, type PolicyInput } from "../samplers/interventions.js";
 import { FloatscopeError, SettingsError } from "../util/errors.js";
 import { buildContext, settingLabel, validateSetting, type DistractorPool, type EvalSetting } from "./contexts.js";
-import type { QaRecord } from "./datasets.js";
+import { longFacts, type QaRecord } from "./datasets.js";
 import type { AnswerExtraction, PromptFormat } from "../model/presets.js";
-import { extractAnswer, scoreAnswer } from "./metrics.js";
+import { extractAnswer, factScores, scoreAnswer, type LongFact } from "./metrics.js";
 import { buildQaPrompt, promptRegionsToTokens, type QaPrompt } from "./prompts.js";
 
 export interface EvalResult {
@@ -47,6 +50,12 @@ export interface EvalResult {
   accuracy?: number;
   f1?: number;
   exactMatch?: number;
+  /** Long answers (`scoring: "facts"`): fact recall, precision, their F1, 1 when both are 1, and the claims counted. */
+  recall?: number;
+  precision?: number;
+  factF1?: number;
+  complete?: number;
+  claims?: number;
   /** Wall time of the batch this question ran in, divided by the batch size. */
   ms?: number;
   batchSize?: number;
@@ -84,6 +93,17 @@ export interface EvalOptions {
   reproduceDoubleBos?: boolean;
   /** Questions per batched `generate` call (default 1, as upstream). */
   batchSize?: number;
+  /**
+   * The `setting` written into rows and used for resuming (default `settingLabel(setting)`). Name there what
+   * else defines the run when the same setting is run several ways in one results file (e.g. "oracle@32",
+   * a canvas of 32 slots), so their rows neither mix nor resume each other.
+   */
+  label?: string;
+  /**
+   * "answers" (default): accuracy / F1 / EM against `answers`; "facts": also fact recall / precision against
+   * the record's `facts` (long answers; a record without them fails with a DatasetError in its row).
+   */
+  scoring?: "answers" | "facts";
   /** Default "none": the whole response is scored, as in the paper. */
   extraction?: AnswerExtraction;
   /** Append rows here (jsonl) and skip (setting, id) pairs already done there. */
@@ -272,12 +292,14 @@ function maxTokenBytes(tokenizer: TextTokenizer, vocabSize: number): number {
 interface Prepared {
   record: QaRecord;
   prompt?: QaPrompt;
+  /** `scoring: "facts"`: the record's gold facts (read before generating, so a bad record costs no decoding). */
+  facts?: LongFact[];
   base: EvalResult;
 }
 
 export async function runEval(o: EvalOptions): Promise<EvalRun> {
   const setting = validateSetting(o.setting);
-  const label = settingLabel(setting);
+  const label = o.label ?? settingLabel(setting);
   const model = o.modelName ?? o.engine.spec.architecture;
   const batchSize = o.batchSize ?? 1;
   if (!Number.isInteger(batchSize) || batchSize < 1)
@@ -357,11 +379,12 @@ function prepare(record: QaRecord, o: EvalOptions, label: string, model: string,
         found: `at least ${least} tokens (question and passages, before the template) + ${genLength}`,
       });
     }
+    const facts = o.scoring === "facts" ? longFacts(record, o.dataFile) : undefined;
     const prompt = buildQaPrompt(o.promptFormat, { question: record.question, ...ctx }, o.tokenizer, {
       chatTemplate: o.chatTemplate,
       reproduceDoubleBos: o.reproduceDoubleBos,
     });
-    return { record, prompt, base };
+    return { record, prompt, facts, base };
   } catch (e) {
     return { record, base: { ...base, error: describe(e) } };
   }
@@ -435,6 +458,10 @@ async function runGroup(
       ms: Math.round(ms * 10) / 10,
       batchSize: group.length,
     };
+    if (p.facts) {
+      const f = factScores(prediction, p.facts);
+      Object.assign(r, { recall: f.recall, precision: f.precision, factF1: f.f1, complete: f.complete, claims: f.claims });
+    }
     if (g.file) r.trace = g.file;
     if (o.measure) {
       try {
