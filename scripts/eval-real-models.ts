@@ -11,7 +11,7 @@
  * The cards' numbers after phase 4 (the new deltas published and merged by scripts/setup.sh; ≈ 2 h on 2
  * idle cores, most of it the MDM's 300 × 32 and 100 × 64 forward passes; rerun the same command to resume):
  *
- *   (ulimit -v 20000000; nice -n 10 npm run eval:real -- --threads 2 --batch-size 8 \
+ *   (ulimit -v 40000000; nice -n 10 npm run eval:real -- --threads 2 --batch-size 8 \
  *     --n oracle=300,oracle@32=300,long_oracle@64=100,gold_4=60,gold_9=30,closed_book=30)
  *
  * The checkpoints are the folders scripts/setup.sh merges into `.cache/real-models/<name>/` (base GGUF + the

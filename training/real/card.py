@@ -24,6 +24,14 @@ def load(path: str):
     return json.load(open(path)) if os.path.exists(path) else None
 
 
+def phase_steps(t: dict) -> list[int]:
+    """Steps run in each phase of training.json's `phases`: to the next phase's first step, the last to `steps`.
+    The batches of a step are a pure function of seed and step (phase 4: of its own step count), so two runs
+    with the same steps by phase saw identical data."""
+    starts = [p["from_step"] for p in t.get("phases") or [{"from_step": 0}]]
+    return [b - a for a, b in zip(starts, starts[1:] + [t["steps"]])]
+
+
 def pct(x) -> str:
     return f"{100 * x:.0f} %"
 
@@ -37,15 +45,16 @@ def render() -> str:
                 f"**{v['ppl_unpermuted']:.1f}** with the q/k rows un-permuted, {v['ppl_raw_gguf_order']:.1f} in the "
                 f"GGUF's raw row order. Greedy answers from the chat template:", ""]
         out += [f"- {md(q)} → {md(a)}" for q, a in v["greedy"].items()] + [""]
-    out += ["### Runs", "", "| model | objective | steps | examples | tokens | s / step (median) | train time | trainable params | delta file |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    out += ["### Runs", "", "| model | objective | steps | steps by phase | examples | tokens | s / step (median) | train time | trainable params | delta file |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     infos = {}
     for name, label in MODELS:
         t = load(os.path.join(REPO, "models", name, "training.json"))
         if not t:
             continue
         infos[name] = t
-        out.append(f"| `models/{name}` | {label} | {t['steps']} | {t['steps'] * t['batch']} | {t['tokens']:,} | "
+        out.append(f"| `models/{name}` | {label} | {t['steps']} | {' + '.join(map(str, phase_steps(t)))} | "
+                   f"{t['steps'] * t['batch']} | {t['tokens']:,} | "
                    f"{t['seconds_per_step_median']} | {t['train_seconds'] / 60:.0f} min | {t['trainable_params']:,} | "
                    f"{t['delta_bytes'] / 1e6:.1f} MB |")
     if infos:
