@@ -10,7 +10,7 @@
  */
 import type { MergeResult } from "../grid/merge.js";
 import type { Finding } from "../display/findings.js";
-import { sinkFindings } from "../display/findings-text.js";
+import { meanFinding, sinkFindings } from "../display/findings-text.js";
 
 export interface GridFindingsFile {
   notebook: string;
@@ -39,6 +39,23 @@ export function gridFindingsFile(r: Pick<MergeResult, "measures" | "progress" | 
         ),
       );
     report.sink = { layers: sink.layers };
+  }
+  const absorption = r.measures.absorption;
+  if (absorption) {
+    // Notebook 02's findings: per sample the absorption averaged over layers, in percent, mean over samples.
+    for (const model of m.measures.models) {
+      const mine = absorption.samples.filter((s) => s.model === model.name);
+      for (const rule of [...new Set(mine.map((s) => s.rule))]) {
+        const base = { claim: "absorption-arm-vs-mdm" as const, model: model.name, family: model.family, tier: model.tier };
+        findings.push(
+          ...meanFinding(
+            { ...base, quantity: `absorption, % (rule ${rule}, mean over layers)` },
+            mine.filter((s) => s.rule === rule).map((s) => 100 * s.value),
+          ),
+        );
+      }
+    }
+    report.absorption = { layers: absorption.layers };
   }
   return {
     notebook: `grid ${m.grid}`,

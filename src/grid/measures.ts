@@ -14,17 +14,29 @@
  *   the top-1 key is position 0 (`atFirst`) and how often it is the layer's most frequent top-1 key
  *   (`atModal`, that key being `modalTop1`), plus `distinct` top-1 keys and `switches` between steps.
  *   Counts rather than fractions: exact, and short in a row file.
+ * - `absorption` (claim `absorption-arm-vs-mdm`; src/analysis/absorption.ts, as notebook 02): per layer, on
+ *   the final pass, the share of attention the anchor set receives, under the paper's rule (`upstream`) and
+ *   under ours (`mean+ksigma`, k = 3), rounded to 1e-6.
  */
+import { absorptionRate, summarizeOverSamples } from "../analysis/absorption.js";
+import type { AnchorOptions } from "../analysis/anchors.js";
 import { firstTokenSink, poolSinkCells, type SinkCell, type SinkResult } from "../analysis/first-token-sink.js";
 import type { Trace } from "../trace/types.js";
 import { GridError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 
-export const MEASURES = ["sink"] as const;
+export const MEASURES = ["sink", "absorption"] as const;
 export type MeasureName = (typeof MEASURES)[number];
 
 /** The probes each measure reads (the union is what a unit's engine computes). */
-const PROBES: Record<MeasureName, ProbeRequest> = { sink: { received: true } };
+const PROBES: Record<MeasureName, ProbeRequest> = { sink: { received: true }, absorption: { received: true } };
+
+/** The anchor rules absorption is measured under (notebook 02's): the paper's, and ours. */
+export const ABSORPTION_RULES = { upstream: { rule: "upstream" }, "mean+ksigma": { rule: "mean+ksigma", k: 3 } } as const satisfies Record<
+  string,
+  AnchorOptions
+>;
+export type AbsorptionRule = keyof typeof ABSORPTION_RULES;
 
 export function measureProbes(names: readonly MeasureName[]): ProbeRequest {
   return Object.assign({}, ...names.map((n) => PROBES[n])) as ProbeRequest;
@@ -42,25 +54,31 @@ export interface SinkMeasure {
   switches: number[];
 }
 
+/** One question's absorption per layer (index = layer), under each rule of ABSORPTION_RULES. */
+export type AbsorptionMeasure = Record<AbsorptionRule, number[]>;
+
 /** What a row records: one entry per measure the grid names. */
 export interface SampleMeasures {
   sink?: SinkMeasure;
+  absorption?: AbsorptionMeasure;
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
+/** A row's arrays are indexed by layer: every layer must be there, in order (the engine records them all). */
+function layerInOrder(layer: number, i: number, what: string): void {
+  if (layer !== i)
+    throw new GridError(`${what} measure needs every layer's received probe`, {
+      field: `layer ${i}`,
+      expected: "a received probe at every layer, in order",
+      found: `layer ${layer}`,
+    });
+}
+
 /** The sink numbers of one decode (its trace must hold `received` at every step, for every layer). */
 export function sinkMeasure(trace: Trace): SinkMeasure {
   const cells = firstTokenSink(trace).table.objects();
-  cells.forEach((c, i) => {
-    // The arrays are indexed by layer: every layer must be there, in order (the engine records them all).
-    if (c.layer !== i)
-      throw new GridError("Sink measure needs every layer's received probe", {
-        field: `layer ${i}`,
-        expected: "a received probe at every layer, in order",
-        found: `layer ${c.layer}`,
-      });
-  });
+  cells.forEach((c, i) => layerInOrder(c.layer, i, "Sink"));
   const steps = cells[0]?.steps ?? 0;
   return {
     steps,
@@ -73,10 +91,21 @@ export function sinkMeasure(trace: Trace): SinkMeasure {
   };
 }
 
+/** The absorption of one decode's final pass, per layer, under each rule (its trace needs `received` there). */
+export function absorptionMeasure(trace: Trace): AbsorptionMeasure {
+  const perRule = (rule: AbsorptionRule) => {
+    const cells = absorptionRate(trace, ABSORPTION_RULES[rule]).table.objects();
+    cells.forEach((c, i) => layerInOrder(c.layer, i, "Absorption"));
+    return cells.map((c) => round6(c.value));
+  };
+  return { upstream: perRule("upstream"), "mean+ksigma": perRule("mean+ksigma") };
+}
+
 /** The measures `names` of one decode. */
 export function measureTrace(trace: Trace, names: readonly MeasureName[]): SampleMeasures {
   const out: SampleMeasures = {};
   if (names.includes("sink")) out.sink = sinkMeasure(trace);
+  if (names.includes("absorption")) out.absorption = absorptionMeasure(trace);
   return out;
 }
 
@@ -103,6 +132,12 @@ export interface MeasureAggregate {
     layers: ReturnType<SinkResult["layers"]["objects"]>;
     /** Per (model, sample): the three fractions, means over layers. */
     samples: ReturnType<SinkResult["samples"]["objects"]>;
+  };
+  absorption?: {
+    /** Per (model, rule, layer): mean and population σ over samples, n (as `absorptionRate`'s summary). */
+    layers: { model: string; rule: AbsorptionRule; layer: number; mean: number; std: number; n: number }[];
+    /** Per (model, rule, sample): the absorption averaged over layers. */
+    samples: { model: string; rule: AbsorptionRule; sample: string; value: number }[];
   };
 }
 
@@ -139,6 +174,30 @@ export function aggregateMeasures(rows: readonly MeasuredSample[], models: reado
     });
     const pooled = poolSinkCells(cells);
     out.sink = { layers: pooled.layers.objects(), samples: pooled.samples.objects() };
+  }
+  const withAbsorption = sorted.filter((r) => r.measures.absorption);
+  if (withAbsorption.length > 0) out.absorption = poolAbsorption(withAbsorption, models);
+  return out;
+}
+
+/** Absorption per (model, rule): per layer over samples (`summarizeOverSamples`), per sample over layers. */
+function poolAbsorption(rows: readonly MeasuredSample[], models: readonly MeasuredModel[]): NonNullable<MeasureAggregate["absorption"]> {
+  const out: NonNullable<MeasureAggregate["absorption"]> = { layers: [], samples: [] };
+  for (const m of models) {
+    const mine = rows.filter((r) => r.model === m.name);
+    if (mine.length === 0) continue;
+    for (const rule of Object.keys(ABSORPTION_RULES) as AbsorptionRule[]) {
+      const values = mine.map((r) => r.measures.absorption![rule]);
+      const numLayers = Math.max(...values.map((v) => v.length));
+      const grid = new Float64Array(mine.length * numLayers).fill(NaN);
+      values.forEach((v, i) => grid.set(v, i * numLayers));
+      const s = summarizeOverSamples(grid, mine.length, numLayers);
+      for (let layer = 0; layer < numLayers; layer++)
+        out.layers.push({ model: m.name, rule, layer, mean: s.mean[layer], std: s.std[layer], n: s.n[layer] });
+      mine.forEach((r, i) =>
+        out.samples.push({ model: m.name, rule, sample: r.sample, value: values[i].reduce((a, b) => a + b, 0) / values[i].length }),
+      );
+    }
   }
   return out;
 }

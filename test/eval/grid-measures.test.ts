@@ -1,12 +1,13 @@
 /**
  * A claims grid (per-sample attention measures) on an ARM and an MDM: 4 shards merge into exactly the
- * unsharded run's aggregate and findings; the rows' sink numbers are the first-token sink analysis of the
+ * unsharded run's aggregate and findings; the rows' sink and absorption numbers are the analyses of the
  * same decodes' traces; a grid with other measures is refused on resume and on merge.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { absorptionRate } from "../../src/analysis/absorption.js";
 import { firstTokenSink } from "../../src/analysis/first-token-sink.js";
 import { main } from "../../src/cli/main.js";
 import { readGrid } from "../../src/grid/grid.js";
@@ -32,7 +33,7 @@ const spec = {
   settings: [{ kind: "distractors", k: 2, goldPosition: "cycle" }],
   chunk: 2,
   batchSize: 2,
-  measures: ["sink"],
+  measures: ["sink", "absorption"],
 };
 
 async function cli(...args: string[]) {
@@ -73,14 +74,16 @@ describe("grid measures", () => {
     const text = fs.readFileSync(path.join(tmp, "whole.findings.json"), "utf8");
     expect(fs.readFileSync(path.join(tmp, "four.findings.json"), "utf8")).toBe(text);
     const file = JSON.parse(text);
-    // Three sink quantities for each model, filed under the grid's tier, n = the questions decoded.
-    expect(file.findings).toHaveLength(6);
-    for (const f of file.findings) expect(f).toMatchObject({ claim: "sink-fixed-arm", tier: "tiny", n: 8 });
+    // Per model three sink quantities and absorption under two rules, filed under the grid's tier, n = the questions decoded.
+    expect(file.findings).toHaveLength(10);
+    for (const f of file.findings) expect(f).toMatchObject({ tier: "tiny", n: 8 });
+    expect(file.findings.filter((f: { claim: string }) => f.claim === "sink-fixed-arm")).toHaveLength(6);
+    expect(file.findings.map((f: { quantity: string }) => f.quantity)).toContain("absorption, % (rule upstream, mean over layers)");
     expect(file.report.sink.layers.map((l: { model: string }) => l.model)).toContain("tiny-llama");
     expect(file.provenance.fingerprint).toBe(a.progress.manifest.fingerprint);
   });
 
-  it("the rows' sink numbers are the first-token sink analysis of the same decodes", async () => {
+  it("the rows' sink and absorption numbers are the analyses of the same decodes", async () => {
     // The reference decodes the ARM's first 4 questions outside the grid, keeping each trace, and runs the
     // analysis on the traces themselves (no grid code): the grid must hold the same per-sample numbers.
     const grid = readGrid(gridFile);
@@ -119,6 +122,15 @@ describe("grid measures", () => {
       expect(got.top1AtFirst).toBeCloseTo(want.top1AtFirst, 12);
       expect(got.top1Stability).toBeCloseTo(want.top1Stability, 12);
       expect(got.onFirst).toBeCloseTo(want.onFirst, 6); // rows keep 6 decimals
+    }
+    // Absorption: the paper's rule per (sample, layer) on the final pass, averaged over layers per sample.
+    const absorbed = absorptionRate(traces, { rule: "upstream", samples: ids }).table.objects();
+    for (const id of ids) {
+      const layers = absorbed.filter((d) => d.sample === id).map((d) => d.value);
+      const got = mergeShards(shardFilesIn([whole])).measures!.absorption!.samples.find(
+        (s) => s.model === "tiny-llama" && s.rule === "upstream" && s.sample.endsWith(`|${id}`),
+      )!;
+      expect(got.value).toBeCloseTo(layers.reduce((a, b) => a + b, 0) / layers.length, 6);
     }
     // And the answers are the grid's: the same decodes.
     const rows = mergeShards(shardFilesIn([whole]))
