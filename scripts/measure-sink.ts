@@ -14,9 +14,6 @@
  * `--out` writes a findings file — `{ notebook, findings, provenance, report }`, the findings record
  * scripts/render-claims.ts reads beside executed notebooks — with the commit, settings, machine and wall times.
  */
-import { execFileSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { firstTokenSink } from "../src/analysis/first-token-sink.js";
@@ -24,8 +21,7 @@ import { judgeClaims } from "../src/display/claims.js";
 import { sinkFindings, sinkLayerTable, type SinkLayer, type SinkSample } from "../src/display/findings-text.js";
 import type { Finding } from "../src/display/findings.js";
 import { decodeQa, loadQaSet, notebookSettings, type NotebookSettings } from "../src/notebook/notebook.js";
-
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+import { provenanceOf, ROOT, writeFindingsFile } from "./lib/findings-file.js";
 const { values: args } = parseArgs({
   options: {
     samples: { type: "string", default: "3" },
@@ -94,28 +90,17 @@ console.log("\n## sink-fixed-arm");
 for (const v of sink.verdicts)
   console.log(`${v.tier}: ${v.verdict}${v.n ? ` (n = ${v.n[0] === v.n[1] ? v.n[0] : `${v.n[0]}–${v.n[1]}`})` : ""} — ${v.why}`);
 if (args.out) {
-  const git = (...a: string[]) => execFileSync("git", a, { cwd: ROOT, encoding: "utf8" }).trim();
-  const provenance = {
-    commit: git("rev-parse", "HEAD"),
-    dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
-    date: new Date().toISOString(),
-    command: `npx tsx scripts/measure-sink.ts ${process.argv.slice(2).join(" ")}`,
-    settings: {
+  const provenance = provenanceOf(
+    "scripts/measure-sink.ts",
+    {
       samples,
       tokens,
       tiers,
       context: "gold among 4 distractors, gold position cycling",
       data: path.relative(ROOT, env.FLOATSCOPE_DATA),
     },
-    machine: {
-      cpu: os.cpus()[0]?.model ?? "unknown",
-      cores: os.cpus().length,
-      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-      load1: os.loadavg()[0],
-    },
-    wallSeconds: (Date.now() - t0) / 1000,
-  };
-  const file = { notebook: "measure-sink", findings: found, provenance, report, verdicts: sink.verdicts };
-  fs.writeFileSync(args.out, JSON.stringify(file, null, 1) + "\n");
+    t0,
+  );
+  writeFindingsFile(args.out, { notebook: "measure-sink", findings: found, provenance, report, verdicts: sink.verdicts });
   console.log(`\nwrote ${args.out}`);
 }

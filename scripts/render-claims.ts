@@ -14,9 +14,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { buildClaims } from "../src/display/claims.js";
 import { FloatscopeError } from "../src/util/errors.js";
-import { readFileBounded } from "../src/util/paths.js";
-
-const MAX_BYTES = 256 * 2 ** 20; // an executed notebook with figures is a few MB; a findings file, kilobytes
+import { readClaimSource } from "./lib/findings-file.js";
 
 function usage(msg: string): never {
   console.error(`render-claims: ${msg}\nusage: npx tsx scripts/render-claims.ts <folder or file>… [--out CLAIMS.md]`);
@@ -38,18 +36,7 @@ const { values, positionals } = parseArgs({ options: { out: { type: "string" } }
 if (positionals.length === 0) usage("no folder or file given");
 try {
   const files = positionals.flatMap(inputsOf);
-  const sources = files.map((file) => {
-    const text = readFileBounded(file, { what: "notebook or findings file", maxBytes: MAX_BYTES }).toString("utf8");
-    try {
-      return { file: path.basename(file), json: JSON.parse(text) as unknown };
-    } catch (e) {
-      throw new FloatscopeError("not JSON", {
-        file,
-        expected: "an executed notebook (.ipynb) or a findings file",
-        found: (e as Error).message,
-      });
-    }
-  });
+  const sources = files.map(readClaimSource);
   const { markdown } = buildClaims(sources);
   if (values.out) {
     fs.writeFileSync(values.out, markdown + "\n");

@@ -26,8 +26,8 @@ import type { Region, Trace } from "../trace/types.js";
 import { escapeMarkdown, markdownCode } from "../display/escape.js";
 import { SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
-import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
-import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
+import { buildContext, DistractorPool, type BuiltContext, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
+import { DatasetError, loadQaJsonl, type QaRecord } from "../qa/datasets.js";
 import { canonicalFamily, TINY_MODEL_NAMES } from "../families/index.js";
 import { findModels, modelsNote, REAL_BASE_MODEL_NAMES, REAL_MODEL_NAMES, type FoundModels } from "./models.js";
 import { openModel, openModelFiles, startEngine } from "../model/open.js";
@@ -207,8 +207,12 @@ export async function loadQaSet(
   return { records, source, pool: source === "pool" ? new DistractorPool(pooled) : undefined, file };
 }
 
-/** The context of each prompt: the gold passage alone, none, or gold among `k` distractors at `goldPosition`. */
-export type QaContext = "oracle" | "closed-book" | { distractors: number; goldPosition?: GoldPosition };
+/**
+ * The context of each prompt: the gold passage alone, every gold passage of the record in file order
+ * (`"gold-passages"`: a long-answer record spreads its facts over 1–3 of them), none, or gold among `k`
+ * distractors at `goldPosition`.
+ */
+export type QaContext = "oracle" | "gold-passages" | "closed-book" | { distractors: number; goldPosition?: GoldPosition };
 
 export interface DecodeQaOptions {
   /** The probes to record: a request, or one made from the spec and the prompts' region count. */
@@ -227,6 +231,12 @@ export interface DecodeQaOptions {
    * `"none"` never. What "auto" leaves out is printed, with the setting that records it.
    */
   viewProbes?: ViewProbesSetting;
+  /**
+   * The masked-diffusion models' unmasking order instead of their preset's, e.g. `{ sampler: "llada", alg:
+   * "low_confidence" }` (LLaDA's low-confidence remasking) or `{ sampler: "dream", alg: "entropy" }`; the rest of
+   * the preset (τ, top-p) stays. Causal models keep their own decoder (left to right has no order to choose).
+   */
+  order?: { sampler: "llada" | "dream"; alg: string };
 }
 
 export interface DecodedModel {
@@ -248,9 +258,21 @@ export interface DecodedModel {
   seconds: number;
 }
 
-function evalSetting(c: QaContext, source: "record" | "pool"): EvalSetting {
+function evalSetting(c: Exclude<QaContext, "gold-passages">, source: "record" | "pool"): EvalSetting {
   if (c === "oracle" || c === "closed-book") return { kind: c };
   return { kind: "distractors", k: c.distractors, goldPosition: c.goldPosition ?? "cycle", source };
+}
+
+/** Every gold passage of a record, in file order (goldIndex: the first). */
+function goldPassages(rec: QaRecord, file: string): BuiltContext {
+  const passages = rec.ctxs.filter((p) => p.isgold === true);
+  if (passages.length === 0)
+    throw new DatasetError("Record has no gold passage", {
+      file,
+      field: `line ${rec.line}: ctxs[*].isgold`,
+      expected: 'at least one ctx with isgold: true (the "gold-passages" context)',
+    });
+  return { passages, goldIndex: 0 };
 }
 
 /** The paper's region names: BOS (when the model put one first), Doc i / Gold Doc, Query, Answer; others dropped. */
@@ -275,6 +297,7 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
   const files = openModelFiles(dir);
   const { preset, spec, tokenizer } = files;
   const sampler = { ...preset.sampler, seed: 0 };
+  if (o.order && !spec.causal) Object.assign(sampler, o.order);
   if (o.tokens !== undefined)
     Object.assign(sampler, spec.causal ? { genLength: o.tokens } : { genLength: o.tokens, steps: o.tokens, blockLength: o.tokens });
   const genLength = sampler.genLength ?? 32;
@@ -283,7 +306,8 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
   let longest = 0;
   const inputs = contexts.map((c) =>
     qa.records.map((rec) => {
-      const ctx = buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
+      const ctx =
+        c === "gold-passages" ? goldPassages(rec, qa.file) : buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
       const gold = ctx.goldIndex === null ? "" : ctx.passages[ctx.goldIndex].text;
       const answer = rec.answers.find((a) => gold.includes(a));
       evidence.push(answer ? { text: answer, within: "gold" } : { region: "gold" });
