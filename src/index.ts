@@ -52,8 +52,9 @@ export {
   summarizeResults,
   scoreAnswer,
   paperTable1,
+  factSpans,
 } from "./entry/qa.js";
-export type { EvalResult, EvalSetting, QaRecord } from "./entry/qa.js";
+export type { EvalResult, EvalSetting, QaRecord, RecordFact } from "./entry/qa.js";
 
 // --- grid --------------------------------------------------------------------------------------
 export { mergeShards, prepareGrid, resolveGrid, runShard, shardFilesIn } from "./entry/grid.js";
@@ -82,6 +83,8 @@ export {
   detectAnchors,
   getProbe,
   writeTable,
+  anchorFrontier,
+  poolFrontier,
 } from "./entry/analysis.js";
 export type { AnchorExclusion, AnchorOptions, AbsorptionResult, DriftResult } from "./entry/analysis.js";
 
@@ -109,6 +112,7 @@ export type { Colormap, HeatmapSpec, SaveOptions, TokenizerKind } from "./entry/
 export {
   FLOATSCOPE_MIME,
   buildClaims,
+  collectFindings,
   captureDisplays,
   compareGroups,
   findings,
