@@ -6,6 +6,7 @@
  */
 import { writeSafetensors, type TensorToWrite } from "../checkpoint/safetensors.js";
 import { openModelFiles, startEngine } from "../model/open.js";
+import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import { flagSpec, helpSections, intList, optionalInt, parseFlags, UsageError, type CliIO, type FlagRow } from "./args.js";
@@ -133,7 +134,7 @@ export const command: CliCommand = {
       spec.numLayers,
     );
 
-    if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec);
+    if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec, { verdictCache: defaultWeightCacheDir() });
     const { engine } = await startEngine(model, {
       probes,
       device: runtime.device,

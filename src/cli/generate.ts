@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { openModelFiles, startEngine } from "../model/open.js";
+import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { RunConfig } from "../samplers/config.js";
 import { generate, prepareRun } from "../samplers/generate.js";
@@ -162,7 +163,7 @@ export const command: CliCommand = {
     const intervention = v.intervene !== undefined ? String(v.intervene) : undefined;
     const { cfg, encoded, traceBytes, intervener } = prepareRun(spec, [text], settings, tokenizer, io.err, intervention);
 
-    if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec);
+    if (runtime.scanWeights) assertFiniteWeights(model.checkpoint, model.spec, { verdictCache: defaultWeightCacheDir() });
     const { engine } = await startEngine(model, {
       probes: cfg.probes,
       device: runtime.device,

@@ -4,6 +4,9 @@
  * shows up as a NaN attention map. Reads one chunk at a time (default 16 MiB), so a multi-GB
  * checkpoint never sits in memory.
  */
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { quantBlockBytes, quantScalesFinite } from "../checkpoint/gguf/dequant.js";
 import type { GgmlTypeName } from "../checkpoint/gguf/format.js";
 import { decodeTensor, streamStoredBytes } from "../checkpoint/gguf/tensor.js";
@@ -39,6 +42,8 @@ export interface ScanResult {
   bytesScanned: number;
   /** Tensors with at least one non-finite value, in scan order; empty when the weights are clean. */
   nonFinite: NonFiniteTensor[];
+  /** True when nothing was read: the same files were found clean before (`assertFiniteWeights`' verdict cache). */
+  cached?: boolean;
 }
 
 export interface ScanOptions {
@@ -53,10 +58,7 @@ export interface ScanOptions {
  *   const { nonFinite } = scanWeights(ckpt, spec, { onProgress: (p) => bar.update(p.bytesDone / p.bytesTotal) });
  */
 export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: ModelSpec, options: ScanOptions = {}): ScanResult {
-  const names = spec ? specTensorNames(spec) : [...checkpoint.tensors.keys()];
-  const tensors = names
-    .map((n) => checkpoint.tensors.get(n))
-    .filter((t): t is TensorInfo => t !== undefined && ["F32", "F16", "BF16", "F64"].includes(t.dtype));
+  const tensors = scannedTensors(checkpoint, spec);
   const bytesTotal = tensors.reduce((a, t) => a + t.byteLength, 0);
   const chunk = options.chunkBytes ?? 16 * 1024 * 1024;
   const nonFinite: NonFiniteTensor[] = [];
@@ -88,6 +90,37 @@ export function scanWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: Mode
   });
   options.onProgress?.({ tensor: "", index: tensors.length, total: tensors.length, bytesDone, bytesTotal });
   return { tensorsScanned: tensors.length, bytesScanned: bytesDone, nonFinite };
+}
+
+/** The tensors a scan reads: the float tensors the spec uses (or every float tensor). */
+function scannedTensors(checkpoint: Pick<Checkpoint, "tensors">, spec?: ModelSpec): TensorInfo[] {
+  const names = spec ? specTensorNames(spec) : [...checkpoint.tensors.keys()];
+  return names
+    .map((n) => checkpoint.tensors.get(n))
+    .filter((t): t is TensorInfo => t !== undefined && ["F32", "F16", "BF16", "F64"].includes(t.dtype));
+}
+
+/**
+ * Where a clean verdict on these tensors is remembered: a file named by the hash of the tensor
+ * names and of each file's real path, size and mtime (a rewritten file is scanned again).
+ * Undefined when a file cannot be identified.
+ */
+function verdictFile(dir: string, tensors: TensorInfo[]): string | undefined {
+  try {
+    const files = [...new Set(tensors.map((t) => t.file))].sort().map((f) => {
+      const real = fs.realpathSync(f);
+      const st = fs.statSync(real);
+      return [real, st.size, st.mtimeMs];
+    });
+    const names = tensors.map((t) => t.name).sort();
+    const key = createHash("sha256")
+      .update(JSON.stringify({ format: 1, files, names }))
+      .digest("hex")
+      .slice(0, 32);
+    return path.join(dir, "finite", key);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -169,14 +202,42 @@ function anyNonFinite(bytes: Buffer, dtype: string): boolean {
 /** How many non-finite tensors an error lists by name before "and N more". */
 const LISTED = 5;
 
+export interface AssertFiniteOptions extends ScanOptions {
+  /**
+   * Folder where a clean verdict is remembered (opening a model passes the weight cache's,
+   * `defaultWeightCacheDir()`), so the next check of the same unchanged files reads nothing (an 8B
+   * GGUF took 8 s to scan). Only clean verdicts are kept. Default: none, always scan.
+   */
+  verdictCache?: string;
+}
+
 /**
  * Refuse weights with NaN/Inf: a `CheckpointError` naming each affected tensor (up to five,
  * then a count), its file, and the first bad index. Used by `createEngine` unless
  * `scanWeights: false` (CLI: `--no-weight-scan`).
  */
-export function assertFiniteWeights(checkpoint: Pick<Checkpoint, "tensors">, spec?: ModelSpec, options: ScanOptions = {}): ScanResult {
+export function assertFiniteWeights(
+  checkpoint: Pick<Checkpoint, "tensors">,
+  spec?: ModelSpec,
+  options: AssertFiniteOptions = {},
+): ScanResult {
+  const verdict = options.verdictCache ? verdictFile(options.verdictCache, scannedTensors(checkpoint, spec)) : undefined;
+  if (verdict && fs.existsSync(verdict)) {
+    const tensors = scannedTensors(checkpoint, spec);
+    return { tensorsScanned: tensors.length, bytesScanned: 0, nonFinite: [], cached: true };
+  }
   const r = scanWeights(checkpoint, spec, options);
-  if (r.nonFinite.length === 0) return r;
+  if (r.nonFinite.length === 0) {
+    if (verdict) {
+      try {
+        fs.mkdirSync(path.dirname(verdict), { recursive: true });
+        fs.writeFileSync(verdict, "");
+      } catch {
+        // a read-only cache folder: scan again next time
+      }
+    }
+    return r;
+  }
   const first = r.nonFinite[0];
   const listed = r.nonFinite
     .slice(0, LISTED)

@@ -13,6 +13,7 @@ import { openCheckpoint } from "../checkpoint/checkpoint.js";
 import { loadTokenizer, type LoadedTokenizer } from "../checkpoint/tokenizer.js";
 import type { Checkpoint } from "../checkpoint/types.js";
 import { resolveModelSpec } from "../graph/adapters/index.js";
+import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
 import { assertFiniteWeights } from "../graph/scan-weights.js";
 import type { Family, ModelSpec } from "../graph/spec.js";
 import { createEngine, type EngineOptions, type OnnxEngine } from "../runtime/engine.js";
@@ -64,7 +65,7 @@ export function openModelFiles(modelPath: string, options: ModelFilesOptions = {
   const checkpoint = openCheckpoint(modelPath);
   const spec = resolveModelSpec(checkpoint);
   // Scanned here, once, by tensor name (startEngine then tells the engine not to scan again).
-  if (options.scanWeights !== false) assertFiniteWeights(checkpoint, spec);
+  if (options.scanWeights !== false) assertFiniteWeights(checkpoint, spec, { verdictCache: defaultWeightCacheDir() });
   if (!checkpoint.tokenizer && options.tokenizer !== "optional") {
     throw new CheckpointError("This checkpoint has no tokenizer", {
       file: path.join(checkpoint.dir, "tokenizer.json"),

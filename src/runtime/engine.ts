@@ -7,6 +7,7 @@
  * graph, and returns logits plus probes keyed by their canonical names.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 // Must come before onnxruntime-node: see ort-env.ts (a long command line crashed ORT).
 import "./ort-env.js";
 import * as ort from "onnxruntime-node";
@@ -35,6 +36,7 @@ import {
 } from "./memory.js";
 import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
 import { createSession, type DeviceRequest, type SessionOptions } from "./session.js";
+import type { SessionCacheReport } from "./session-cache.js";
 import type { Engine, ForwardInput, ForwardOutput } from "./types.js";
 
 export interface EngineOptions extends SessionOptions {
@@ -93,6 +95,14 @@ export interface EngineOptions extends SessionOptions {
    * scan (it reads every weight byte once; see BENCHMARKS.md "Weight scan" for its cost).
    */
   scanWeights?: boolean;
+  /**
+   * The session cache (runtime/session-cache.ts, under `<weightCache>/sessions`): onnxruntime's
+   * optimized model with its prepacked weights, saved on the first open and loaded on the next, so
+   * a large quantised model opens in seconds. "auto" (default): on when layers run as MatMulNBits
+   * (their prepacking is what makes an open slow) and the weight cache is on. Entries take about the
+   * decoded weights' size on disk; the oldest are removed beyond 16 GiB.
+   */
+  sessionCache?: "auto" | boolean;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -110,6 +120,8 @@ export interface OnnxEngine extends Engine {
   readonly interventions: boolean;
   /** Graph size, for reports. */
   readonly nodeCount: number;
+  /** Whether the session was loaded from the session cache ("hit"), saved to it, or built without it; with the entry's size. */
+  readonly sessionCache: SessionCacheReport;
   estimateMemory(batch: number, seq: number, logitRows?: number): MemoryEstimate;
 }
 
@@ -124,7 +136,9 @@ function resolveSource(source: EngineSource): { spec: ModelSpec; tensors: Map<st
 
 export async function createEngine(source: EngineSource, options: EngineOptions = {}): Promise<OnnxEngine> {
   const { spec, tensors } = resolveSource(source);
-  if (options.scanWeights ?? true) assertFiniteWeights({ tensors }, spec);
+  // a clean verdict is remembered beside the weight cache (the same files are not read twice)
+  const verdictCache = options.weightCache === false ? undefined : (options.weightCache ?? defaultWeightCacheDir());
+  if (options.scanWeights ?? true) assertFiniteWeights({ tensors }, spec, { verdictCache });
   const device = keyword<DeviceRequest>(options.device ?? "cpu", ["cpu", "cuda", "auto"], { field: "device" });
   const computeDType = keyword<"f32" | "f16">(options.computeDType ?? "f32", ["f32", "f16"], { field: "computeDType" });
   if (computeDType === "f16" && device === "cpu") {
@@ -190,7 +204,16 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       weightCacheDir,
     });
   let built = build(computeDType);
-  let created = await createSession(built.bytes, built.externalFiles, { ...options, device, warn, externalBuffers: built.externalBuffers });
+  const useSessionCache =
+    (options.sessionCache ?? "auto") === "auto" ? weightsFor(computeDType).quantised > 0 : options.sessionCache === true;
+  const sessionCacheDir = useSessionCache && weightCacheDir !== undefined ? path.join(weightCacheDir, "sessions") : undefined;
+  let created = await createSession(built.bytes, built.externalFiles, {
+    ...options,
+    device,
+    warn,
+    externalBuffers: built.externalBuffers,
+    sessionCacheDir,
+  });
   let dtype = computeDType;
   if (created.device === "cpu" && dtype === "f16") {
     // CPU has no half kernels (ORT would insert casts around every op): rebuild in f32.
@@ -203,6 +226,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       device: "cpu",
       warn,
       externalBuffers: built.externalBuffers,
+      sessionCacheDir,
     });
     dtype = "f32";
   }
@@ -220,6 +244,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     logitRows,
     interventions,
     chunkBudgetBytes,
+    created.sessionCache,
     created.tempDir,
   );
 }
@@ -284,6 +309,7 @@ class OrtEngine implements OnnxEngine {
     readonly logitRows: boolean,
     readonly interventions: boolean,
     private readonly chunkBudgetBytes: number | undefined,
+    readonly sessionCache: SessionCacheReport,
     private tempDir?: string,
   ) {
     this.outputs = built.probes;

@@ -21,6 +21,7 @@ import * as path from "node:path";
 import "./ort-env.js";
 import * as ort from "onnxruntime-node";
 import { RuntimeError } from "../util/errors.js";
+import { DATA_FILE, lookupEntry, pendingEntry, removeEntry, sessionCacheKey, type SessionCacheReport } from "./session-cache.js";
 
 export type DeviceRequest = "cpu" | "cuda" | "auto";
 
@@ -46,6 +47,12 @@ export interface SessionOptions {
   warn?: (message: string) => void;
   /** Weights decoded in memory (BuiltGraph.externalBuffers), by their virtual locations. */
   externalBuffers?: { path: string; data: Uint8Array }[];
+  /**
+   * Folder of the session cache (session-cache.ts): the optimized model with its prepacked weights
+   * is loaded from there, or saved there for the next time. Used on CPU only, and only when every
+   * weight is read from a file (no `externalBuffers`) and prepacking is on (not `lowMemory`).
+   */
+  sessionCacheDir?: string;
 }
 
 export interface CreatedSession {
@@ -53,6 +60,8 @@ export interface CreatedSession {
   device: "cpu" | "cuda";
   /** Temporary folder of hard links to remove on dispose, if one was made. */
   tempDir?: string;
+  /** Whether the session came from the session cache. */
+  sessionCache: SessionCacheReport;
 }
 
 export const CUDA_INSTALL_HINT =
@@ -116,6 +125,7 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   const want = o.device ?? "cpu";
   const installed = cudaProviderInstalled();
   const cleanup = () => plan.tempDir && fs.rmSync(plan.tempDir, { recursive: true, force: true });
+  const off: SessionCacheReport = { state: "off" };
   if (want === "cuda" && !installed) {
     // ORT would throw "Failed to load library …providers_shared.so" (and log it); say what to do instead.
     warn(
@@ -124,7 +134,7 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   } else if (want === "cuda" || (want === "auto" && installed)) {
     try {
       const session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cuda", "cpu"] });
-      return { session, device: "cuda", tempDir: plan.tempDir };
+      return { session, device: "cuda", tempDir: plan.tempDir, sessionCache: off };
     } catch (e) {
       const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
       warn(
@@ -132,9 +142,14 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
       );
     }
   }
+  const cached =
+    o.sessionCacheDir && !base.externalData && !o.lowMemory
+      ? await cachedCpuSession(bytes, externalFiles, base, o.sessionCacheDir, warn)
+      : undefined;
+  if (cached) return { session: cached.session, device: "cpu", tempDir: plan.tempDir, sessionCache: cached.report };
   try {
     const session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cpu"] });
-    return { session, device: "cpu", tempDir: plan.tempDir };
+    return { session, device: "cpu", tempDir: plan.tempDir, sessionCache: off };
   } catch (e) {
     cleanup();
     throw new RuntimeError("onnxruntime could not create a session for the model graph", {
@@ -143,5 +158,83 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
       expected: "a loadable graph with readable external weights",
       found: e instanceof Error ? e.message.slice(0, 400) : String(e),
     });
+  }
+}
+
+const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0].slice(0, 300);
+
+/**
+ * A CPU session through the session cache: loaded from its entry when there is a sound one, else
+ * built from `bytes` while onnxruntime saves the optimized model (with prepacked weights) as a new
+ * entry. Undefined when building with the cache failed (the caller then builds without it).
+ */
+async function cachedCpuSession(
+  bytes: Uint8Array,
+  externalFiles: string[],
+  base: ort.InferenceSession.SessionOptions,
+  dir: string,
+  warn: (m: string) => void,
+): Promise<{ session: ort.InferenceSession; report: SessionCacheReport } | undefined> {
+  let key: string;
+  try {
+    key = sessionCacheKey(bytes, externalFiles, { graphOptimizationLevel: base.graphOptimizationLevel, device: "cpu" });
+  } catch (e) {
+    warn(`floatscope: session cache off for this open (${firstLine(e)}).`);
+    return undefined;
+  }
+  let rebuilt = false;
+  const found = lookupEntry(dir, key);
+  if (found.kind === "hit") {
+    try {
+      // The saved model is already optimized, and its external data sits beside it.
+      const { externalData: _, extra: __, ...plain } = base;
+      const session = await ort.InferenceSession.create(found.model, {
+        ...plain,
+        graphOptimizationLevel: "disabled",
+        executionProviders: ["cpu"],
+      });
+      return { session, report: { state: "hit", dir: found.dir, bytes: found.bytes } };
+    } catch (e) {
+      warn(`floatscope: the cached session ${found.dir} could not be loaded (${firstLine(e)}); rebuilding it.`);
+      removeEntry(found.dir);
+      rebuilt = true;
+    }
+  } else if (found.kind === "broken") {
+    warn(`floatscope: the cached session ${path.join(dir, key)} was incomplete (${found.why}); rebuilding it.`);
+    rebuilt = true;
+  }
+  let pending: ReturnType<typeof pendingEntry>;
+  try {
+    pending = pendingEntry(dir, key);
+  } catch (e) {
+    warn(`floatscope: session cache off for this open (${firstLine(e)}).`);
+    return undefined;
+  }
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(bytes, {
+      ...base,
+      executionProviders: ["cpu"],
+      optimizedModelFilePath: pending.model,
+      extra: {
+        session: {
+          ...(base.extra as { session?: Record<string, string> } | undefined)?.session,
+          save_prepacked_constant_initializers: "1",
+          optimized_model_external_initializers_file_name: DATA_FILE,
+          optimized_model_external_initializers_min_size_in_bytes: "1024",
+        },
+      },
+    });
+  } catch {
+    pending.abort();
+    return undefined; // the plain build reports the error, if it is not about saving
+  }
+  try {
+    const report = pending.commit();
+    return { session, report: { ...report, state: rebuilt ? "rebuilt" : "written" } };
+  } catch (e) {
+    pending.abort();
+    warn(`floatscope: could not store the session in the cache ${dir} (${firstLine(e)}).`);
+    return { session, report: { state: "off" } };
   }
 }

@@ -43,12 +43,22 @@ function nbitsInitializers(ctx: BuildContext, w: string, out: number, inp: numbe
 // copy under the same name would point at an external buffer that is never written).
 const nbitsMade = new WeakMap<BuildContext, Map<string, NBits | null>>();
 
-/** y = x·Wᵀ (+ bias) for x [rows, inp], W [out, inp]; emitted into `b` (weights stay in the outer graph). */
-export function linear(ctx: BuildContext, x: string, w: string, out: number, inp: number, bias?: string, b: GraphBuilder = ctx.g): string {
+function nbitsOf(ctx: BuildContext, w: string, out: number, inp: number): NBits | null {
   let made = nbitsMade.get(ctx);
   if (!made) nbitsMade.set(ctx, (made = new Map()));
   let nbits = made.get(w);
   if (nbits === undefined) made.set(w, (nbits = nbitsInitializers(ctx, w, out, inp)));
+  return nbits;
+}
+
+/** Whether weight `w` [out, inp] runs as MatMulNBits in this graph (else as a Gemm). */
+export function runsAsNBits(ctx: BuildContext, w: string, out: number, inp: number): boolean {
+  return nbitsOf(ctx, w, out, inp) !== null;
+}
+
+/** y = x·Wᵀ (+ bias) for x [rows, inp], W [out, inp]; emitted into `b` (weights stay in the outer graph). */
+export function linear(ctx: BuildContext, x: string, w: string, out: number, inp: number, bias?: string, b: GraphBuilder = ctx.g): string {
+  const nbits = nbitsOf(ctx, w, out, inp);
   const weight = ctx.weights.weight;
   if (nbits) {
     const y = b.node("MatMulNBits", [x, ...nbits.inputs], nbits.attrs, 1, "com.microsoft");
