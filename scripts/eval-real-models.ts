@@ -110,8 +110,16 @@ export function settingsToRun(spec: string | undefined, counts: Record<string, n
   });
 }
 
-type ShortRow = ShortCardScores & { slots: number; steps: number; label: string };
-type LongRow = LongCardScores & { slots: number; steps: number; label: string; data: string };
+/** Where a setting's numbers came from: its slots and steps, row label, threads and the date it was last run. */
+interface RunStamp {
+  slots: number;
+  steps: number;
+  label: string;
+  threads?: number;
+  date?: string;
+}
+type ShortRow = ShortCardScores & RunStamp;
+type LongRow = LongCardScores & RunStamp & { data: string };
 type Row = ShortRow | LongRow;
 
 const isLong = (r: Row | undefined): r is LongRow => r !== undefined && "recall" in r;
@@ -147,7 +155,10 @@ async function evaluate(
   const file = path.join(own, "eval-engine.json");
   const before = readJson<EngineEval>(file);
   // Settings not run this time keep their numbers when they were measured on the same delta.
-  const results: Record<string, Row> = before?.delta_sha256_16 === hash ? { ...before.results } : {};
+  // (older files stamped threads and date once for all settings: each kept setting takes them along)
+  const results: Record<string, Row> = {};
+  if (before?.delta_sha256_16 === hash)
+    for (const [k, r] of Object.entries(before.results)) results[k] = { threads: before.threads, date: before.date, ...r };
   const files: Record<string, QaRecord[]> = {};
   const load = async (rel: string) => (files[rel] ??= await loadQaJsonl(path.join(ROOT, rel)));
   const t0 = Date.now();
@@ -174,7 +185,7 @@ async function evaluate(
       });
       const ids = new Set(records.map((r) => r.id));
       const rs = readResults(resultsFile).filter((r) => r.model === name && r.setting === cs.label && ids.has(r.id));
-      const where = { ...slotsOf(sampler), label: cs.label };
+      const where = { ...slotsOf(sampler), label: cs.label, threads: o.threads, date: new Date().toISOString() };
       if (cs.long) {
         const r: LongRow = { ...longCardScores(rs), ...where, data: rel };
         results[cs.key] = r;
@@ -291,6 +302,17 @@ const readJson = <T>(f: string): T | undefined => (fs.existsSync(f) ? (JSON.pars
 const pct = (x: number | undefined) => (x === undefined ? "–" : `${(100 * x).toFixed(0)} %`);
 const ci = (c: [number, number] | null | undefined) => (c ? ` [${(100 * c[0]).toFixed(0)}, ${(100 * c[1]).toFixed(0)}]` : "");
 const errorsText = (n: number) => (n ? `, ${n} error${n === 1 ? "" : "s"}` : "");
+
+/** When and with how many threads each setting ran: "1 thread, 2026-12-01: oracle, gold_4; 2 threads, …". */
+function runsText(e: EngineEval): string {
+  const groups = new Map<string, string[]>();
+  for (const [k, r] of Object.entries(e.results)) {
+    const threads = r.threads ?? e.threads;
+    const key = `${threads} thread${threads === 1 ? "" : "s"}, ${(r.date ?? e.date).slice(0, 10)}`;
+    groups.set(key, [...(groups.get(key) ?? []), k]);
+  }
+  return [...groups].map(([when, keys]) => `${when}: ${keys.map((k) => escapeMarkdown(k)).join(", ")}`).join("; ");
+}
 
 /** Questions, facts per question and gold passages per question of the long-answer file (as the card describes it). */
 function longDataSummary(): { n: number; facts: [number, number]; golds: [number, number] } | undefined {
@@ -449,7 +471,7 @@ export function renderCard(
       "",
     );
   L.push(
-    `torch: delta step ${escapeMarkdown(torch?.delta_step ?? "?")}; engine: delta step ${engine?.delta_step ?? "?"}, ${engine ? escapeMarkdown(engine.decoder) : "not run yet"}${engine ? `, ${engine.threads} thread(s), ${engine.date.slice(0, 10)}` : ""}.`,
+    `torch: delta step ${escapeMarkdown(torch?.delta_step ?? "?")}; engine: delta step ${engine?.delta_step ?? "?"}, ${engine ? escapeMarkdown(engine.decoder) : "not run yet"}${engine ? `; ${runsText(engine)}` : ""}.`,
     "",
   );
 

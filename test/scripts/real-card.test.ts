@@ -126,7 +126,7 @@ function fixture(name: string, twinPhases: number[], twinSteps: number): string 
     engine(
       {
         oracle: short(300, 0.94, [0.9072, 0.9617], 8, "oracle", 1.9),
-        "oracle@32": short(300, 0.9133, [0.8762, 0.9399], 32, "oracle@32", 8.2),
+        "oracle@32": { ...short(300, 0.9133, [0.8762, 0.9399], 32, "oracle@32", 8.2), threads: 1, date: "2026-12-08T02:00:00.000Z" },
         "long_oracle@64": long(100, 0.87, [0.82, 0.91], 0.8, [0.74, 0.85], 31.5),
       },
       "Dream <img src=x> sampler",
@@ -180,6 +180,8 @@ describe("eval-real-models --card-only", () => {
     expect(mdm).toContain("Wilson score interval, 95 %");
     expect(mdm).toContain("percentile bootstrap over questions, 95 %, 2000 resamples, seed 0");
     expect(mdm).toContain("Dream &lt;img src=x&gt; sampler"); // file text is escaped, never markup
+    // Each setting's threads and date (older entries: the file's own).
+    expect(mdm).toContain("sampler; 2 threads, 2026-12-07: oracle, long_oracle@64; 1 thread, 2026-12-08: oracle@32.");
     expect(mdm).not.toContain("<img");
     // Learning curve: val_extra rows become columns at their steps; a step without a measurement shows "–".
     expect(mdm).toContain(
