@@ -494,12 +494,19 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
           pool = pools.get(u.dataset) ?? new DistractorPool(pg.all.get(u.dataset)!);
           pools.set(u.dataset, pool);
         }
-        // Batches aligned to the unit's own order, appended as each finishes (a kill loses one batch).
-        for (let s = 0; s < todo.length && !o.signal?.aborted; s += batchSize) {
+        // The unit's batches are fixed slices of its questions, appended as each finishes (a kill loses one
+        // batch). A resumed batch runs whole, though only its missing questions are written: a question's
+        // attention numbers depend, in their last digits, on the batch it ran in, so a resumed unit must
+        // decode the batches an uninterrupted one did to write the same rows.
+        const all = pg.selected.get(u.dataset)!.slice(u.start, u.end);
+        const wanted = new Set(todo.map((r) => r.id));
+        for (let s = 0; s < all.length && !o.signal?.aborted; s += batchSize) {
+          const batch = all.slice(s, s + batchSize);
+          if (!batch.some((r) => wanted.has(r.id))) continue;
           const run = await runEval({
             engine: m.engine,
             tokenizer: m.tokenizer,
-            records: todo.slice(s, s + batchSize),
+            records: batch,
             setting: u.evalSetting,
             promptFormat: entry.promptFormat,
             sampler: { ...entry.sampler, seed: u.seed },
@@ -512,7 +519,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
             ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
             measure,
           });
-          const rows = run.results.filter((r) => !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
+          const rows = run.results.filter((r) => wanted.has(r.id) && !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
           if (rows.length)
             fs.appendFileSync(
               file,

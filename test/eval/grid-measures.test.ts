@@ -83,6 +83,26 @@ describe("grid measures", () => {
     expect(file.provenance.fingerprint).toBe(a.progress.manifest.fingerprint);
   });
 
+  it("a shard resumed with half of every batch missing writes the rows an uninterrupted run does", async () => {
+    // Rows lost from every batch (killed writes, failed questions): the rerun decodes the unit's own
+    // batches again, so each question's attention numbers come from the batch it ran in the first time.
+    const dir = path.join(tmp, "resumed");
+    fs.mkdirSync(dir);
+    const file = path.join(dir, "shard-1-of-1.jsonl");
+    const [head, ...rows] = fs.readFileSync(path.join(whole, "shard-1-of-1.jsonl"), "utf8").trim().split("\n");
+    fs.writeFileSync(file, [head, ...rows.filter((_, i) => i % 2 === 0)].join("\n") + "\n");
+    const rerun = await cli("eval", "--grid", gridFile, "--out", dir);
+    expect(rerun.code, rerun.err).toBe(0);
+    expect(rerun.out).toMatch(/ran 8, resumed 8/);
+    expect(
+      (await cli("merge", dir, "--out", path.join(tmp, "resumed.jsonl"), "--findings", path.join(tmp, "resumed.findings.json"))).code,
+    ).toBe(0);
+    expect(mergeShards(shardFilesIn([dir])).measures).toEqual(mergeShards(shardFilesIn([whole])).measures);
+    expect(fs.readFileSync(path.join(tmp, "resumed.findings.json"), "utf8")).toBe(
+      fs.readFileSync(path.join(tmp, "whole.findings.json"), "utf8"),
+    );
+  }, 60_000);
+
   it("the rows' sink and absorption numbers are the analyses of the same decodes", async () => {
     // The reference decodes the ARM's first 4 questions outside the grid, keeping each trace, and runs the
     // analysis on the traces themselves (no grid code): the grid must hold the same per-sample numbers.
