@@ -8,8 +8,10 @@
  *   npm run eval:real -- --card-only                    # re-render models/<name>/README.md from the JSON files
  *   npm run eval:real -- --dir /tmp/try …               # read and write <dir>/<name>/ instead of models/<name>/
  *
- * The cards' numbers after phase 4 (the new deltas published and merged by scripts/setup.sh; ≈ 2 h on 2
- * idle cores, most of it the MDM's 300 × 32 and 100 × 64 forward passes; rerun the same command to resume):
+ * The cards' numbers after phase 4 (the new deltas published and merged by scripts/setup.sh; rerun the same
+ * command to resume). Its cost is the MDM's 300 × 32 and 100 × 64 forward passes: measured 2026-12-06 with 1
+ * thread, batch 1, on the 2-core machine at load 11–15 (two trainings beside it), 22 s per question at 32
+ * slots and 196 s at 64 (the twin: 3.7 s per long answer), so hours there; an idle machine does it faster.
  *
  *   (ulimit -v 40000000; nice -n 10 npm run eval:real -- --threads 2 --batch-size 8 \
  *     --n oracle=300,oracle@32=300,long_oracle@64=100,gold_4=60,gold_9=30,closed_book=30)
