@@ -57,6 +57,32 @@ export function gridFindingsFile(r: Pick<MergeResult, "measures" | "progress" | 
     }
     report.absorption = { layers: absorption.layers };
   }
+  const drift = r.measures.drift;
+  if (drift) {
+    // Notebook 01's quantities, per question and averaged over the questions, at the shallow and the deep layer.
+    for (const model of m.measures.models) {
+      const mine = drift.samples.filter((s) => s.model === model.name);
+      if (mine.length === 0) continue;
+      const base = { claim: "anchors-float-mdm" as const, model: model.name, family: model.family, tier: model.tier };
+      const depths = ["shallow layer 0", `deep layer ${mine[0].deepLayer}`];
+      depths.forEach((where, i) => {
+        const q = (what: string) => ({ ...base, quantity: `${what} (${where}, mean over questions)` });
+        findings.push(
+          ...meanFinding(
+            q("distinct anchor positions"),
+            mine.map((s) => s.distinct[i]),
+          ),
+        );
+        findings.push(
+          ...meanFinding(
+            q("longest anchor track, steps"),
+            mine.map((s) => s.longest[i]),
+          ),
+        );
+      });
+    }
+    report.drift = { layers: drift.layers };
+  }
   return {
     notebook: `grid ${m.grid}`,
     findings,

@@ -17,19 +17,27 @@
  * - `absorption` (claim `absorption-arm-vs-mdm`; src/analysis/absorption.ts, as notebook 02): per layer, on
  *   the final pass, the share of attention the anchor set receives, under the paper's rule (`upstream`) and
  *   under ours (`mean+ksigma`, k = 3), rounded to 1e-6.
+ * - `drift` (claim `anchors-float-mdm`; src/analysis/drift.ts, as notebook 01): per layer, over the decoding
+ *   steps, with the paper's temporal rule (`mean+ksigma`, k = 3): how many distinct positions are anchors at
+ *   some step (`distinct`), at how many steps the layer has an anchor (`withAnchor`), and the longest anchor
+ *   track in steps (`longest`).
  */
 import { absorptionRate, summarizeOverSamples } from "../analysis/absorption.js";
 import type { AnchorOptions } from "../analysis/anchors.js";
+import { temporalDrift } from "../analysis/drift.js";
 import { firstTokenSink, poolSinkCells, type SinkCell, type SinkResult } from "../analysis/first-token-sink.js";
 import type { Trace } from "../trace/types.js";
 import { GridError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 
-export const MEASURES = ["sink", "absorption"] as const;
+export const MEASURES = ["sink", "absorption", "drift"] as const;
 export type MeasureName = (typeof MEASURES)[number];
 
 /** The probes each measure reads (the union is what a unit's engine computes). */
-const PROBES: Record<MeasureName, ProbeRequest> = { sink: { received: true }, absorption: { received: true } };
+const PROBES: Record<MeasureName, ProbeRequest> = { sink: { received: true }, absorption: { received: true }, drift: { received: true } };
+
+/** The anchor rule of the drift measure: the paper's temporal rule (notebook 01's). */
+export const DRIFT_RULE = { rule: "mean+ksigma", k: 3 } as const satisfies AnchorOptions;
 
 /** The anchor rules absorption is measured under (notebook 02's): the paper's, and ours. */
 export const ABSORPTION_RULES = { upstream: { rule: "upstream" }, "mean+ksigma": { rule: "mean+ksigma", k: 3 } } as const satisfies Record<
@@ -57,10 +65,19 @@ export interface SinkMeasure {
 /** One question's absorption per layer (index = layer), under each rule of ABSORPTION_RULES. */
 export type AbsorptionMeasure = Record<AbsorptionRule, number[]>;
 
+/** One question's anchor drift: one entry per layer (index = layer) in each array. */
+export interface DriftMeasure {
+  steps: number;
+  distinct: number[];
+  withAnchor: number[];
+  longest: number[];
+}
+
 /** What a row records: one entry per measure the grid names. */
 export interface SampleMeasures {
   sink?: SinkMeasure;
   absorption?: AbsorptionMeasure;
+  drift?: DriftMeasure;
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -101,11 +118,25 @@ export function absorptionMeasure(trace: Trace): AbsorptionMeasure {
   return { upstream: perRule("upstream"), "mean+ksigma": perRule("mean+ksigma") };
 }
 
+/** The anchor drift of one decode, per layer (its trace needs `received` at every step). */
+export function driftMeasure(trace: Trace): DriftMeasure {
+  const out: DriftMeasure = { steps: trace.steps.length, distinct: [], withAnchor: [], longest: [] };
+  for (let layer = 0; layer < trace.model.numLayers; layer++) {
+    const d = temporalDrift(trace, { ...DRIFT_RULE, layers: [layer] });
+    const anchors = d.heat.objects().filter((r) => r.anchor);
+    out.distinct.push(new Set(anchors.map((r) => r.position)).size);
+    out.withAnchor.push(new Set(anchors.map((r) => r.step)).size);
+    out.longest.push(Math.max(0, ...d.tracks.objects().map((r) => r.lifetime)));
+  }
+  return out;
+}
+
 /** The measures `names` of one decode. */
 export function measureTrace(trace: Trace, names: readonly MeasureName[]): SampleMeasures {
   const out: SampleMeasures = {};
   if (names.includes("sink")) out.sink = sinkMeasure(trace);
   if (names.includes("absorption")) out.absorption = absorptionMeasure(trace);
+  if (names.includes("drift")) out.drift = driftMeasure(trace);
   return out;
 }
 
@@ -138,6 +169,19 @@ export interface MeasureAggregate {
     layers: { model: string; rule: AbsorptionRule; layer: number; mean: number; std: number; n: number }[];
     /** Per (model, rule, sample): the absorption averaged over layers. */
     samples: { model: string; rule: AbsorptionRule; sample: string; value: number }[];
+  };
+  drift?: {
+    /** Per (model, layer): each count's mean over samples, and n. */
+    layers: { model: string; layer: number; distinct: number; withAnchor: number; longest: number; steps: number; n: number }[];
+    /** Per (model, sample): `distinct` and `longest` at the shallow (0) and the deep (last) layer, which the claim reads. */
+    samples: {
+      model: string;
+      sample: string;
+      deepLayer: number;
+      distinct: [number, number];
+      longest: [number, number];
+      steps: number;
+    }[];
   };
 }
 
@@ -177,6 +221,41 @@ export function aggregateMeasures(rows: readonly MeasuredSample[], models: reado
   }
   const withAbsorption = sorted.filter((r) => r.measures.absorption);
   if (withAbsorption.length > 0) out.absorption = poolAbsorption(withAbsorption, models);
+  const withDrift = sorted.filter((r) => r.measures.drift);
+  if (withDrift.length > 0) out.drift = poolDrift(withDrift, models);
+  return out;
+}
+
+/** Drift per model: each count per layer averaged over samples; per sample the shallow and deep layers' counts. */
+function poolDrift(rows: readonly MeasuredSample[], models: readonly MeasuredModel[]): NonNullable<MeasureAggregate["drift"]> {
+  const out: NonNullable<MeasureAggregate["drift"]> = { layers: [], samples: [] };
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  for (const m of models) {
+    const mine = rows.filter((r) => r.model === m.name).map((r) => ({ sample: r.sample, d: r.measures.drift! }));
+    if (mine.length === 0) continue;
+    const numLayers = mine[0].d.distinct.length;
+    for (let layer = 0; layer < numLayers; layer++)
+      out.layers.push({
+        model: m.name,
+        layer,
+        distinct: mean(mine.map((x) => x.d.distinct[layer])),
+        withAnchor: mean(mine.map((x) => x.d.withAnchor[layer])),
+        longest: mean(mine.map((x) => x.d.longest[layer])),
+        steps: mean(mine.map((x) => x.d.steps)),
+        n: mine.length,
+      });
+    for (const { sample, d } of mine) {
+      const deep = d.distinct.length - 1;
+      out.samples.push({
+        model: m.name,
+        sample,
+        deepLayer: deep,
+        distinct: [d.distinct[0], d.distinct[deep]],
+        longest: [d.longest[0], d.longest[deep]],
+        steps: d.steps,
+      });
+    }
+  }
   return out;
 }
 

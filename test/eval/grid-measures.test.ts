@@ -1,6 +1,6 @@
 /**
  * A claims grid (per-sample attention measures) on an ARM and an MDM: 4 shards merge into exactly the
- * unsharded run's aggregate and findings; the rows' sink and absorption numbers are the analyses of the
+ * unsharded run's aggregate and findings; the rows' sink, absorption and drift numbers are the analyses of the
  * same decodes' traces; a grid with other measures is refused on resume and on merge.
  */
 import * as fs from "node:fs";
@@ -8,6 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { absorptionRate } from "../../src/analysis/absorption.js";
+import { temporalDrift } from "../../src/analysis/drift.js";
 import { firstTokenSink } from "../../src/analysis/first-token-sink.js";
 import { main } from "../../src/cli/main.js";
 import { readGrid } from "../../src/grid/grid.js";
@@ -33,7 +34,7 @@ const spec = {
   settings: [{ kind: "distractors", k: 2, goldPosition: "cycle" }],
   chunk: 2,
   batchSize: 2,
-  measures: ["sink", "absorption"],
+  measures: ["sink", "absorption", "drift"],
 };
 
 async function cli(...args: string[]) {
@@ -74,11 +75,14 @@ describe("grid measures", () => {
     const text = fs.readFileSync(path.join(tmp, "whole.findings.json"), "utf8");
     expect(fs.readFileSync(path.join(tmp, "four.findings.json"), "utf8")).toBe(text);
     const file = JSON.parse(text);
-    // Per model three sink quantities and absorption under two rules, filed under the grid's tier, n = the questions decoded.
-    expect(file.findings).toHaveLength(10);
+    // Per model three sink quantities, absorption under two rules and four drift counts (two at each of the
+    // shallow and deep layer), filed under the grid's tier, n = the questions decoded.
+    expect(file.findings).toHaveLength(18);
     for (const f of file.findings) expect(f).toMatchObject({ tier: "tiny", n: 8 });
     expect(file.findings.filter((f: { claim: string }) => f.claim === "sink-fixed-arm")).toHaveLength(6);
-    expect(file.findings.map((f: { quantity: string }) => f.quantity)).toContain("absorption, % (rule upstream, mean over layers)");
+    const quantities = file.findings.map((f: { quantity: string }) => f.quantity);
+    expect(quantities).toContain("absorption, % (rule upstream, mean over layers)");
+    expect(quantities).toContain("distinct anchor positions (shallow layer 0, mean over questions)");
     expect(file.report.sink.layers.map((l: { model: string }) => l.model)).toContain("tiny-llama");
     expect(file.provenance.fingerprint).toBe(a.progress.manifest.fingerprint);
   });
@@ -103,7 +107,7 @@ describe("grid measures", () => {
     );
   }, 60_000);
 
-  it("the rows' sink and absorption numbers are the analyses of the same decodes", async () => {
+  it("the rows' sink, absorption and drift numbers are the analyses of the same decodes", async () => {
     // The reference decodes the ARM's first 4 questions outside the grid, keeping each trace, and runs the
     // analysis on the traces themselves (no grid code): the grid must hold the same per-sample numbers.
     const grid = readGrid(gridFile);
@@ -152,6 +156,18 @@ describe("grid measures", () => {
       )!;
       expect(got.value).toBeCloseTo(layers.reduce((a, b) => a + b, 0) / layers.length, 6);
     }
+    // Drift: anchors of the deep layer across the steps under the paper's temporal rule, counted by hand here.
+    const deep = traces[0].model.numLayers - 1;
+    ids.forEach((id, i) => {
+      const anchors = temporalDrift(traces[i], { rule: "mean+ksigma", k: 3, layers: [deep] })
+        .heat.objects()
+        .filter((r) => r.anchor);
+      const got = mergeShards(shardFilesIn([whole])).measures!.drift!.samples.find(
+        (s) => s.model === "tiny-llama" && s.sample.endsWith(`|${id}`),
+      )!;
+      expect(got.deepLayer).toBe(deep);
+      expect(got.distinct[1]).toBe(new Set(anchors.map((r) => r.position)).size);
+    });
     // And the answers are the grid's: the same decodes.
     const rows = mergeShards(shardFilesIn([whole]))
       .rows.filter((r) => r.model === "tiny-llama")
