@@ -99,6 +99,8 @@ async function measure(): Promise<void> {
   if (!["cpu", "cuda", "auto"].includes(device)) usage(`--device is cpu, cuda or auto, got ${JSON.stringify(device)}`);
   const rowsFile = args.rows!;
   fs.mkdirSync(path.dirname(rowsFile), { recursive: true });
+  // The findings file's folder exists before hours of decoding, not after.
+  if (args.out) fs.mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
   const t0 = Date.now();
   const data = { short: "models/world/eval-heldout.jsonl.gz", long: "models/world/eval-heldout-long.jsonl.gz" };
   const wanted = new Set<string>();
