@@ -335,4 +335,33 @@ describe("a normal grid's scripts under the fake cluster", () => {
     expect(header).toContainEqual(["--time=01:00:00"]);
     expect(header).toContainEqual([`--output=${scripts}/logs/shard-%a.out`]);
   });
+
+  it("a grid with measures: the merge also writes the findings file (default beside the shards, or --findings; one argument)", async () => {
+    const { grid, dir, fc } = caseDir({ name: "claims", measures: ["sink"] });
+    const out = path.join(dir, "runs");
+    const merged = path.join(out, "m.jsonl");
+    expect((await cli("slurm", grid, "--tasks", "2", "--out", out, "--merged", merged, "--floatscope", FS.join(" "))).code).toBe(0);
+    let { calls } = runAll(fc, path.join(out, "slurm"), dir);
+    expect(nodeCalls(calls).pop()).toEqual([
+      "/opt/fs/main.js",
+      "merge",
+      out,
+      "--out",
+      merged,
+      "--findings",
+      path.join(out, "grid.findings.json"),
+    ]);
+    const odd = path.join(dir, `my findings $(touch ${MARK}-f) 'x'.json`);
+    const r = await cli("slurm", grid, "--tasks", "2", "--out", out, "--merged", merged, "--findings", odd, "--floatscope", FS.join(" "));
+    expect(r.code, r.err).toBe(0);
+    const again = runAll(fc, path.join(out, "slurm"), dir);
+    expect(again.injected).toEqual([]);
+    calls = again.calls;
+    expect(nodeCalls(calls).pop()).toEqual(["/opt/fs/main.js", "merge", out, "--out", merged, "--findings", odd]);
+    // --findings on a grid without measures: a usage error, nothing to find.
+    const plain = caseDir();
+    const refused = await cli("slurm", plain.grid, "--tasks", "2", "--out", path.join(plain.dir, "r"), "--findings", odd);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/--findings needs a grid that records measures/);
+  });
 });
