@@ -262,7 +262,8 @@ export function poolRows(
       const col = (k: string) => lrows.map((x) => round(x[k]) as number);
       groups.push({
         setting,
-        label: def.label,
+        // The twin decodes greedily whatever the setting's order: its rows say so.
+        label: own[0].causal ? `${def.tokens} new tokens, greedy left to right${def.data === "long" ? ", long answers" : ""}` : def.label,
         model,
         family: own[0].family,
         causal: own[0].causal,

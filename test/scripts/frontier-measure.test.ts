@@ -124,6 +124,15 @@ describe("poolRows", () => {
     expect(collectFindings([{ file: "x.findings.json", json: { notebook: "measure-frontier", findings: f } }])).toHaveLength(f.length);
   });
 
+  it("labels the causal twin's rows by how it decodes, not by the setting's order", () => {
+    const twin = { ...A, model: "twin", causal: true };
+    const r = poolRows([A, twin], { long64: FRONTIER_SETTINGS.long64 });
+    expect(r.groups.map((x) => x.label)).toEqual([
+      "64 tokens in 64 steps, long answers, Dream entropy order",
+      "64 new tokens, greedy left to right, long answers",
+    ]);
+  });
+
   it("refuses rows measured with another radius", () => {
     const C = row("c", { anchors: 1 });
     C.stats.radius = 3;
@@ -159,7 +168,7 @@ const EXPECTED = [
   HEAD,
   "|---|---|---|---|---|---|---|---|",
   "| 32 tokens in 32 steps, LLaDA low-confidence order | smollm2-135m-dream-world (MDM) | 100 | 1.50 [1.25, 1.75] | 12.5 [6.25, 18.8] | 6.25 [3.13, 9.38]; chance 12.5 [12.5, 12.5]; difference -6.25 [-9.38, -3.13] | 48 [40, 56]; chance 32 [30, 34]; difference 16 [8, 24] | — |",
-  "| 64 tokens in 64 steps, long answers, Dream entropy order | smollm2-135m-causal-world (causal twin, greedy) | 100 | 1 [1, 1] | 0 [0, 0] | — | — | 50 [37.5, 62.5]; steps shuffled 25 [18.8, 31.3]; difference 25 [12.5, 37.5] (n = 80) |",
+  "| 64 new tokens, greedy left to right, long answers | smollm2-135m-causal-world (causal twin, greedy) | 100 | 1 [1, 1] | 0 [0, 0] | — | — | 50 [37.5, 62.5]; steps shuffled 25 [18.8, 31.3]; difference 25 [12.5, 37.5] (n = 80) |",
 ].join("\n");
 
 describe("frontierTable", () => {
