@@ -148,6 +148,16 @@ interface ModelReport {
   loadSeconds: number;
   /** Median wall time per question (ms) per setting label, over the selected questions' rows. */
   msPerQuestion: Record<string, number>;
+  /**
+   * This process's CPU time (user + system) per question run in this call, ms, per setting: with the wall
+   * time it says how much of the machine the run got (other processes on a shared machine stretch the wall
+   * time, not the CPU time), so a run on a loaded machine still gives an estimate for idle cores.
+   */
+  cpuMsPerQuestion: Record<string, number>;
+  /** Median prompt tokens per setting. */
+  promptTokens: Record<string, number>;
+  /** 1-minute load average when each setting started and ended. */
+  load: Record<string, [number, number]>;
   ran: number;
   resumed: number;
   errors: number;
@@ -255,6 +265,9 @@ async function run(): Promise<void> {
           resultsFile: path.relative(ROOT, resultsFile),
           loadSeconds,
           msPerQuestion: {},
+          cpuMsPerQuestion: {},
+          promptTokens: {},
+          load: {},
           ran: 0,
           resumed: 0,
           errors: 0,
@@ -263,6 +276,8 @@ async function run(): Promise<void> {
         try {
           for (const s of Object.values(SETTINGS)) {
             const label = settingLabel(s);
+            const load0 = os.loadavg()[0];
+            const cpu0 = process.cpuUsage();
             const r = await runEval({
               engine: m.engine,
               tokenizer: m.tokenizer,
@@ -278,6 +293,9 @@ async function run(): Promise<void> {
               resultsFile,
               onProgress: progressLine(model, label),
             });
+            const cpu = process.cpuUsage(cpu0);
+            if (r.progress.done > 0) rep.cpuMsPerQuestion[label] = (cpu.user + cpu.system) / 1000 / r.progress.done;
+            rep.load[label] = [load0, os.loadavg()[0]];
             rep.ran += r.progress.done;
             rep.resumed += r.progress.resumed;
             rep.errors += r.progress.errors;
@@ -286,8 +304,11 @@ async function run(): Promise<void> {
           await m.dispose();
         }
         const mine = readResults(resultsFile).filter((r: EvalResult) => wanted.has(r.id));
-        for (const label of Object.values(labels))
-          rep.msPerQuestion[label] = median(mine.filter((r) => r.setting === label && r.error === undefined).map((r) => r.ms ?? NaN));
+        for (const label of Object.values(labels)) {
+          const done = mine.filter((r) => r.setting === label && r.error === undefined);
+          rep.msPerQuestion[label] = median(done.map((r) => r.ms ?? NaN));
+          rep.promptTokens[label] = median(done.map((r) => r.promptTokens ?? NaN));
+        }
         rows.push(...mine);
         models.push(rep);
         who.push({ model, family, tier: S.tier });
@@ -305,7 +326,7 @@ async function run(): Promise<void> {
   console.log(`\n## NQ-open, Table 1 analog (closed-book vs ${RAG_TEXT}; %, 95 % intervals; gain paired over questions)\n`);
   for (const l of table1Text(table)) console.log(l);
   console.log(
-    "\npaper: RAG = the top-5 retrieved passages on the paper's 8B models; here the gold passage among distractors on 135M models.",
+    "\npaper: RAG = the top-5 retrieved passages on the paper's 7–8B models; here the gold passage among distractors on 135M models.",
   );
   for (const r of table)
     if (r.unpaired) console.log(`note: ${r.model}: ${r.unpaired} question(s) failed or missing in one setting, left out of both`);
@@ -314,15 +335,24 @@ async function run(): Promise<void> {
   for (const v of claim.verdicts)
     console.log(`${v.tier}: ${v.verdict}${v.n ? ` (n = ${v.n[0] === v.n[1] ? v.n[0] : `${v.n[0]}–${v.n[1]}`})` : ""} — ${v.why}`);
   if (models.length) {
-    console.log("\n## time per question (median, s) and load");
+    console.log("\n## time per question: wall (median over the rows) and this process's CPU (this call), s; prompt tokens; load");
     for (const m of models)
       console.log(
-        `${m.model}: load ${m.loadSeconds.toFixed(1)} s; ${Object.entries(m.msPerQuestion)
-          .map(([l, ms]) => `${l} ${(ms / 1000).toFixed(2)}`)
-          .join(", ")}; ${m.ran} run, ${m.resumed} resumed, ${m.errors} errors`,
+        `${m.model}: opened in ${m.loadSeconds.toFixed(1)} s; ${Object.entries(m.msPerQuestion)
+          .map(
+            ([l, ms]) =>
+              `${l}: wall ${(ms / 1000).toFixed(1)}, CPU ${m.cpuMsPerQuestion[l] === undefined ? "—" : (m.cpuMsPerQuestion[l] / 1000).toFixed(1)}, ${m.promptTokens[l]} tokens, load ${m.load[l]?.map((x) => x.toFixed(1)).join("→") ?? "—"}`,
+          )
+          .join("; ")}; ${m.ran} run, ${m.resumed} resumed, ${m.errors} errors`,
       );
-    const est = estimateSeconds(models, 300);
-    console.log(`at these times, --n 300 would take about ${(est / 60).toFixed(0)} min (load ${os.loadavg()[0].toFixed(2)} now)`);
+    const wall = estimateSeconds(models, 300);
+    // On idle cores the wall time per question lies between CPU/threads (perfect use of every core) and the CPU time.
+    const cpuOnly = models.map((m) => ({ loadSeconds: m.loadSeconds, msPerQuestion: m.cpuMsPerQuestion }));
+    const cores = threads ?? os.cpus().length;
+    console.log(
+      `--n 300 at these wall times: about ${(wall / 3600).toFixed(1)} h (load ${os.loadavg()[0].toFixed(1)} now); ` +
+        `from the CPU time on ${cores} idle core(s): ${(estimateSeconds(cpuOnly, 300 / cores) / 3600).toFixed(1)}–${(estimateSeconds(cpuOnly, 300) / 3600).toFixed(1)} h`,
+    );
   }
 
   if (args.out) {
@@ -347,7 +377,7 @@ async function run(): Promise<void> {
     const report = {
       table,
       models,
-      paperNote: "the paper's RAG is the top-5 retrieved passages (8B models); ours, the gold passage among k distractors",
+      paperNote: "the paper's RAG is the top-5 retrieved passages (7–8B models); ours, the gold passage among k distractors",
     };
     const file = { notebook: NAME, findings: found, provenance, report, verdicts: claim.verdicts };
     fs.mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });

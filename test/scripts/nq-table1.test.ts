@@ -268,6 +268,10 @@ describe("the committed grid file runs the same questions", () => {
       expect(g.models.map((m) => m.name).sort()).toEqual(
         [...Object.values(REAL_MODEL_NAMES), ...Object.values(REAL_BASE_MODEL_NAMES)].sort(),
       );
+      expect(Object.fromEntries(g.models.map((m) => [m.name, m.tier]))).toEqual({
+        ...Object.fromEntries(Object.values(REAL_MODEL_NAMES).map((n) => [n, "real"])),
+        ...Object.fromEntries(Object.values(REAL_BASE_MODEL_NAMES).map((n) => [n, "real-base"])),
+      });
       expect(g.datasets).toMatchObject([{ name: "nq", path: process.env.FLOATSCOPE_NQ, skip: 0, limit: 300 }]);
       expect(g.seeds).toEqual([0]);
       // measure-nq's settings (k = 4): closed-book and the gold passage among 4 pool distractors, gold position row mod 5.
