@@ -214,10 +214,12 @@ async function run(): Promise<void> {
           });
         return r;
       });
-    for (const m of new Set(rows.map((r) => r.model))) {
-      const known = KNOWN[m];
-      if (known && tiers.includes(known.tier)) who.push({ model: m, ...known });
-      else console.log(`note: ${m} in ${file} is not one of the real tiers' models (${Object.keys(KNOWN).join(", ")}); left out`);
+    // In the order a run here gives (real, then real-base: MDM, twin), whatever the order of the rows.
+    const present = new Set(rows.map((r) => r.model));
+    for (const [m, known] of Object.entries(KNOWN)) if (present.has(m) && tiers.includes(known.tier)) who.push({ model: m, ...known });
+    for (const m of present) {
+      if (!(m in KNOWN))
+        console.log(`note: ${m} in ${file} is not one of the real tiers' models (${Object.keys(KNOWN).join(", ")}); left out`);
     }
     data = { merged: file };
   } else {

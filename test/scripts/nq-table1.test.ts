@@ -201,6 +201,32 @@ describe("the findings file, read back by render-claims", () => {
   });
 });
 
+describe("measure-nq --merged: the table from a grid's merged rows", () => {
+  it("writes the findings the library computes from the same rows, with the provenance block", () => {
+    const rows = [...pairRows("smollm2-135m-causal-world", 10, 40), ...pairRows("smollm2-135m-dream-world", 2, 40)];
+    const merged = path.join(TMP, "grid-merged.jsonl");
+    // Merged rows carry more columns (unit, dataset, seed, …): they are read and ignored.
+    fs.writeFileSync(merged, rows.map((r) => JSON.stringify({ unit: "u", dataset: "nq", seed: 0, ...r })).join("\n") + "\n");
+    const out = path.join(TMP, "merged.findings.json");
+    const r = runScript("measure-nq.ts", ["--merged", merged, "--out", out]);
+    expect(r.code, r.stderr).toBe(0);
+    const file = JSON.parse(fs.readFileSync(out, "utf8")) as Record<string, any>;
+    const expected = (["smollm2-135m-dream-world", "smollm2-135m-causal-world"] as const).map((model) =>
+      table1Row(pairScores(rows, model, "closed-book", "gold@cycle/k4/pool"), {
+        model,
+        family: model.includes("dream") ? "dream" : "llama",
+        tier: "real-base",
+      })!,
+    );
+    expect(file.notebook).toBe("measure-nq");
+    expect(file.findings).toEqual(nqFindings(expected, "gold among 4 distractors"));
+    expect(Object.keys(file.provenance).sort()).toEqual(["command", "commit", "date", "dirty", "machine", "settings", "wallSeconds"]);
+    expect(file.provenance.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(file.provenance.settings).toMatchObject({ k: 4, closedBook: "closed-book", rag: "gold@cycle/k4/pool" });
+    expect(file.verdicts).toEqual([expect.objectContaining({ tier: "real-base · NQ-open", verdict: "reproduced" })]);
+  });
+});
+
 describe("measure-nq: bad input is one message naming the file and the field", () => {
   const noStack = (s: string) => expect(s).not.toMatch(/^\s+at /m);
 
