@@ -27,3 +27,14 @@ export type {
 } from "../grid/shard.js";
 export { mergeShards, collectShards, shardFilesIn, summarizeProgress, describeMissing, GRID_COLUMNS, GRID_TYPES } from "../grid/merge.js";
 export type { GridRow, GridProgress, MergeResult, StatusSummary, UnitProgress } from "../grid/merge.js";
+export { MEASURES, measureProbes, measureTrace, aggregateMeasures } from "../grid/measures.js";
+export type {
+  MeasureName,
+  SampleMeasures,
+  SinkMeasure,
+  AbsorptionMeasure,
+  DriftMeasure,
+  MeasureAggregate,
+  MeasuredModel,
+  MeasuredSample,
+} from "../grid/measures.js";

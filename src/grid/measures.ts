@@ -9,8 +9,8 @@
  * aggregate as one unsharded run.
  *
  * - `sink` (claim `sink-fixed-arm`; src/analysis/first-token-sink.ts): per layer, over the decoding steps,
- *   the share of attention on position 0 (`onFirst`, rounded to 1e-6: its last bits depend on float
- *   summation order, far below any effect a claim reads) and, as counts of steps out of `steps`, how often
+ *   the share of attention on position 0 (`onFirst`, rounded to 1e-6: its last bits depend on the batch a
+ *   question ran in, far below any effect a claim reads) and, as counts of steps out of `steps`, how often
  *   the top-1 key is position 0 (`atFirst`) and how often it is the layer's most frequent top-1 key
  *   (`atModal`, that key being `modalTop1`), plus `distinct` top-1 keys and `switches` between steps.
  *   Counts rather than fractions: exact, and short in a row file.
