@@ -138,7 +138,7 @@ async function measure(): Promise<void> {
           { ...qa, records: part },
           {
             probes: { received: true },
-            context: def.data === "long" ? "gold-passages" : "oracle",
+            context: def.data === "long" ? "all-golds" : "oracle",
             tokens: def.tokens,
             order: def.order,
             viewProbes: "none",

@@ -26,8 +26,8 @@ import type { Region, Trace } from "../trace/types.js";
 import { escapeMarkdown, markdownCode } from "../display/escape.js";
 import { SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
-import { buildContext, DistractorPool, type BuiltContext, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
-import { DatasetError, loadQaJsonl, type QaRecord } from "../qa/datasets.js";
+import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
+import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
 import { canonicalFamily, TINY_MODEL_NAMES } from "../families/index.js";
 import { findModels, modelsNote, REAL_BASE_MODEL_NAMES, REAL_MODEL_NAMES, type FoundModels } from "./models.js";
 import { openModel, openModelFiles, startEngine } from "../model/open.js";
@@ -209,10 +209,10 @@ export async function loadQaSet(
 
 /**
  * The context of each prompt: the gold passage alone, every gold passage of the record in file order
- * (`"gold-passages"`: a long-answer record spreads its facts over 1–3 of them), none, or gold among `k`
- * distractors at `goldPosition`.
+ * (`"all-golds"`, the long-answer oracle: a long answer's facts are spread over 1–3 of them), none, or gold
+ * among `k` distractors at `goldPosition`.
  */
-export type QaContext = "oracle" | "gold-passages" | "closed-book" | { distractors: number; goldPosition?: GoldPosition };
+export type QaContext = "oracle" | "all-golds" | "closed-book" | { distractors: number; goldPosition?: GoldPosition };
 
 export interface DecodeQaOptions {
   /** The probes to record: a request, or one made from the spec and the prompts' region count. */
@@ -258,21 +258,9 @@ export interface DecodedModel {
   seconds: number;
 }
 
-function evalSetting(c: Exclude<QaContext, "gold-passages">, source: "record" | "pool"): EvalSetting {
-  if (c === "oracle" || c === "closed-book") return { kind: c };
+function evalSetting(c: QaContext, source: "record" | "pool"): EvalSetting {
+  if (c === "oracle" || c === "closed-book" || c === "all-golds") return { kind: c };
   return { kind: "distractors", k: c.distractors, goldPosition: c.goldPosition ?? "cycle", source };
-}
-
-/** Every gold passage of a record, in file order (goldIndex: the first). */
-function goldPassages(rec: QaRecord, file: string): BuiltContext {
-  const passages = rec.ctxs.filter((p) => p.isgold === true);
-  if (passages.length === 0)
-    throw new DatasetError("Record has no gold passage", {
-      file,
-      field: `line ${rec.line}: ctxs[*].isgold`,
-      expected: 'at least one ctx with isgold: true (the "gold-passages" context)',
-    });
-  return { passages, goldIndex: 0 };
 }
 
 /** The paper's region names: BOS (when the model put one first), Doc i / Gold Doc, Query, Answer; others dropped. */
@@ -306,8 +294,7 @@ export async function decodeQaWith(s: NotebookSettings, family: string, qa: QaSe
   let longest = 0;
   const inputs = contexts.map((c) =>
     qa.records.map((rec) => {
-      const ctx =
-        c === "gold-passages" ? goldPassages(rec, qa.file) : buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
+      const ctx = buildContext(rec, evalSetting(c, qa.source), { pool: qa.pool, file: qa.file });
       const gold = ctx.goldIndex === null ? "" : ctx.passages[ctx.goldIndex].text;
       const answer = rec.answers.find((a) => gold.includes(a));
       evidence.push(answer ? { text: answer, within: "gold" } : { region: "gold" });

@@ -1,7 +1,7 @@
 /**
  * The decoding the frontier measurement and notebook 01 ask of `decodeQaWith`: the MDM under another
  * unmasking order (`order`), a causal model left alone by it, and long answers with every gold passage
- * in the prompt (`context: "gold-passages"`), on the tiny models.
+ * in the prompt (`context: "all-golds"`), on the tiny models.
  */
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { DatasetError } from "../../src/qa/datasets.js";
 const MODELS = path.resolve(__dirname, "../../models");
 const S = notebookSettings({ families: ["dream", "llama"], samples: 3, env: { FLOATSCOPE_MODELS: MODELS } });
 
-describe("decodeQaWith's order and gold-passages context", () => {
+describe("decodeQaWith's order and all-golds context", () => {
   it("decodes the Dream model under LLaDA's low-confidence order, one token per step; the causal model keeps greedy", async () => {
     const qa = await loadQaSet({ ...S, samples: 1, data: path.join(MODELS, "world/eval-heldout.jsonl.gz") });
     const order = { sampler: "llada" as const, alg: "low_confidence" };
@@ -31,7 +31,7 @@ describe("decodeQaWith's order and gold-passages context", () => {
     const golds = rec.ctxs.filter((c) => c.isgold === true).map((c) => c.text);
     expect(golds).toHaveLength(2);
     const one = { ...qa, records: [rec] };
-    const t = (await decodeQaWith(S, "dream", one, { probes: { received: true }, context: "gold-passages", tokens: 4, viewProbes: "none" }))
+    const t = (await decodeQaWith(S, "dream", one, { probes: { received: true }, context: "all-golds", tokens: 4, viewProbes: "none" }))
       .traces[0];
     const at = golds.map((g) => t.prompt.text.indexOf(g));
     expect(at.every((i) => i >= 0)).toBe(true);
@@ -42,7 +42,7 @@ describe("decodeQaWith's order and gold-passages context", () => {
     expect(oracle.prompt.text).not.toContain(golds[1]);
     // A record without a gold passage is a typed error naming the file and the line.
     const none = { ...qa, records: [{ ...rec, ctxs: rec.ctxs.map((c) => ({ ...c, isgold: false })) }] };
-    const err = await decodeQaWith(S, "dream", none, { probes: { received: true }, context: "gold-passages", tokens: 4 }).catch(
+    const err = await decodeQaWith(S, "dream", none, { probes: { received: true }, context: "all-golds", tokens: 4 }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(DatasetError);
