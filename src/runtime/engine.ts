@@ -96,13 +96,13 @@ export interface EngineOptions extends SessionOptions {
    */
   scanWeights?: boolean;
   /**
-   * The session cache (runtime/session-cache.ts, under `<weightCache>/sessions`): onnxruntime's
-   * optimized model with its prepacked weights, saved on the first open and loaded on the next, so
-   * a large quantised model opens in seconds. "auto" (default): on when layers run as MatMulNBits
-   * (their prepacking is what makes an open slow) and the weight cache is on. Entries take about the
-   * decoded weights' size on disk; the oldest are removed beyond 16 GiB.
+   * The session cache (runtime/session-cache.ts, under `<weightCache>/sessions`; default false):
+   * onnxruntime's optimized model with its prepacked weights, saved on the first open and loaded on
+   * the next. Off by default: on onnxruntime 1.30 loading it measured no faster than building the
+   * session (an 8B-shaped Q4_0 GGUF: 9–10 s CPU either way; docs/engine.md, "Opening a large
+   * quantised model"), while an entry takes about the decoded weights' size on disk.
    */
-  sessionCache?: "auto" | boolean;
+  sessionCache?: boolean;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -204,9 +204,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       weightCacheDir,
     });
   let built = build(computeDType);
-  const useSessionCache =
-    (options.sessionCache ?? "auto") === "auto" ? weightsFor(computeDType).quantised > 0 : options.sessionCache === true;
-  const sessionCacheDir = useSessionCache && weightCacheDir !== undefined ? path.join(weightCacheDir, "sessions") : undefined;
+  const sessionCacheDir = options.sessionCache && weightCacheDir !== undefined ? path.join(weightCacheDir, "sessions") : undefined;
   let created = await createSession(built.bytes, built.externalFiles, {
     ...options,
     device,

@@ -66,7 +66,7 @@ const sameBits = (a: Float32Array, b: Float32Array) =>
 
 describe.each([
   { name: "tiny-llada (f32 Gemm)", source: TINY, extra: { sessionCache: true } as Partial<EngineOptions> },
-  { name: "Q4 GGUF (MatMulNBits, default auto)", source: Q4, extra: { quantizedWeights: "matmulnbits" } as Partial<EngineOptions> },
+  { name: "Q4 GGUF (MatMulNBits)", source: Q4, extra: { quantizedWeights: "matmulnbits", sessionCache: true } as Partial<EngineOptions> },
 ])("session cache: $name", ({ source, extra }) => {
   let cache = "";
   let plain: Opened;
@@ -130,17 +130,20 @@ describe("session cache: keys and eviction", () => {
     const cache = fs.mkdtempSync(path.join(tmp, "cache-"));
     const copy = path.join(tmp, "copy-q4.gguf");
     fs.copyFileSync(Q4, copy);
-    const a = await open(copy, cache, { quantizedWeights: "matmulnbits" });
+    const a = await open(copy, cache, { quantizedWeights: "matmulnbits", sessionCache: true });
     expect(a.state).toBe("written");
     const later = new Date(Date.now() + 5000);
     fs.utimesSync(copy, later, later);
-    const b = await open(copy, cache, { quantizedWeights: "matmulnbits" });
+    const b = await open(copy, cache, { quantizedWeights: "matmulnbits", sessionCache: true });
     expect(b.state).toBe("written");
     expect(b.dir).not.toBe(a.dir);
     expect(sameBits(a.logits, b.logits)).toBe(true);
   });
 
-  it("without the weight cache (weights handed over from memory) the session cache is off", async () => {
+  it("off by default, and off without the weight cache (weights handed over from memory)", async () => {
+    const cache = fs.mkdtempSync(path.join(tmp, "cache-"));
+    expect((await open(Q4, cache, { quantizedWeights: "matmulnbits" })).state).toBe("off");
+    expect(fs.existsSync(path.join(cache, "sessions"))).toBe(false);
     const engine = await createEngine(openCheckpoint(Q4), {
       quantizedWeights: "matmulnbits",
       weightCache: false,
