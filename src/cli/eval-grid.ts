@@ -80,10 +80,10 @@ export const GRID_HELP = `Usage: floatscope eval --grid <grid.json> [--shard i/n
 Runs shard i of n (1-based; default 1/1, the whole grid) of an evaluation grid: models × datasets ×
 settings × seeds (docs/cluster.md). Rows go to <dir>/shard-i-of-n.jsonl with a manifest (floatscope
 version, settings, seeds, model and data hashes); rerunning resumes. Then: floatscope merge <dir>.
-A grid with "measures" (["sink", "absorption", "drift"]: each question's first-token sink, absorption
-and anchor drift per layer) also records those attention numbers in its rows, decoding with the probes
-they need; merge pools them into the findings CLAIMS.md is built from (docs/claims.md, "Claims on a
-grid").
+A grid with "measures" (["sink", "absorption", "drift", "token-types"]: each question's first-token
+sink, absorption, anchor drift and anchor token types per layer) also records those attention numbers
+in its rows, decoding with the probes they need; merge pools them into the findings CLAIMS.md is built
+from (docs/claims.md, "Claims on a grid").
 
 ${flagHelp(GRID_ROWS, 25)}
   -h, --help             this help`;

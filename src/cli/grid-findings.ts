@@ -83,6 +83,25 @@ export function gridFindingsFile(r: Pick<MergeResult, "measures" | "progress" | 
     }
     report.drift = { layers: drift.layers };
   }
+  const types = r.measures["token-types"];
+  if (types) {
+    // Notebook 07's quantity: per question the structural share of the band's anchors (questions whose band
+    // has no anchor left out), in percent, mean over questions.
+    for (const model of m.measures.models) {
+      const base = { claim: "shallow-structural-deep-content" as const, model: model.name, family: model.family, tier: model.tier };
+      for (const depth of ["shallow", "deep"] as const) {
+        const mine = types.samples.filter((s) => s.model === model.name && s.depth === depth && s.anchors > 0);
+        if (mine.length === 0) continue;
+        findings.push(
+          ...meanFinding(
+            { ...base, quantity: `structural share of anchors, %, ${depth} band (${mine[0].band})` },
+            mine.map((s) => (100 * s.structural) / s.anchors),
+          ),
+        );
+      }
+    }
+    report["token-types"] = { layers: types.layers };
+  }
   return {
     notebook: `grid ${m.grid}`,
     findings,

@@ -21,23 +21,36 @@
  *   steps, with the paper's temporal rule (`mean+ksigma`, k = 3): how many distinct positions are anchors at
  *   some step (`distinct`), at how many steps the layer has an anchor (`withAnchor`), and the longest anchor
  *   track in steps (`longest`).
+ * - `token-types` (claim `shallow-structural-deep-content`; src/analysis/token-types.ts, as notebook 07): per
+ *   layer, on the final pass, with notebook 07's rule (`mean+ksigma`, k = 3, top-1 fallback): the anchors and
+ *   how many of them are structural tokens (special, newline, whitespace, punctuation, mask).
  */
 import { absorptionRate, summarizeOverSamples } from "../analysis/absorption.js";
 import type { AnchorOptions } from "../analysis/anchors.js";
 import { temporalDrift } from "../analysis/drift.js";
 import { firstTokenSink, poolSinkCells, type SinkCell, type SinkResult } from "../analysis/first-token-sink.js";
+import { layerBands, tokenTypes } from "../analysis/token-types.js";
 import type { Trace } from "../trace/types.js";
 import { GridError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 
-export const MEASURES = ["sink", "absorption", "drift"] as const;
+export const MEASURES = ["sink", "absorption", "drift", "token-types"] as const;
 export type MeasureName = (typeof MEASURES)[number];
 
 /** The probes each measure reads (the union is what a unit's engine computes). */
-const PROBES: Record<MeasureName, ProbeRequest> = { sink: { received: true }, absorption: { received: true }, drift: { received: true } };
+const PROBES: Record<MeasureName, ProbeRequest> = {
+  sink: { received: true },
+  absorption: { received: true },
+  drift: { received: true },
+  "token-types": { received: true },
+};
 
 /** The anchor rule of the drift measure: the paper's temporal rule (notebook 01's). */
 export const DRIFT_RULE = { rule: "mean+ksigma", k: 3 } as const satisfies AnchorOptions;
+
+/** The anchor rule whose anchors are typed (notebook 07's), and the layer bands compared (shallow = first, deep = last). */
+export const TYPES_RULE = { rule: "mean+ksigma", k: 3, fallback: "top-1" } as const satisfies AnchorOptions;
+export const TYPES_BANDS = 3;
 
 /** The anchor rules absorption is measured under (notebook 02's): the paper's, and ours. */
 export const ABSORPTION_RULES = { upstream: { rule: "upstream" }, "mean+ksigma": { rule: "mean+ksigma", k: 3 } } as const satisfies Record<
@@ -73,11 +86,18 @@ export interface DriftMeasure {
   longest: number[];
 }
 
+/** One question's anchors on the final pass and how many are structural: one entry per layer (index = layer). */
+export interface TokenTypesMeasure {
+  anchors: number[];
+  structural: number[];
+}
+
 /** What a row records: one entry per measure the grid names. */
 export interface SampleMeasures {
   sink?: SinkMeasure;
   absorption?: AbsorptionMeasure;
   drift?: DriftMeasure;
+  "token-types"?: TokenTypesMeasure;
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -131,12 +151,24 @@ export function driftMeasure(trace: Trace): DriftMeasure {
   return out;
 }
 
+/** The anchors of one decode's final pass per layer, and how many are structural tokens. */
+export function tokenTypesMeasure(trace: Trace): TokenTypesMeasure {
+  const L = trace.model.numLayers;
+  const out: TokenTypesMeasure = { anchors: new Array<number>(L).fill(0), structural: new Array<number>(L).fill(0) };
+  for (const a of tokenTypes(trace, { ...TYPES_RULE, pass: "final" }).table.objects()) {
+    out.anchors[a.layer]++;
+    if (a.structural) out.structural[a.layer]++;
+  }
+  return out;
+}
+
 /** The measures `names` of one decode. */
 export function measureTrace(trace: Trace, names: readonly MeasureName[]): SampleMeasures {
   const out: SampleMeasures = {};
   if (names.includes("sink")) out.sink = sinkMeasure(trace);
   if (names.includes("absorption")) out.absorption = absorptionMeasure(trace);
   if (names.includes("drift")) out.drift = driftMeasure(trace);
+  if (names.includes("token-types")) out["token-types"] = tokenTypesMeasure(trace);
   return out;
 }
 
@@ -183,6 +215,12 @@ export interface MeasureAggregate {
       steps: number;
     }[];
   };
+  "token-types"?: {
+    /** Per (model, layer): anchors and structural anchors summed over samples, and n. */
+    layers: { model: string; layer: number; band: string; anchors: number; structural: number; n: number }[];
+    /** Per (model, sample, band), for the shallow and the deep band: anchors and structural anchors in it. */
+    samples: { model: string; sample: string; depth: "shallow" | "deep"; band: string; anchors: number; structural: number }[];
+  };
 }
 
 /**
@@ -223,6 +261,43 @@ export function aggregateMeasures(rows: readonly MeasuredSample[], models: reado
   if (withAbsorption.length > 0) out.absorption = poolAbsorption(withAbsorption, models);
   const withDrift = sorted.filter((r) => r.measures.drift);
   if (withDrift.length > 0) out.drift = poolDrift(withDrift, models);
+  const withTypes = sorted.filter((r) => r.measures["token-types"]);
+  if (withTypes.length > 0) out["token-types"] = poolTokenTypes(withTypes, models);
+  return out;
+}
+
+/** Token types per model: per layer the counts summed over samples; per sample the counts in the shallow and deep band. */
+function poolTokenTypes(rows: readonly MeasuredSample[], models: readonly MeasuredModel[]): NonNullable<MeasureAggregate["token-types"]> {
+  const out: NonNullable<MeasureAggregate["token-types"]> = { layers: [], samples: [] };
+  const sum = (xs: number[], [a, b]: [number, number]) => xs.slice(a, b + 1).reduce((x, y) => x + y, 0);
+  for (const m of models) {
+    const mine = rows.filter((r) => r.model === m.name).map((r) => ({ sample: r.sample, t: r.measures["token-types"]! }));
+    if (mine.length === 0) continue;
+    const L = mine[0].t.anchors.length;
+    const bands = layerBands(L, Math.min(TYPES_BANDS, L));
+    for (let layer = 0; layer < L; layer++)
+      out.layers.push({
+        model: m.name,
+        layer,
+        band: bands.find((b) => b.layers[0] <= layer && layer <= b.layers[1])!.name,
+        anchors: mine.reduce((a, x) => a + x.t.anchors[layer], 0),
+        structural: mine.reduce((a, x) => a + x.t.structural[layer], 0),
+        n: mine.length,
+      });
+    for (const { sample, t } of mine)
+      for (const [depth, band] of [
+        ["shallow", bands[0]],
+        ["deep", bands[bands.length - 1]],
+      ] as const)
+        out.samples.push({
+          model: m.name,
+          sample,
+          depth,
+          band: band.name,
+          anchors: sum(t.anchors, band.layers),
+          structural: sum(t.structural, band.layers),
+        });
+  }
   return out;
 }
 

@@ -195,7 +195,7 @@ describe("Slurm job array on a local cluster", () => {
     );
   }, 170_000);
 
-  it("a claims grid (sink, absorption and drift measures) in 4 tasks merges to exactly the unsharded table and findings", async (ctx) => {
+  it("a claims grid (sink, absorption, drift and token-type measures) in 4 tasks merges to exactly the unsharded table and findings", async (ctx) => {
     if (!up) ctx.skip();
     const t0 = Date.now();
     const ref = path.join(tmp, "claims-ref");
@@ -237,12 +237,13 @@ describe("Slurm job array on a local cluster", () => {
     const findings = fs.readFileSync(path.join(out, "grid.findings.json"), "utf8");
     expect(findings).toBe(fs.readFileSync(refFindings, "utf8"));
     const file = JSON.parse(findings) as { findings: { model: string; quantity: string; value: number; n: number }[] };
-    // Per model three sink quantities, absorption under two rules and four drift counts, n = the 16 questions each decoded.
-    expect(file.findings.map((f) => f.model).sort()).toEqual([...Array(9).fill("tiny-llada"), ...Array(9).fill("tiny-llama")]);
-    expect(file.findings.every((f) => f.n === 16)).toBe(true);
+    // Per model three sink quantities, absorption under two rules, four drift counts and two bands' structural
+    // shares, n = the 16 questions each decoded (a band without anchors in a question leaves it out).
+    expect(file.findings.map((f) => f.model).sort()).toEqual([...Array(11).fill("tiny-llada"), ...Array(11).fill("tiny-llama")]);
+    expect(file.findings.every((f) => f.n === 16 || /structural share/.test(f.quantity))).toBe(true);
     const onFirst = (m: string) => file.findings.find((f) => f.model === m && /^attention on position 0/.test(f.quantity))!.value;
     console.info(
-      `slurm claims test: 4-task array + merge of the claims grid (sink, absorption and drift measures, 2 models × 16 questions) in ${((Date.now() - t0) / 1000).toFixed(1)} s; merged table and findings equal the unsharded run's; attention on position 0: tiny-llama ${onFirst("tiny-llama").toFixed(2)} %, tiny-llada ${onFirst("tiny-llada").toFixed(2)} %`,
+      `slurm claims test: 4-task array + merge of the claims grid (sink, absorption, drift and token-type measures, 2 models × 16 questions) in ${((Date.now() - t0) / 1000).toFixed(1)} s; merged table and findings equal the unsharded run's; attention on position 0: tiny-llama ${onFirst("tiny-llama").toFixed(2)} %, tiny-llada ${onFirst("tiny-llada").toFixed(2)} %`,
     );
   }, 150_000);
 

@@ -1,6 +1,6 @@
 /**
  * A claims grid (per-sample attention measures) on an ARM and an MDM: 4 shards merge into exactly the
- * unsharded run's aggregate and findings; the rows' sink, absorption and drift numbers are the analyses of the
+ * unsharded run's aggregate and findings; the rows' sink, absorption, drift and token-type numbers are the analyses of the
  * same decodes' traces; a grid with other measures is refused on resume and on merge.
  */
 import * as fs from "node:fs";
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { absorptionRate } from "../../src/analysis/absorption.js";
 import { temporalDrift } from "../../src/analysis/drift.js";
 import { firstTokenSink } from "../../src/analysis/first-token-sink.js";
+import { tokenTypes } from "../../src/analysis/token-types.js";
 import { main } from "../../src/cli/main.js";
 import { readGrid } from "../../src/grid/grid.js";
 import { mergeShards, shardFilesIn } from "../../src/grid/merge.js";
@@ -34,7 +35,7 @@ const spec = {
   settings: [{ kind: "distractors", k: 2, goldPosition: "cycle" }],
   chunk: 2,
   batchSize: 2,
-  measures: ["sink", "absorption", "drift"],
+  measures: ["sink", "absorption", "drift", "token-types"],
 };
 
 async function cli(...args: string[]) {
@@ -75,14 +76,15 @@ describe("grid measures", () => {
     const text = fs.readFileSync(path.join(tmp, "whole.findings.json"), "utf8");
     expect(fs.readFileSync(path.join(tmp, "four.findings.json"), "utf8")).toBe(text);
     const file = JSON.parse(text);
-    // Per model three sink quantities, absorption under two rules and four drift counts (two at each of the
-    // shallow and deep layer), filed under the grid's tier, n = the questions decoded.
-    expect(file.findings).toHaveLength(18);
+    // Per model three sink quantities, absorption under two rules, four drift counts (two at each of the
+    // shallow and deep layer) and the structural share of two bands' anchors, filed under the grid's tier.
+    expect(file.findings).toHaveLength(22);
     for (const f of file.findings) expect(f).toMatchObject({ tier: "tiny", n: 8 });
     expect(file.findings.filter((f: { claim: string }) => f.claim === "sink-fixed-arm")).toHaveLength(6);
     const quantities = file.findings.map((f: { quantity: string }) => f.quantity);
     expect(quantities).toContain("absorption, % (rule upstream, mean over layers)");
     expect(quantities).toContain("distinct anchor positions (shallow layer 0, mean over questions)");
+    expect(quantities).toContain("structural share of anchors, %, shallow band (layers 0–1)");
     expect(file.report.sink.layers.map((l: { model: string }) => l.model)).toContain("tiny-llama");
     expect(file.provenance.fingerprint).toBe(a.progress.manifest.fingerprint);
   });
@@ -107,7 +109,7 @@ describe("grid measures", () => {
     );
   }, 60_000);
 
-  it("the rows' sink, absorption and drift numbers are the analyses of the same decodes", async () => {
+  it("the rows' sink, absorption, drift and token-type numbers are the analyses of the same decodes", async () => {
     // The reference decodes the ARM's first 4 questions outside the grid, keeping each trace, and runs the
     // analysis on the traces themselves (no grid code): the grid must hold the same per-sample numbers.
     const grid = readGrid(gridFile);
@@ -168,6 +170,16 @@ describe("grid measures", () => {
       expect(got.deepLayer).toBe(deep);
       expect(got.distinct[1]).toBe(new Set(anchors.map((r) => r.position)).size);
     });
+    // Token types: the final pass's anchors in the shallow band (notebook 07's rule), and how many are structural.
+    const typed = tokenTypes(traces, { rule: "mean+ksigma", k: 3, fallback: "top-1", pass: "final", samples: ids }).table.objects();
+    for (const id of ids) {
+      const shallow = typed.filter((d) => d.sample === id && d.band === "layers 0–1");
+      const got = mergeShards(shardFilesIn([whole])).measures!["token-types"]!.samples.find(
+        (s) => s.model === "tiny-llama" && s.depth === "shallow" && s.sample.endsWith(`|${id}`),
+      )!;
+      expect(got.band).toBe("layers 0–1");
+      expect([got.anchors, got.structural]).toEqual([shallow.length, shallow.filter((d) => d.structural).length]);
+    }
     // And the answers are the grid's: the same decodes.
     const rows = mergeShards(shardFilesIn([whole]))
       .rows.filter((r) => r.model === "tiny-llama")
