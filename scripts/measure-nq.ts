@@ -40,7 +40,6 @@
  * line naming the file and the field (exit 1; 2 for usage), never a stack trace.
  */
 import { createHash } from "node:crypto";
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -64,8 +63,8 @@ import {
   type NqTable1Row,
   type ScoredRow,
 } from "./lib/nq-table1.js";
+import { provenanceOf, ROOT, writeFindingsFile } from "./lib/findings-file.js";
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const NAME = "measure-nq";
 
 function usage(msg: string): never {
@@ -358,32 +357,20 @@ async function run(): Promise<void> {
   }
 
   if (args.out) {
-    const git = (...a: string[]) => execFileSync("git", a, { cwd: ROOT, encoding: "utf8" }).trim();
-    const provenance = {
-      commit: git("rev-parse", "HEAD"),
-      dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
-      date: new Date().toISOString(),
-      command: `npx tsx scripts/measure-nq.ts ${process.argv
-        .slice(2)
-        .map((a) => (a === dataPath ? "<nq-open-oracle.jsonl.gz>" : a))
-        .join(" ")}`,
-      settings: { n, k, tiers, threads: threads ?? "ORT default (all cores)", batchSize, closedBook: labels.closed, rag: labels.rag, data },
-      machine: {
-        cpu: os.cpus()[0]?.model ?? "unknown",
-        cores: os.cpus().length,
-        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-        load1: os.loadavg()[0],
-      },
-      wallSeconds: (Date.now() - t0) / 1000,
-    };
+    const provenance = provenanceOf(
+      "scripts/measure-nq.ts",
+      { n, k, tiers, threads: threads ?? "ORT default (all cores)", batchSize, closedBook: labels.closed, rag: labels.rag, data },
+      t0,
+    );
+    // The user's path to the data file stays out of a committed file (the settings name the file and its hash).
+    if (dataPath) provenance.command = provenance.command.split(dataPath).join("<nq-open-oracle.jsonl.gz>");
     const report = {
       table,
       models,
       paperNote: "the paper's RAG is the top-5 retrieved passages (7–8B models); ours, the gold passage among k distractors",
     };
-    const file = { notebook: NAME, findings: found, provenance, report, verdicts: claim.verdicts };
     fs.mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
-    fs.writeFileSync(args.out, JSON.stringify(file, null, 1) + "\n");
+    writeFindingsFile(args.out, { notebook: NAME, findings: found, provenance, report, verdicts: claim.verdicts });
     console.log(`\nwrote ${args.out}`);
   }
 }
