@@ -8,6 +8,7 @@
  *
  * Lives with the CLI because it joins two layers that do not import each other (grid, display).
  */
+import type { MeasuredModel } from "../grid/measures.js";
 import type { MergeResult } from "../grid/merge.js";
 import type { Finding } from "../display/findings.js";
 import { meanFinding, sinkFindings } from "../display/findings-text.js";
@@ -21,87 +22,22 @@ export interface GridFindingsFile {
   report: Record<string, unknown>;
 }
 
+type Aggregate = NonNullable<MergeResult["measures"]>;
+
 /** The findings file of a merged grid that records measures (null when it records none). */
 export function gridFindingsFile(r: Pick<MergeResult, "measures" | "progress" | "rows">): GridFindingsFile | null {
   const m = r.progress.manifest;
   if (!r.measures || !m.measures) return null;
-  const tierOf = new Map(m.measures.models.map((x) => [x.name, x.tier]));
-  const tiers = [...new Set(m.measures.models.map((x) => x.tier))];
-  const findings: Finding[] = [];
-  const report: Record<string, unknown> = {};
-  const sink = r.measures.sink;
-  if (sink) {
-    for (const tier of tiers)
-      findings.push(
-        ...sinkFindings(
-          sink.samples.filter((s) => tierOf.get(s.model) === tier),
-          tier,
-        ),
-      );
-    report.sink = { layers: sink.layers };
-  }
-  const absorption = r.measures.absorption;
-  if (absorption) {
-    // Notebook 02's findings: per sample the absorption averaged over layers, in percent, mean over samples.
-    for (const model of m.measures.models) {
-      const mine = absorption.samples.filter((s) => s.model === model.name);
-      for (const rule of [...new Set(mine.map((s) => s.rule))]) {
-        const base = { claim: "absorption-arm-vs-mdm" as const, model: model.name, family: model.family, tier: model.tier };
-        findings.push(
-          ...meanFinding(
-            { ...base, quantity: `absorption, % (rule ${rule}, mean over layers)` },
-            mine.filter((s) => s.rule === rule).map((s) => 100 * s.value),
-          ),
-        );
-      }
-    }
-    report.absorption = { layers: absorption.layers };
-  }
-  const drift = r.measures.drift;
-  if (drift) {
-    // Notebook 01's quantities, per question and averaged over the questions, at the shallow and the deep layer.
-    for (const model of m.measures.models) {
-      const mine = drift.samples.filter((s) => s.model === model.name);
-      if (mine.length === 0) continue;
-      const base = { claim: "anchors-float-mdm" as const, model: model.name, family: model.family, tier: model.tier };
-      const depths = ["shallow layer 0", `deep layer ${mine[0].deepLayer}`];
-      depths.forEach((where, i) => {
-        const q = (what: string) => ({ ...base, quantity: `${what} (${where}, mean over questions)` });
-        findings.push(
-          ...meanFinding(
-            q("distinct anchor positions"),
-            mine.map((s) => s.distinct[i]),
-          ),
-        );
-        findings.push(
-          ...meanFinding(
-            q("longest anchor track, steps"),
-            mine.map((s) => s.longest[i]),
-          ),
-        );
-      });
-    }
-    report.drift = { layers: drift.layers };
-  }
-  const types = r.measures["token-types"];
-  if (types) {
-    // Notebook 07's quantity: per question the structural share of the band's anchors (questions whose band
-    // has no anchor left out), in percent, mean over questions.
-    for (const model of m.measures.models) {
-      const base = { claim: "shallow-structural-deep-content" as const, model: model.name, family: model.family, tier: model.tier };
-      for (const depth of ["shallow", "deep"] as const) {
-        const mine = types.samples.filter((s) => s.model === model.name && s.depth === depth && s.anchors > 0);
-        if (mine.length === 0) continue;
-        findings.push(
-          ...meanFinding(
-            { ...base, quantity: `structural share of anchors, %, ${depth} band (${mine[0].band})` },
-            mine.map((s) => (100 * s.structural) / s.anchors),
-          ),
-        );
-      }
-    }
-    report["token-types"] = { layers: types.layers };
-  }
+  const models = m.measures.models;
+  const a = r.measures;
+  const findings = [
+    ...(a.sink ? sinkPart(a.sink, models) : []),
+    ...(a.absorption ? absorptionPart(a.absorption, models) : []),
+    ...(a.drift ? driftPart(a.drift, models) : []),
+    ...(a["token-types"] ? tokenTypesPart(a["token-types"], models) : []),
+  ];
+  // The per-layer tables behind the findings, one per measure.
+  const report = Object.fromEntries(Object.entries(a).map(([name, v]) => [name, { layers: (v as { layers: unknown }).layers }]));
   return {
     notebook: `grid ${m.grid}`,
     findings,
@@ -110,7 +46,7 @@ export function gridFindingsFile(r: Pick<MergeResult, "measures" | "progress" | 
       fingerprint: m.fingerprint,
       floatscope: m.floatscope,
       measures: m.measures.names,
-      models: m.models.map((x) => ({ name: x.name, hash: x.hash, ...m.measures!.models.find((y) => y.name === x.name) })),
+      models: m.models.map((x) => ({ name: x.name, hash: x.hash, ...models.find((y) => y.name === x.name) })),
       datasets: m.datasets,
       settings: m.settings,
       seeds: m.seeds,
@@ -119,4 +55,74 @@ export function gridFindingsFile(r: Pick<MergeResult, "measures" | "progress" | 
     },
     report,
   };
+}
+
+/** What a finding of `model` is about, for `claim`. */
+function baseOf(claim: Finding["claim"], model: MeasuredModel) {
+  return { claim, model: model.name, family: model.family, tier: model.tier };
+}
+
+/** The sink claim's findings, by the function notebook 02 and scripts/measure-sink.ts use (per tier). */
+function sinkPart(sink: NonNullable<Aggregate["sink"]>, models: readonly MeasuredModel[]): Finding[] {
+  const tierOf = new Map(models.map((x) => [x.name, x.tier]));
+  return [...new Set(models.map((x) => x.tier))].flatMap((tier) =>
+    sinkFindings(
+      sink.samples.filter((s) => tierOf.get(s.model) === tier),
+      tier,
+    ),
+  );
+}
+
+/** Notebook 02's findings: per sample the absorption averaged over layers, in percent, mean over samples. */
+function absorptionPart(absorption: NonNullable<Aggregate["absorption"]>, models: readonly MeasuredModel[]): Finding[] {
+  return models.flatMap((model) => {
+    const mine = absorption.samples.filter((s) => s.model === model.name);
+    return [...new Set(mine.map((s) => s.rule))].flatMap((rule) =>
+      meanFinding(
+        { ...baseOf("absorption-arm-vs-mdm", model), quantity: `absorption, % (rule ${rule}, mean over layers)` },
+        mine.filter((s) => s.rule === rule).map((s) => 100 * s.value),
+      ),
+    );
+  });
+}
+
+/** Notebook 01's quantities at the shallow and the deep layer, per question, as means over the questions. */
+function driftPart(drift: NonNullable<Aggregate["drift"]>, models: readonly MeasuredModel[]): Finding[] {
+  return models.flatMap((model) => {
+    const mine = drift.samples.filter((s) => s.model === model.name);
+    if (mine.length === 0) return [];
+    return ["shallow layer 0", `deep layer ${mine[0].deepLayer}`].flatMap((where, i) => {
+      const q = (what: string) => ({ ...baseOf("anchors-float-mdm", model), quantity: `${what} (${where}, mean over questions)` });
+      return [
+        ...meanFinding(
+          q("distinct anchor positions"),
+          mine.map((s) => s.distinct[i]),
+        ),
+        ...meanFinding(
+          q("longest anchor track, steps"),
+          mine.map((s) => s.longest[i]),
+        ),
+      ];
+    });
+  });
+}
+
+/**
+ * Notebook 07's quantity: per question the structural share of the band's anchors (a question whose band has
+ * no anchor is left out), in percent, mean over questions; the shallow and the deep band.
+ */
+function tokenTypesPart(types: NonNullable<Aggregate["token-types"]>, models: readonly MeasuredModel[]): Finding[] {
+  return models.flatMap((model) =>
+    (["shallow", "deep"] as const).flatMap((depth) => {
+      const mine = types.samples.filter((s) => s.model === model.name && s.depth === depth && s.anchors > 0);
+      if (mine.length === 0) return [];
+      return meanFinding(
+        {
+          ...baseOf("shallow-structural-deep-content", model),
+          quantity: `structural share of anchors, %, ${depth} band (${mine[0].band})`,
+        },
+        mine.map((s) => (100 * s.structural) / s.anchors),
+      );
+    }),
+  );
 }
