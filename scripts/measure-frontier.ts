@@ -5,9 +5,9 @@
  * (src/analysis/frontier.ts), pooled per setting with 95 % bootstrap intervals over samples.
  *
  *   npx tsx scripts/measure-frontier.ts                               # a check: 2 samples per setting
- *   npx tsx scripts/measure-frontier.ts --n 100 --out notebooks/findings/frontier.findings.json   # the large run
+ *   npx tsx scripts/measure-frontier.ts --n 100 --out findings/frontier.findings.json   # the large run
  *   npx tsx scripts/measure-frontier.ts --settings llada32,long64 --n 5
- *   npx tsx scripts/measure-frontier.ts --table notebooks/findings/frontier.findings.json         # the README's table
+ *   npx tsx scripts/measure-frontier.ts --table findings/frontier.findings.json         # the README's table
  *
  * Settings (scripts/lib/frontier-measure.ts): `llada32` 32 new tokens in 32 steps, LLaDA low-confidence order;
  * `dream32` the same under Dream's entropy order (both on short questions with their gold passage, as notebook 01);

@@ -363,7 +363,7 @@ export function reportOf(json: unknown, file: string): FrontierReport {
 }
 
 /** Where the large run's findings file is committed (the README's table and notebook 01 read it). */
-export const FRONTIER_FINDINGS = "notebooks/findings/frontier.findings.json";
+export const FRONTIER_FINDINGS = "findings/frontier.findings.json";
 
 /** What the README's table block says until the large run's findings file is committed. */
 export const FRONTIER_PENDING = `_Not measured at n ≥ 100 yet: the large run writes \`${FRONTIER_FINDINGS}\` and \`--table\` prints the table that goes here._`;
