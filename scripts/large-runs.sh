@@ -1,0 +1,58 @@
+#!/bin/sh
+# The large runs behind the committed findings (findings/) and the real-base models' cards, one after another.
+# Every step resumes where it stopped: after an interruption, run the script again (a finished step costs a
+# few seconds: its rows are all there). Hours of CPU on 2 cores, so run it in the background:
+#
+#   nohup sh scripts/large-runs.sh > large-runs.log 2>&1 &
+#   RUNS="claims cards" sh scripts/large-runs.sh              # only some steps, in the order given
+#   FLOATSCOPE_NQ=/path/to/nq-open-oracle.jsonl.gz sh scripts/large-runs.sh   # the NQ step needs the data file
+#
+# Steps (RUNS, default "claims cards frontier nq"):
+#   claims    findings/claims.grid.json (every tier, n = 100 per model: sink, absorption, drift, token types)
+#             through the evaluation grid → runs/claims/ → findings/claims.findings.json (docs/claims.md)
+#   cards     the real-base pair's engine evaluation at the cards' n (npm run eval:real) → models/*/README.md
+#   frontier  scripts/measure-frontier.ts at n = 100 per setting → findings/frontier.findings.json
+#   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ)
+# then CLAIMS.md (committed, at the repository's root) from the findings files in findings/ alone: the verdicts of
+# the large runs (notebook 10 writes notebooks/_executed/CLAIMS.md from the notebooks' own small runs).
+#
+# `ulimit -v`: the processes stay inside 40 GB of address space (tsx's WebAssembly reserves far more than it
+# uses and fails to start under 20 GB; the 135M models need about 2 GB of memory).
+set -e
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-"claims cards frontier nq"}
+ulimit -v 40000000 2>/dev/null || true
+say() { printf '[large-runs %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
+
+bash scripts/setup.sh # the real tiers, with the committed deltas merged (a second run checks stamps only)
+mkdir -p findings runs
+for run in $RUNS; do
+  say "$run: start (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  case "$run" in
+    claims)
+      npx floatscope eval --grid findings/claims.grid.json --out runs/claims
+      npx floatscope merge runs/claims --out runs/claims/merged.jsonl --findings findings/claims.findings.json
+      ;;
+    cards)
+      npm run eval:real -- --threads 2 --batch-size 8 \
+        --n oracle=300,oracle@32=300,long_oracle@64=100,gold_4=60,gold_9=30,closed_book=30
+      ;;
+    frontier)
+      npx tsx scripts/measure-frontier.ts --n 100 --out findings/frontier.findings.json
+      ;;
+    nq)
+      if [ -z "${FLOATSCOPE_NQ:-}" ]; then
+        say "nq: skipped (set FLOATSCOPE_NQ to the path of nq-open-oracle.jsonl.gz; README, \"Data\")"
+        continue
+      fi
+      npx tsx scripts/measure-nq.ts --n 300 --threads 2 --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
+      ;;
+    *)
+      say "unknown step \"$run\" (claims, cards, frontier, nq)" >&2
+      exit 2
+      ;;
+  esac
+  say "$run: done"
+done
+npx tsx scripts/render-claims.ts findings --out CLAIMS.md
+say "CLAIMS.md rendered from findings/"
