@@ -116,6 +116,7 @@ export {
   captureDisplays,
   compareGroups,
   findings,
+  findingsFileLine,
   findingsText,
   judgeClaims,
   markdown,
@@ -124,6 +125,7 @@ export {
   progress,
   show,
   valueFinding,
+  verdictsSideBySide,
   escapeMarkdown,
   readFindings,
 } from "./entry/display.js";

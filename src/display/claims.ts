@@ -415,3 +415,61 @@ export function buildClaims(notebooks: readonly { file: string; json: unknown }[
   }
   return { markdown: out.join("\n"), results };
 }
+
+/** A tier's verdict with the n its findings had: "tiny: reproduced (n = 100)", "real: not measured". */
+function verdictWithN(v: TierVerdict): string {
+  const n = v.n ? [`n = ${v.n[0] === v.n[1] ? v.n[0] : `${v.n[0]}–${v.n[1]}`}`] : [];
+  if (typeof v.neededN === "number") n.push(`needs n = ${v.neededN}`);
+  return (v.tier === "—" ? "" : `${escapeMarkdown(v.tier)}: `) + v.verdict + (n.length ? ` (${n.join("; ")})` : "");
+}
+
+/**
+ * Two sets of verdicts side by side, one row per claim: e.g. the claims notebook's own (its small
+ * default n) and a committed large run's (findings/*.findings.json), each cell every tier's verdict with
+ * the n it rests on. `headers` name the two columns. A claim missing from one side reads "—".
+ */
+export function verdictsSideBySide(left: readonly ClaimResult[], right: readonly ClaimResult[], headers: [string, string]): string {
+  const side = (rs: readonly ClaimResult[], claim: ClaimId) => {
+    const r = rs.find((x) => x.claim === claim);
+    return r ? r.verdicts.map(verdictWithN).join("; ") : "—";
+  };
+  return [
+    `| claim | ${escapeMarkdown(headers[0])} | ${escapeMarkdown(headers[1])} |`,
+    "|---|---|---|",
+    ...CLAIM_IDS.map((c) => `| ${cell(CLAIMS[c].title)} | ${side(left, c)} | ${side(right, c)} |`),
+  ].join("\n");
+}
+
+/**
+ * One findings file named with its provenance, as a Markdown list item: what the file records of the run
+ * (a measurement script's commit, date and wall time, or a grid's fingerprint and floatscope version), the
+ * n of its findings, and `committed`: the commit that last changed it, e.g. "91ffb05 on 2026-12-07" from
+ * `git log` (a grid's findings file records no commit or date of its own: it is the same bytes wherever and
+ * whenever its shards ran); null when git has no commit of it, undefined when unknown (said nothing of).
+ * `json` is the parsed file; its findings are checked as `collectFindings` does.
+ */
+export function findingsFileLine(file: string, json: unknown, committed?: string | null): string {
+  const fs = collectFindings([{ file, json }]);
+  const p = (json as { provenance?: unknown }).provenance;
+  const prov = (p !== null && typeof p === "object" ? p : {}) as Record<string, unknown>;
+  const str = (k: string) => (typeof prov[k] === "string" ? (prov[k] as string) : undefined);
+  const parts: string[] = [];
+  const commit = str("commit");
+  if (commit) parts.push(`run at commit ${markdownCode(commit.slice(0, 12))}${prov.dirty === true ? " (with uncommitted changes)" : ""}`);
+  const date = str("date");
+  if (date) parts.push(`on ${escapeMarkdown(date.slice(0, 10))}`);
+  const wall = prov.wallSeconds;
+  if (typeof wall === "number")
+    parts.push(`wall time ${wall < 3600 ? `${formatClaimNumber(wall / 60)} min` : `${formatClaimNumber(wall / 3600)} h`}`);
+  const grid = str("grid");
+  if (grid)
+    parts.push(
+      `grid ${markdownCode(grid)}${str("fingerprint") ? ` (fingerprint ${markdownCode(str("fingerprint")!.slice(0, 19))}…)` : ""}`,
+    );
+  if (str("floatscope")) parts.push(`floatscope ${escapeMarkdown(str("floatscope"))}`);
+  if (!commit && !date && !grid) parts.push("no provenance recorded in the file");
+  const ns = fs.map((f) => f.n);
+  const n = ns.length ? `, n = ${Math.min(...ns) === Math.max(...ns) ? ns[0] : `${Math.min(...ns)}–${Math.max(...ns)}`}` : "";
+  const added = committed === undefined ? "" : committed === null ? "; not committed" : `; committed in ${escapeMarkdown(committed)}`;
+  return `- ${markdownCode(file)}: ${fs.length} finding${fs.length === 1 ? "" : "s"}${n}; ${parts.join(", ")}${added}`;
+}

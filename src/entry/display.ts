@@ -39,5 +39,7 @@ export {
   separation,
   comparison,
   decide,
+  verdictsSideBySide,
+  findingsFileLine,
 } from "../display/claims.js";
 export type { ClaimResult, ClaimText, Verdict, SourcedFinding, TierVerdict, Estimate, Separation, Comparison } from "../display/claims.js";
