@@ -7,7 +7,8 @@
 //        32 logit rows); wall and CPU time, RSS of each step, the estimate beside the peak RSS.
 //   node bench/open-large.mjs session <file.gguf> [reps]   the onnxruntime session alone, built from
 //        the graph (weight cache hit) and loaded from the session cache, interleaved (default 2
-//        reps each; the first "cache" run writes the entry when there is none).
+//        reps each; the first "cache" run writes the entry when there is none). On a commit before
+//        the session cache (and the MLP Loop) both lines build: that is the "before" row.
 //
 // Every line carries /proc/loadavg: on a shared machine wall time follows the load, CPU time less so.
 // The file: bench/make_llada8b_q4.py.
@@ -90,7 +91,9 @@ if (mode === "open") {
         threads: 2,
         ...(cached ? { sessionCacheDir: path.join(dir, "sessions") } : {}),
       });
-      step(`session ${cached ? `from the session cache (${s.sessionCache.state}, ${gb(s.sessionCache.bytes ?? 0)} GB)` : "built"}`);
+      // a build without the session cache (an older commit) builds both times and says so
+      const via = s.sessionCache ? `${s.sessionCache.state}, ${gb(s.sessionCache.bytes ?? 0)} GB` : "no session cache in this build";
+      step(`session ${cached ? `from the session cache (${via})` : "built"}`);
       await s.session.release();
     }
   }
