@@ -219,7 +219,7 @@ async function cachedCpuSession(
       extra: {
         session: {
           ...(base.extra as { session?: Record<string, string> } | undefined)?.session,
-          save_prepacked_constant_initializers: "1",
+          save_external_prepacked_constant_initializers: "1",
           optimized_model_external_initializers_file_name: DATA_FILE,
           optimized_model_external_initializers_min_size_in_bytes: "1024",
         },
