@@ -99,8 +99,9 @@ export interface EngineOptions extends SessionOptions {
    * The session cache (runtime/session-cache.ts, under `<weightCache>/sessions`; default false):
    * onnxruntime's optimized model with its prepacked weights, saved on the first open and loaded on
    * the next. Off by default: on onnxruntime 1.30 loading it measured no faster than building the
-   * session (an 8B-shaped Q4_0 GGUF: 9–10 s CPU either way; docs/engine.md, "Opening a large
-   * quantised model"), while an entry takes about the decoded weights' size on disk.
+   * session (an 8B-shaped Q4_0 GGUF: 7.2 s CPU against 6.6 s; its MatMulNBits kernel packs its
+   * weights again), while an entry took 10.5 GB on disk (docs/engine.md, "Opening a large quantised
+   * model").
    */
   sessionCache?: boolean;
 }

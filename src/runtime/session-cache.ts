@@ -2,11 +2,12 @@
  * The session cache: onnxruntime's optimized model, with its prepacked weights, saved on the first
  * open of a graph and loaded on the next ones.
  *
- * Why: creating a session prepacks every constant weight of a MatMulNBits node into MLAS's layout,
- * one weight after another on one thread; for an 8B-shaped Q4_0 GGUF that was most of the ≈ 2 minutes
- * an open took, on every open. onnxruntime can write the optimized graph with the prepacked blobs as
- * external data (`session.save_prepacked_constant_initializers`) and maps them back on load, which
- * then only reads the graph (docs/engine.md, "Opening a large model").
+ * Why: creating a session prepacks every constant weight into the kernels' layouts, one weight after
+ * another on one thread. onnxruntime can write the optimized graph with the prepacked blobs as
+ * external data (`session.save_external_prepacked_constant_initializers`) and map them back on load.
+ * Measured (docs/engine.md, "Opening a large quantised model"): no faster for an 8B-shaped Q4_0 GGUF
+ * on onnxruntime 1.30, whose MatMulNBits kernel packs its weights again, so the engine leaves it off
+ * unless asked (`EngineOptions.sessionCache`).
  *
  * An entry is a folder `<dir>/<key>/` holding `model.onnx`, `model.data` and `entry.json` (format,
  * key, each file's size, the model file's SHA-256). The key hashes everything the saved model
