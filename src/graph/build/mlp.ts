@@ -8,9 +8,9 @@
  * The chunks are unrolled into a fixed number of slots (a Loop was measured 4 % slower; docs/engine.md),
  * except when the block's weights run as MatMulNBits (kept-quantised GGUF blocks): then the chunks are
  * an ONNX Loop, so each weight feeds one node. onnxruntime prepacks a constant weight once per node
- * that reads it, single-threaded, so 16 unrolled slots repacked every MLP weight 16 times (an 8B-shaped
- * Q4_0 GGUF took ≈ 2 minutes to open), and a saved optimized model (runtime/optimized-cache.ts) keeps
- * the prepacked form of only one of those nodes, so the others were repacked again on every open.
+ * that reads it, single-threaded, so 16 unrolled slots repacked every MLP weight 16 times: an 8B-shaped
+ * Q4_0 GGUF's session took 100.6 s of CPU to build, 7–10 s with the Loop (docs/engine.md, "Opening a
+ * large quantised model").
  */
 import { autoMlpRows, mlpSlots } from "../chunks.js";
 import type { BlockWeights } from "../spec.js";
