@@ -350,9 +350,13 @@ async function run(): Promise<void> {
     // On idle cores the wall time per question lies between CPU/threads (perfect use of every core) and the CPU time.
     const cpuOnly = models.map((m) => ({ loadSeconds: m.loadSeconds, msPerQuestion: m.cpuMsPerQuestion }));
     const cores = threads ?? os.cpus().length;
+    // CPU time is measured only for questions this call ran: a setting whose questions were all resumed has none.
+    const cpuMeasured = models.every((m) => Object.keys(m.msPerQuestion).every((l) => m.cpuMsPerQuestion[l] !== undefined));
     console.log(
       `--n 300 at these wall times: about ${(wall / 3600).toFixed(1)} h (load ${os.loadavg()[0].toFixed(1)} now); ` +
-        `from the CPU time on ${cores} idle core(s): ${(estimateSeconds(cpuOnly, 300 / cores) / 3600).toFixed(1)}–${(estimateSeconds(cpuOnly, 300) / 3600).toFixed(1)} h`,
+        (cpuMeasured
+          ? `from the CPU time on ${cores} idle core(s): ${(estimateSeconds(cpuOnly, 300 / cores) / 3600).toFixed(1)}–${(estimateSeconds(cpuOnly, 300) / 3600).toFixed(1)} h`
+          : "no CPU-time estimate: some settings were only resumed here (their CPU time is in the run that made them)"),
     );
   }
 
