@@ -13,10 +13,12 @@
  *   npx tsx scripts/measure-nq.ts --n 300 --out findings/nq-table1.findings.json   # the committed large run
  *   npx tsx scripts/measure-nq.ts --merged runs/nq/merged.jsonl --out …          # the same table from a grid run
  *
- * The large run (n = 300 per setting, both tiers) is about 2 h of CPU on 2 idle cores (docs/claims.md,
- * `rag-gain-mdm-vs-arm`, has the measured per-question times behind that estimate):
+ * The large run (n = 300 per setting, both tiers) is about 26 h of CPU — 13–26 h on 2 idle cores; the real-base
+ * pair alone (which decides the claim) 2.3–4.5 h, the real ARM the rest (no KV cache: each of its up to 32
+ * tokens is a full forward over a 1000-token prompt). docs/claims.md (`rag-gain-mdm-vs-arm`) has the measured
+ * per-question times behind that estimate; the script prints the same estimate from its own run.
  *
- *   (ulimit -v 20000000; nice npx tsx scripts/measure-nq.ts --n 300 --threads 2 \
+ *   (ulimit -v 64000000; nice npx tsx scripts/measure-nq.ts --n 300 --threads 2 \
  *      --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json) > nq-300.log 2>&1
  *
  * Resumable: every question's row is appended to `.cache/nq-table1/<data hash>/<model>-<model hash>.jsonl` as it
@@ -25,19 +27,24 @@
  * file (seeded by question id), so a question's prompt does not depend on --n — and is the prompt the
  * evaluation grid builds for it.
  *
- * The same through the grid (`floatscope eval --grid`, shardable with --shard i/n and `floatscope slurm`): the
- * grid file in docs/claims.md (closed-book and `distractors` k 4, gold position `cycle`, source `pool`, the
- * three checkpoints, dataset `${FLOATSCOPE_NQ}` with limit 300) gives the same rows; `floatscope merge <dir>
- * --out merged.jsonl`, then `--merged merged.jsonl` here computes the table and findings from them.
+ * (Under `ulimit -v 20000000` tsx's WebAssembly cannot reserve its memory and the process does not start.)
+ *
+ * The same through the grid (`floatscope eval --grid`, shardable with --shard i/n and `floatscope slurm`):
+ * findings/nq-table1.grid.json (the three checkpoints with their tiers, dataset `${FLOATSCOPE_NQ}` limited to 300,
+ * closed-book and `distractors` k 4, gold position `cycle`, source `pool`) gives the same rows:
+ *
+ *   npx floatscope eval --grid findings/nq-table1.grid.json --shard 1/4 --out runs/nq      # … 4/4, or floatscope slurm
+ *   npx floatscope merge runs/nq --out runs/nq/merged.jsonl
+ *   npx tsx scripts/measure-nq.ts --merged runs/nq/merged.jsonl --out findings/nq-table1.findings.json
  *
  * What the real-base pair measures here: both were trained (LoRA on SmolLM2-135M) only on the synthetic
  * world's questions, in that world's prompt layout, and decode at most 8 (MDM) or 10 (twin) tokens. On NQ
  * they read real passages with the base model's knowledge of English: their RAG gain measures how well each
  * objective's adaptation of the same base reads a passage, not what the synthetic world taught them. The real
- * ARM is decoded with the paper's protocol (its chat prompt, greedy, 32 tokens, the whole response scored).
+ * ARM is decoded with the paper's protocol (its chat prompt, greedy, at most 32 tokens, the whole response scored).
  *
  * Bad input — no data path, a missing or malformed file, a record without a gold passage, a bad flag — is one
- * line naming the file and the field (exit 1; 2 for usage), never a stack trace.
+ * message naming the file and the field (exit 1; 2 for usage), never a stack trace.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
