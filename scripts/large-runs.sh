@@ -12,7 +12,8 @@
 #             through the evaluation grid → runs/claims/ → findings/claims.findings.json (docs/claims.md)
 #   cards     the real-base pair's engine evaluation at the cards' n (npm run eval:real) → models/*/README.md
 #   frontier  scripts/measure-frontier.ts at n = 100 per setting → findings/frontier.findings.json
-#   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ)
+#   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ;
+#             the real-base pair first, then every tier)
 # then CLAIMS.md (committed, at the repository's root) from the findings files in findings/ alone: the verdicts of
 # the large runs (notebook 10 writes notebooks/_executed/CLAIMS.md from the notebooks' own small runs).
 #
@@ -45,6 +46,9 @@ for run in $RUNS; do
         say "nq: skipped (set FLOATSCOPE_NQ to the path of nq-open-oracle.jsonl.gz; README, \"Data\")"
         continue
       fi
+      # the real-base pair first (the tier that decides the claim; 2-5 h), then the real ARM (most of the ~26 h
+      # of CPU: its engine decodes without a KV cache); the second call resumes the pair's rows
+      npx tsx scripts/measure-nq.ts --n 300 --threads 2 --tiers real-base --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
       npx tsx scripts/measure-nq.ts --n 300 --threads 2 --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
       ;;
     *)
