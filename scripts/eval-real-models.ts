@@ -455,6 +455,16 @@ export function renderCard(
     `Test people of \`${DATA_REL}\` (never trained on), normalised substring accuracy with its 95 % interval in brackets (${INTERVALS.accuracy}), the first n questions. **torch**: the training framework's decoder (\`training/real/eval_qa.py\`, token F1 in brackets there); **engine**: floatscope's engine and samplers (\`npm run eval:real\`), with its compute seconds per question. ${mdm ? "Slots: the canvas of masks and the denoising steps." : "Slots: the new-token limit of greedy decoding."}`,
     "",
   );
+  // A delta published after the last evaluation: say so above the numbers, not only in the line below them.
+  const stale = [
+    ["torch", torch?.delta_step],
+    ["engine", engine?.delta_step],
+  ].filter(([, s]) => s !== undefined && Number(s) !== t.steps);
+  if (stale.length)
+    L.push(
+      `**Measured on an earlier delta:** ${stale.map(([who, s]) => `${who} step ${escapeMarkdown(String(s))}`).join(", ")}; the committed delta is step ${t.steps}. \`RUNS=cards sh scripts/large-runs.sh\` measures it with the engine.`,
+      "",
+    );
   L.push("| setting | slots | torch | engine | s / question |", "|---|---|---|---|---|");
   const short = keys((k) => !parseCardSetting(k).long && (mdm || parseCardSetting(k).canvas === undefined));
   for (const k of short) {

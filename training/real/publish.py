@@ -34,15 +34,22 @@ def rows(path: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def phases(run: dict) -> list[dict]:
+def phases(run: dict, run_dir: str = "", last: int = 0) -> list[dict]:
     """The learning-rate phases of the whole history: those of the published model a continuation started
-    from (`--init-from`), then this run's own. A phase is the step it began at and its schedule."""
+    from (`--init-from`), then this run's own. A phase is the step it began at and its schedule. A live run's
+    step target changed through `<run>/target_steps` is recorded too: from the step train.py read it, the
+    cosine re-spans to end at that target instead of at start + --phase-steps (metrics.csv's lr column shows
+    where)."""
     own = {"from_step": run.get("start_step", 0), "lr": run["lr"], "warmup": run["warmup"],
            "schedule": run.get("schedule", "constant"), "min_lr": run.get("min_lr", 0.0),
            "oracle_share": run.get("oracle_share", 0.0)}
     for k in ("canvas", "long_share", "phase_steps"):  # phase 4 on: variable canvas, long answers, phase-local data
         if run.get(k):
             own[k] = run[k]
+    target = os.path.join(run_dir, "target_steps")
+    if run_dir and os.path.exists(target):
+        own["target_steps"] = int(open(target).read().strip())
+        own["steps_run"] = last - own["from_step"]
     if not run.get("init_from"):
         return [own]
     prev = json.load(open(os.path.join(REPO, run["init_from"], "training.json")))
@@ -95,7 +102,7 @@ def main() -> None:
             "mask_id": run.get("mask_id"), "blas_core": run.get("blas_core"), "threads": run.get("threads"),
             "delta_bytes": size, "seconds_per_step_median": round(statistics.median(secs), 2) if secs else None,
             "train_seconds": round(sum(secs), 1),
-            "phases": phases(run),
+            "phases": phases(run, a.run, step),
             "loss_curve": [[int(r["step"]), float(r["loss"]), int(r["k"])] for r in loss],
             "val_curve": [[int(r["step"]), float(r["val_oracle_accuracy"]), int(r["n"])] for r in val],
             # [step, task, canvas slots, n, metric, value]: the short oracle at other canvas sizes and the
