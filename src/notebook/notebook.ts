@@ -28,7 +28,7 @@ import { SettingsError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
 import { buildContext, DistractorPool, type EvalSetting, type GoldPosition } from "../qa/contexts.js";
 import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
-import { canonicalFamily, TINY_MODEL_NAMES } from "../families/index.js";
+import { canonicalFamily, TINY_MODEL_NAMES, type SamplerKind } from "../families/index.js";
 import { findModels, modelsNote, REAL_BASE_MODEL_NAMES, REAL_MODEL_NAMES, type FoundModels } from "./models.js";
 import { openModel, openModelFiles, startEngine } from "../model/open.js";
 import { buildQaPrompt, promptRegionsToTokens } from "../qa/prompts.js";
@@ -236,7 +236,7 @@ export interface DecodeQaOptions {
    * "low_confidence" }` (LLaDA's low-confidence remasking) or `{ sampler: "dream", alg: "entropy" }`; the rest of
    * the preset (τ, top-p) stays. Causal models keep their own decoder (left to right has no order to choose).
    */
-  order?: { sampler: "llada" | "dream"; alg: string };
+  order?: { sampler: Exclude<SamplerKind, "arm">; alg: string };
 }
 
 export interface DecodedModel {
