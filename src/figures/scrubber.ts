@@ -455,12 +455,26 @@ function fitReceived(plans: RunPlan[], budget: number, notes: SubsampleNote[]): 
     const perLayer = b64Chars(p.stepIdx.length * p.N);
     if (L0 * perLayer > share) {
       const keepL = Math.max(1, Math.floor(share / perLayer));
-      p.layers = evenIndices(L0, keepL).map((i) => p.layers[i]);
+      p.layers = keptLayers(p, keepL);
       p.mapLayers = p.mapLayers.filter((l) => p.layers.includes(l));
       p.headMapLayers = p.headMapLayers.filter((l) => p.layers.includes(l));
       notes.push({ axis: "layer", kept: p.layers.length, of: L0, how: `evenly spaced, ${p.label}` });
     }
   }
+}
+
+/**
+ * The layers a run keeps when the cap allows only `keep` of them: the layers whose full or per-head maps were
+ * recorded first (an even spacing that skipped them would drop the maps the trace holds and leave the map
+ * views empty), then evenly spaced ones from the rest; in layer order.
+ */
+function keptLayers(p: RunPlan, keep: number): number[] {
+  const withMaps = p.layers.filter((l) => p.mapLayers.includes(l) || p.headMapLayers.includes(l));
+  const first = withMaps.length > keep ? evenIndices(withMaps.length, keep).map((i) => withMaps[i]) : withMaps;
+  const rest = p.layers.filter((l) => !first.includes(l));
+  const room = Math.min(rest.length, keep - first.length);
+  const more = room > 0 ? evenIndices(rest.length, room).map((i) => rest[i]) : [];
+  return [...first, ...more].sort((a, b) => a - b);
 }
 
 /** Build the scrubber payload for one trace or several runs on the same prompt. */

@@ -72,6 +72,32 @@ describe("scrubberPayload", () => {
     expect(describeScrubber(small)).not.toMatch(/subsampled|\n/);
   });
 
+  it("keeps the layers whose maps were recorded when the cap drops layers (no map view left empty)", () => {
+    // 12 layers, full and per-head maps at the first and last only (as viewProbes records them), T = 128, 32
+    // steps: a cap that leaves room for a few layers. Evenly spaced layers alone could miss layer 0 or 11.
+    const big = syntheticTrace({
+      promptLength: 48,
+      genLength: 80,
+      steps: 32,
+      layers: 12,
+      heads: 2,
+      perHead: true,
+      mapLayers: [0, 11],
+      headMapLayers: [0, 11],
+    });
+    const small = scrubberPayload([big, big, big, big], { maxBytes: 20_000 });
+    const layerNote = small.subsampled.find((s) => s.axis === "layer");
+    expect(layerNote, "the cap must drop layers for this test to mean anything").toBeDefined();
+    for (const r of small.runs) {
+      expect(r.layers.length).toBeLessThan(12);
+      expect(r.layers).toContain(0);
+      expect(r.layers).toContain(11);
+      expect(r.layers).toEqual([...r.layers].sort((a, b) => a - b));
+      expect((r.missing ?? []).map((m) => m.view)).not.toContain("maps");
+      expect((r.missing ?? []).map((m) => m.view)).not.toContain("headMaps");
+    }
+  });
+
   it("puts MDM and ARM runs side by side", () => {
     const p = scrubberPayload([syntheticTrace(mdm), syntheticTrace({ ...mdm, causal: true, perHead: false, mapLayers: [] })]);
     expect(p.runs.map((r) => r.label)).toEqual(["synthetic-mdm (MDM)", "synthetic-arm (ARM)"]);
