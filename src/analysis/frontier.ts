@@ -228,6 +228,29 @@ function addAnchorSums(
 }
 
 /** One trace's sums per layer: pool many with `poolFrontier` (a notebook can keep these and drop the traces). */
+/** A layer's counts before any step is read: every sum at zero (also the rows' fixture in tests). */
+export function emptyLayerStats(layer: number, steps: number): FrontierLayerStats {
+  return {
+    layer,
+    steps,
+    distinct: 0,
+    moves: 0,
+    anchors: 0,
+    within: 0,
+    distance: 0,
+    chanceWithin: 0,
+    chanceDistance: 0,
+    unmaskedAnchors: 0,
+    unmaskedWithin: 0,
+    unmaskedDistance: 0,
+    unmaskedChanceWithin: 0,
+    unmaskedChanceDistance: 0,
+    sourceSteps: 0,
+    sourceHits: 0,
+    sourceShuffled: 0,
+  };
+}
+
 export interface FrontierTraceStats {
   model: string;
   sample: string;
@@ -303,25 +326,7 @@ function traceStats(trace: Trace, index: number, opts: FrontierOptions, cells: R
     : undefined;
   let noFrontier = 0;
   const perLayer = layers.map((layer) => {
-    const st: FrontierLayerStats = {
-      layer,
-      steps: trace.steps.length,
-      distinct: 0,
-      moves: 0,
-      anchors: 0,
-      within: 0,
-      distance: 0,
-      chanceWithin: 0,
-      chanceDistance: 0,
-      unmaskedAnchors: 0,
-      unmaskedWithin: 0,
-      unmaskedDistance: 0,
-      unmaskedChanceWithin: 0,
-      unmaskedChanceDistance: 0,
-      sourceSteps: 0,
-      sourceHits: 0,
-      sourceShuffled: 0,
-    };
+    const st = emptyLayerStats(layer, trace.steps.length);
     const seen = new Set<number>();
     const sets: Int32Array[] = [];
     let prevTop = -1;

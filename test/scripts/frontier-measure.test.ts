@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { emptyLayerStats } from "../../src/analysis/frontier.js";
 import { collectFindings } from "../../src/display/claims.js";
 import { FloatscopeError } from "../../src/util/errors.js";
 import {
@@ -28,25 +29,7 @@ const ROOT = path.resolve(__dirname, "../..");
 const FIXTURE = path.join(__dirname, "fixtures/frontier.findings.json");
 
 type Layer = FrontierTraceStats["layers"][number];
-const zero: Layer = {
-  layer: 0,
-  steps: 4,
-  distinct: 0,
-  moves: 0,
-  anchors: 0,
-  within: 0,
-  distance: 0,
-  chanceWithin: 0,
-  chanceDistance: 0,
-  unmaskedAnchors: 0,
-  unmaskedWithin: 0,
-  unmaskedDistance: 0,
-  unmaskedChanceWithin: 0,
-  unmaskedChanceDistance: 0,
-  sourceSteps: 0,
-  sourceHits: 0,
-  sourceShuffled: 0,
-};
+const zero: Layer = emptyLayerStats(0, 4);
 function row(record: string, layer: Partial<Layer>): FrontierRow {
   return {
     setting: "long64",
