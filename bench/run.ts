@@ -8,6 +8,8 @@
  *   npm run bench -- --only speed       # only the speed-and-memory sections (no per-module sections)
  *   npm run bench -- --only capture     # only the capture-overhead section (a quick check of probe costs)
  *   npm run bench -- --skip gguf,engine # keep those per-module sections from the previous file, marked as not re-run
+ *   npm run bench -- --section engine   # re-run one per-module section alone (comma list for several) and put it back
+ *                                       # into the existing file in place, every other byte unchanged (bench/section.ts)
  *
  * The speed-and-memory sections compare the ONNX engine (opened with `openModel`, whatever its
  * defaults are) with an eager PyTorch model of the same weights (bench/torch_model.py under Debian's
@@ -28,6 +30,7 @@ import * as readline from "node:readline";
 import { DEFAULT_PROBES, type ProbeRequest } from "../src/util/probes.js";
 import { estimateTraceBytes } from "../src/trace/size.js";
 import { formatLoad, loadAverage, machineStamp, markdownTable, median, ROOT } from "./lib.js";
+import { sectionText, spliceSection } from "./section.js";
 
 // ----------------------------------------------------------------------------- settings
 
@@ -54,6 +57,8 @@ const ONLY_MEMORY = ONLY === "memory";
 const ONLY_SPEED = ONLY === "speed" || ONLY_CAPTURE || ONLY_MEMORY;
 /** Per-module scripts not re-run this time (`--skip gguf,engine`): their previous section is kept, marked as such. */
 const SKIP = new Set((flag("--skip") ?? "").split(",").filter(Boolean));
+/** Per-module scripts re-run alone (`--section engine`): only their sections of OUT change. */
+const SECTIONS = (flag("--section") ?? "").split(",").filter(Boolean);
 const PYTHON = process.env.FLOATSCOPE_BENCH_PYTHON ?? "/usr/bin/python3";
 
 /** The plain-forward model (vs PyTorch, FLOP/s, capture overhead, memory) and the 32-layer step model. */
@@ -640,6 +645,52 @@ function sectionOf(text: string, heading: string): string | undefined {
   return (next < 0 ? rest : rest.slice(0, next)).trimEnd();
 }
 
+/**
+ * `--section NAME[,NAME…]`: run those per-module scripts alone and splice each one's section into the
+ * existing OUT, every other byte unchanged. The file's header still describes the run that wrote it,
+ * so the section's first line says when, where and under what load it was re-run.
+ */
+function rerunSections(names: string[]): void {
+  const unknown = names.filter((n) => !(n in MODULE_SCRIPTS));
+  if (unknown.length) {
+    console.error(`bench: --section ${unknown.join(",")}: expected one of ${Object.keys(MODULE_SCRIPTS).join(", ")}`);
+    process.exit(2);
+  }
+  for (const name of names) {
+    const heading = MODULE_SCRIPTS[name];
+    const tmp = `${OUT}.section-${process.pid}`;
+    fs.writeFileSync(tmp, "# sections\n");
+    const before = loadAverage();
+    const t0 = Date.now();
+    console.log(`bench: ${name} alone…`);
+    const p = spawnSync(process.execPath, [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : [])], {
+      encoding: "utf8",
+      stdio: ["ignore", "inherit", "pipe"],
+      env: { ...process.env, FLOATSCOPE_BENCH_OUT: tmp },
+    });
+    const written = fs.readFileSync(tmp, "utf8");
+    fs.rmSync(tmp, { force: true });
+    const body = sectionText(written, heading);
+    if (p.status !== 0 || body === undefined) {
+      console.error(
+        `bench/${name}.ts ${p.status !== 0 ? `failed (${p.status ?? p.signal})` : `wrote no "${heading}" section`}; ${OUT} is unchanged: ${(p.stderr ?? "").slice(-2000)}`,
+      );
+      process.exit(1);
+    }
+    const after = loadAverage();
+    const stamp =
+      `*Re-run alone by \`npm run bench -- --section ${name}${quick ? " --quick" : ""}\` — ${machineStamp()}; load average ${formatLoad(before)} before and ` +
+      `${formatLoad(after)} after (1/5/15 min); ${f1((Date.now() - t0) / 60_000)} min. The other sections are from the runs their own lines name.*`;
+    const [head, ...rest] = body.split("\n");
+    const stamped = [head, "", stamp, ...(rest[0] === "" ? rest : ["", ...rest])].join("\n");
+    const old = fs.existsSync(OUT) ? fs.readFileSync(OUT, "utf8") : "# Benchmarks\n";
+    const tmpOut = `${OUT}.tmp-${process.pid}`;
+    fs.writeFileSync(tmpOut, spliceSection(old, heading, stamped));
+    fs.renameSync(tmpOut, OUT);
+    console.log(`bench: "${heading}" rewritten in ${path.relative(process.cwd(), OUT) || OUT}`);
+  }
+}
+
 /** Run each older bench script with its sections going into `file`; returns the names that failed. */
 function moduleSections(file: string): { failed: string[]; minutes: Record<string, number> } {
   const failed: string[] = [];
@@ -674,6 +725,7 @@ function moduleSections(file: string): { failed: string[]; minutes: Record<strin
 // ----------------------------------------------------------------------------- the file
 
 async function main(): Promise<void> {
+  if (SECTIONS.length) return rerunSections(SECTIONS);
   const started = Date.now();
   const load0 = loadAverage();
   const forwardDir = modelDir(FORWARD);
