@@ -634,7 +634,11 @@ const MODULE_SCRIPTS: Record<string, string> = {
   "weight-scan": "## Weight scan",
   gguf: "## GGUF",
   scrubber: "## Widgets",
+  // bench-only set-up first (bench/setup-llamacpp.sh); skips in one line without it or under 20 GB of RAM
+  scale: "## Scale: 8B-sized 4-bit models vs llama.cpp",
 };
+/** Minutes a per-module script may run (default 15): the scale section times 8B-sized models. */
+const MODULE_TIMEOUT_MIN: Record<string, number> = { scale: 150 };
 
 /** The section under `heading` in markdown `text` (up to the next "## "), or undefined. */
 function sectionOf(text: string, heading: string): string | undefined {
@@ -711,7 +715,7 @@ function moduleSections(file: string): { failed: string[]; minutes: Record<strin
     const p = spawnSync(process.execPath, [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : [])], {
       encoding: "utf8",
       env: { ...process.env, FLOATSCOPE_BENCH_OUT: file },
-      timeout: 15 * 60_000,
+      timeout: (MODULE_TIMEOUT_MIN[name] ?? 15) * 60_000,
     });
     minutes[name] = (Date.now() - t0) / 60_000;
     if (p.status !== 0) {
