@@ -21,6 +21,7 @@ import { paradigmOf } from "../../src/families/index.js";
 import type { Finding } from "../../src/display/findings.js";
 import { PAPER_TABLE1, type Table1Row } from "../../src/qa/paper-table1.js";
 import { bootstrapCi, mean } from "../../src/util/stats.js";
+import { ragGains, type PairedScores } from "../../src/analysis/rag-gain.js";
 
 /** The two-sided 95 % normal quantile. */
 export const Z95 = 1.959963984540054;
@@ -61,46 +62,9 @@ export function meanCell(values: readonly number[]): Cell {
   return { value: mean(values), ci95: bootstrapCi(values), n: values.length };
 }
 
-/** The fields of a result row this table reads (an `EvalResult`, or a merged grid row). */
-export interface ScoredRow {
-  model: string;
-  setting: string;
-  id: string;
-  accuracy?: number | null;
-  f1?: number | null;
-  error?: string | null;
-}
-
-export interface PairedScores {
-  /** Question ids with a successful row in both settings, in the closed-book rows' order. */
-  ids: string[];
-  closed: { accuracy: number[]; f1: number[] };
-  rag: { accuracy: number[]; f1: number[] };
-  /** Questions with a row in either setting that are not paired (failed, or missing in the other). */
-  unpaired: number;
-}
-
-const ok = (r: ScoredRow) => (r.error === undefined || r.error === null) && typeof r.accuracy === "number" && typeof r.f1 === "number";
-
-/** One model's scores in two settings, paired by question id (the last row of an id wins, as in a results file). */
-export function pairScores(rows: readonly ScoredRow[], model: string, closedSetting: string, ragSetting: string): PairedScores {
-  const of = (setting: string) => {
-    const m = new Map<string, ScoredRow>();
-    for (const r of rows) if (r.model === model && r.setting === setting) m.set(r.id, r);
-    return m;
-  };
-  const closed = of(closedSetting);
-  const rag = of(ragSetting);
-  const ids = [...closed.keys()].filter((id) => ok(closed.get(id)!) && rag.has(id) && ok(rag.get(id)!));
-  const all = new Set([...closed.keys(), ...rag.keys()]);
-  const pick = (m: Map<string, ScoredRow>, k: "accuracy" | "f1") => ids.map((id) => m.get(id)![k] as number);
-  return {
-    ids,
-    closed: { accuracy: pick(closed, "accuracy"), f1: pick(closed, "f1") },
-    rag: { accuracy: pick(rag, "accuracy"), f1: pick(rag, "f1") },
-    unpaired: all.size - ids.length,
-  };
-}
+// Pairing by question and the per-question RAG gain are the claim's analysis (src/analysis/rag-gain.ts), which a
+// grid's findings use too; re-exported here, where this table's callers and tests import them from.
+export { pairScores, ragGains, type PairedScores, type ScoredRow } from "../../src/analysis/rag-gain.js";
 
 /** The paper's model a family stands beside in the table (the paper's four: Llama, Qwen, Dream, LLaDA). */
 const PAPER_MODEL: Record<string, Table1Row["model"]> = { llama: "Llama", qwen2: "Qwen", dream: "Dream", llada: "Llada" };
@@ -147,7 +111,7 @@ export function table1Row(p: PairedScores, who: { model: string; family: string;
     ...who,
     closedBook: { accuracy: accuracyCell(p.closed.accuracy), f1: meanCell(pts(p.closed.f1)) },
     rag: { accuracy: accuracyCell(p.rag.accuracy), f1: meanCell(pts(p.rag.f1)) },
-    gain: { accuracy: meanCell(gAcc), f1: meanCell(gF1), mean: meanCell(gAcc.map((g, i) => (g + gF1[i]) / 2)) },
+    gain: { accuracy: meanCell(gAcc), f1: meanCell(gF1), mean: meanCell(ragGains(p)) },
     unpaired: p.unpaired,
     paper: paperNq(who.family),
   };

@@ -81,6 +81,12 @@ export interface GridSpec {
    * ["sink"]. Units decode with the probes these read; merge pools them into findings.
    */
   measures?: string[];
+  /**
+   * The settings (labels, e.g. "gold@cycle/k4") whose units record the measures (default: every setting). The
+   * other units decode without the measures' probes: a grid can take accuracy in many settings and the
+   * attention numbers in one.
+   */
+  measuresOn?: string[];
 }
 
 /** A grid after validation: every path absolute, every list explicit, every setting expanded. */
@@ -98,6 +104,8 @@ export interface ResolvedGrid {
   interventions: string[];
   /** The measures every unit records (empty: accuracy only). */
   measures: MeasureName[];
+  /** The setting labels whose units record the measures; null: every setting. */
+  measuresOn: string[] | null;
 }
 
 export interface WorkUnit {
@@ -218,6 +226,7 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
     "batchSize",
     "interventions",
     "measures",
+    "measuresOn",
     "description",
   ]);
   for (const key of Object.keys(g)) if (!known.has(key)) throw bad(file, key, `one of ${[...known].join(", ")}`, key);
@@ -297,12 +306,23 @@ export function resolveGrid(spec: unknown, file: string, baseDir = path.dirname(
           return v;
         }) as MeasureName[]);
   if (new Set(measures).size !== measures.length) throw bad(file, "measures", "distinct measures", measures);
+  const labels = settings.map(settingLabel);
+  const measuresOn =
+    g.measuresOn === undefined
+      ? null
+      : list(g.measuresOn, "measuresOn").map((v, i) => {
+          if (typeof v !== "string" || !labels.includes(v))
+            throw bad(file, `measuresOn[${i}]`, `a setting of the grid: ${labels.join(", ")}`, v);
+          return v;
+        });
+  if (measuresOn && measures.length === 0) throw bad(file, "measuresOn", 'measures to record (set "measures" too)', measuresOn);
+  if (measuresOn && new Set(measuresOn).size !== measuresOn.length) throw bad(file, "measuresOn", "distinct settings", measuresOn);
   const name = checkName(
     g.name ?? stripExt(path.basename(file)).replace(/\.json$/, ""),
     file,
     g.name === undefined ? "name (the grid file's name)" : "name",
   );
-  return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize, interventions, measures };
+  return { name, file: path.resolve(file), models, datasets, settings, seeds, chunk, batchSize, interventions, measures, measuresOn };
 }
 
 /**

@@ -24,6 +24,8 @@
  * - `token-types` (claim `shallow-structural-deep-content`; src/analysis/token-types.ts, as notebook 07): per
  *   layer, on the final pass, with notebook 07's rule (`mean+ksigma`, k = 3, top-1 fallback): the anchors and
  *   how many of them are structural tokens (special, newline, whitespace, punctuation, mask).
+ * - `qk` (claim `angle-vs-norm`, notebook 03) and `retrieval` (claim `retrieval-heads-deep`, notebook 04):
+ *   measures-qk-retrieval.ts.
  */
 import { absorptionRate, summarizeOverSamples } from "../analysis/absorption.js";
 import type { AnchorOptions } from "../analysis/anchors.js";
@@ -33,16 +35,30 @@ import { layerBands, tokenTypes } from "../analysis/token-types.js";
 import type { Trace } from "../trace/types.js";
 import { GridError } from "../util/errors.js";
 import type { ProbeRequest } from "../util/probes.js";
+import {
+  poolQk,
+  poolRetrieval,
+  qkMeasure,
+  qkProbes,
+  retrievalMeasure,
+  RETRIEVAL_PROBES,
+  type QkAggregate,
+  type QkMeasure,
+  type RetrievalAggregate,
+  type RetrievalMeasure,
+} from "./measures-qk-retrieval.js";
 
-export const MEASURES = ["sink", "absorption", "drift", "token-types"] as const;
+export const MEASURES = ["sink", "absorption", "drift", "token-types", "qk", "retrieval"] as const;
 export type MeasureName = (typeof MEASURES)[number];
 
-/** The probes each measure reads (the union is what a unit's engine computes). */
-const PROBES: Record<MeasureName, ProbeRequest> = {
-  sink: { received: true },
-  absorption: { received: true },
-  drift: { received: true },
-  "token-types": { received: true },
+/** The probes each measure reads in a model of `numLayers` layers (the union is what a unit's engine computes). */
+const PROBES: Record<MeasureName, (numLayers: number) => ProbeRequest> = {
+  sink: () => ({ received: true }),
+  absorption: () => ({ received: true }),
+  drift: () => ({ received: true }),
+  "token-types": () => ({ received: true }),
+  qk: qkProbes,
+  retrieval: () => RETRIEVAL_PROBES,
 };
 
 /** The anchor rule of the drift measure: the paper's temporal rule (notebook 01's). */
@@ -59,8 +75,18 @@ export const ABSORPTION_RULES = { upstream: { rule: "upstream" }, "mean+ksigma":
 >;
 export type AbsorptionRule = keyof typeof ABSORPTION_RULES;
 
-export function measureProbes(names: readonly MeasureName[]): ProbeRequest {
-  return Object.assign({}, ...names.map((n) => PROBES[n])) as ProbeRequest;
+/**
+ * The probes `names` read, for a model of `numLayers` layers: the qk measure's layers depend on the depth, so
+ * it needs `numLayers` (the others do not).
+ */
+export function measureProbes(names: readonly MeasureName[], numLayers?: number): ProbeRequest {
+  if (names.includes("qk") && numLayers === undefined)
+    throw new GridError("The qk measure's probes depend on the model's depth", {
+      field: "numLayers",
+      expected: "the model's layer count",
+      found: "none",
+    });
+  return Object.assign({}, ...names.map((n) => PROBES[n](numLayers ?? 0))) as ProbeRequest;
 }
 
 /** One question's sink numbers: one entry per layer (index = layer) in each array. */
@@ -98,6 +124,9 @@ export interface SampleMeasures {
   absorption?: AbsorptionMeasure;
   drift?: DriftMeasure;
   "token-types"?: TokenTypesMeasure;
+  qk?: QkMeasure;
+  /** Absent for a prompt without a gold passage. */
+  retrieval?: RetrievalMeasure;
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -162,13 +191,18 @@ export function tokenTypesMeasure(trace: Trace): TokenTypesMeasure {
   return out;
 }
 
-/** The measures `names` of one decode. */
-export function measureTrace(trace: Trace, names: readonly MeasureName[]): SampleMeasures {
+/** The measures `names` of one decode; `answers` are the question's gold answers (the retrieval measure's evidence). */
+export function measureTrace(trace: Trace, names: readonly MeasureName[], answers: readonly string[] = []): SampleMeasures {
   const out: SampleMeasures = {};
   if (names.includes("sink")) out.sink = sinkMeasure(trace);
   if (names.includes("absorption")) out.absorption = absorptionMeasure(trace);
   if (names.includes("drift")) out.drift = driftMeasure(trace);
   if (names.includes("token-types")) out["token-types"] = tokenTypesMeasure(trace);
+  if (names.includes("qk")) out.qk = qkMeasure(trace);
+  if (names.includes("retrieval")) {
+    const r = retrievalMeasure(trace, answers);
+    if (r) out.retrieval = r;
+  }
   return out;
 }
 
@@ -221,6 +255,8 @@ export interface MeasureAggregate {
     /** Per (model, sample, band), for the shallow and the deep band: anchors and structural anchors in it. */
     samples: { model: string; sample: string; depth: "shallow" | "deep"; band: string; anchors: number; structural: number }[];
   };
+  qk?: QkAggregate;
+  retrieval?: RetrievalAggregate;
 }
 
 /**
@@ -263,6 +299,13 @@ export function aggregateMeasures(rows: readonly MeasuredSample[], models: reado
   if (withDrift.length > 0) out.drift = poolDrift(withDrift, models);
   const withTypes = sorted.filter((r) => r.measures["token-types"]);
   if (withTypes.length > 0) out["token-types"] = poolTokenTypes(withTypes, models);
+  const names = models.map((m) => m.name);
+  const withQk = sorted.flatMap((r) => (r.measures.qk ? [{ model: r.model, sample: r.sample, m: r.measures.qk }] : []));
+  if (withQk.length > 0) out.qk = poolQk(withQk, names);
+  const withRetrieval = sorted.flatMap((r) =>
+    r.measures.retrieval ? [{ model: r.model, sample: r.sample, m: r.measures.retrieval }] : [],
+  );
+  if (withRetrieval.length > 0) out.retrieval = poolRetrieval(withRetrieval, names);
   return out;
 }
 

@@ -24,6 +24,7 @@ import type { RunConfig } from "../samplers/config.js";
 import type { Trace } from "../trace/types.js";
 import { FloatscopeError, GridError } from "../util/errors.js";
 import { openRegularFile, readFileBounded } from "../util/paths.js";
+import type { ProbeRequest } from "../util/probes.js";
 import { DistractorPool, settingLabel } from "../qa/contexts.js";
 import { loadQaJsonl, type QaRecord } from "../qa/datasets.js";
 import { openModel } from "../model/open.js";
@@ -76,7 +77,7 @@ export interface ManifestKey {
    * The per-sample measures rows record, and how findings label each model; absent when the grid records
    * none (so a grid without measures keeps the fingerprint it always had).
    */
-  measures?: { names: MeasureName[]; models: MeasuredModel[] };
+  measures?: { names: MeasureName[]; models: MeasuredModel[]; on?: string[] };
 }
 
 export interface ShardManifest extends ManifestKey {
@@ -410,6 +411,8 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
               paradigm: m.causal ? "ARM" : "MDM",
               tier: grid.models[i].tier,
             })),
+            // Only when the grid names them, so a grid measured in every setting keeps the fingerprint it had.
+            ...(grid.measuresOn ? { on: grid.measuresOn } : {}),
           },
   };
   const manifest: ShardManifest = {
@@ -473,75 +476,93 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     if (o.signal?.aborted) break;
     const spec = grid.models.find((m) => m.name === modelName)!;
     const entry = models.find((m) => m.name === modelName)!;
-    // Intervened units need the engine's intervention inputs and the probes their policies read.
-    const policies = [...new Set(units.map((u) => u.intervention))].filter((p) => p !== "none");
-    const probes = Object.assign({}, ...policies.map((p) => policyProbes(parsePolicy(p))), measureProbes(grid.measures));
-    const measure = grid.measures.length ? (t: Trace) => measureTrace(t, grid.measures) as Record<string, unknown> : undefined;
-    const m = await openModel(spec.path, {
-      device: o.device ?? "cpu",
-      threads: o.threads,
-      quantizedWeights: o.quantizedWeights,
-      warn: o.warn,
-      ...(policies.length > 0 ? { interventions: true } : {}),
-      ...(policies.length > 0 || measure ? { probes } : {}),
-    });
-    try {
-      for (const u of pending) {
-        const todo = todoOf(u);
-        summary.resumed += u.end - u.start - todo.length;
-        let pool: DistractorPool | undefined;
-        if (u.evalSetting.kind === "distractors" && u.evalSetting.source === "pool") {
-          pool = pools.get(u.dataset) ?? new DistractorPool(pg.all.get(u.dataset)!);
-          pools.set(u.dataset, pool);
+    // Units of the settings that record measures, and the rest: each group gets an engine computing only the
+    // probes it reads (the measures' probes cost time on every pass).
+    const measured = (u: WorkUnit) => grid.measures.length > 0 && (grid.measuresOn === null || grid.measuresOn.includes(u.setting));
+    const groups = [pending.filter(measured), pending.filter((u) => !measured(u))].filter((g) => g.length > 0);
+    for (const group of groups) {
+      if (o.signal?.aborted) break;
+      // Intervened units need the engine's intervention inputs and the probes their policies read.
+      const policies = [...new Set(group.map((u) => u.intervention))].filter((p) => p !== "none");
+      const withMeasures = measured(group[0]);
+      const measure = withMeasures
+        ? (t: Trace, rec: { answers: string[] }) => measureTrace(t, grid.measures, rec.answers) as Record<string, unknown>
+        : undefined;
+      const m = await openModel(spec.path, {
+        device: o.device ?? "cpu",
+        threads: o.threads,
+        quantizedWeights: o.quantizedWeights,
+        warn: o.warn,
+        ...(policies.length > 0 ? { interventions: true } : {}),
+        ...(policies.length > 0 || measure
+          ? {
+              probes: (ms: { numLayers: number }) =>
+                Object.assign(
+                  {},
+                  ...policies.map((p) => policyProbes(parsePolicy(p))),
+                  withMeasures ? measureProbes(grid.measures, ms.numLayers) : {},
+                ) as ProbeRequest,
+            }
+          : {}),
+      });
+      try {
+        for (const u of group) {
+          const todo = todoOf(u);
+          summary.resumed += u.end - u.start - todo.length;
+          let pool: DistractorPool | undefined;
+          if (u.evalSetting.kind === "distractors" && u.evalSetting.source === "pool") {
+            pool = pools.get(u.dataset) ?? new DistractorPool(pg.all.get(u.dataset)!);
+            pools.set(u.dataset, pool);
+          }
+          // The unit's batches are fixed slices of its questions, appended as each finishes (a kill loses one
+          // batch). A resumed batch runs whole, though only its missing questions are written: a question's
+          // attention numbers depend, in their last digits, on the batch it ran in, so a resumed unit must
+          // decode the batches an uninterrupted one did to write the same rows.
+          const all = pg.selected.get(u.dataset)!.slice(u.start, u.end);
+          const wanted = new Set(todo.map((r) => r.id));
+          for (let s = 0; s < all.length && !o.signal?.aborted; s += batchSize) {
+            const batch = all.slice(s, s + batchSize);
+            if (!batch.some((r) => wanted.has(r.id))) continue;
+            const run = await runEval({
+              engine: m.engine,
+              tokenizer: m.tokenizer,
+              records: batch,
+              setting: u.evalSetting,
+              promptFormat: entry.promptFormat,
+              sampler: { ...entry.sampler, seed: u.seed },
+              extraction: entry.extraction,
+              pool,
+              modelName,
+              dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
+              batchSize,
+              signal: o.signal,
+              ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
+              measure,
+            });
+            const rows = run.results.filter((r) => wanted.has(r.id) && !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
+            if (rows.length)
+              fs.appendFileSync(
+                file,
+                rows.map((r) => JSON.stringify({ unit: u.id, dataset: u.dataset, seed: u.seed, ...r })).join("\n") + "\n",
+              );
+            summary.ran += rows.length;
+            summary.errors += rows.filter((r) => r.error !== undefined).length;
+            o.onProgress?.({
+              unit: u,
+              unitsDone,
+              units: mine.length,
+              questionsDone: summary.ran + summary.resumed,
+              questions,
+              errors: summary.errors,
+              resumed: summary.resumed,
+            });
+          }
+          if (o.signal?.aborted) break;
+          unitsDone++;
         }
-        // The unit's batches are fixed slices of its questions, appended as each finishes (a kill loses one
-        // batch). A resumed batch runs whole, though only its missing questions are written: a question's
-        // attention numbers depend, in their last digits, on the batch it ran in, so a resumed unit must
-        // decode the batches an uninterrupted one did to write the same rows.
-        const all = pg.selected.get(u.dataset)!.slice(u.start, u.end);
-        const wanted = new Set(todo.map((r) => r.id));
-        for (let s = 0; s < all.length && !o.signal?.aborted; s += batchSize) {
-          const batch = all.slice(s, s + batchSize);
-          if (!batch.some((r) => wanted.has(r.id))) continue;
-          const run = await runEval({
-            engine: m.engine,
-            tokenizer: m.tokenizer,
-            records: batch,
-            setting: u.evalSetting,
-            promptFormat: entry.promptFormat,
-            sampler: { ...entry.sampler, seed: u.seed },
-            extraction: entry.extraction,
-            pool,
-            modelName,
-            dataFile: grid.datasets.find((d) => d.name === u.dataset)!.path,
-            batchSize,
-            signal: o.signal,
-            ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
-            measure,
-          });
-          const rows = run.results.filter((r) => wanted.has(r.id) && !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
-          if (rows.length)
-            fs.appendFileSync(
-              file,
-              rows.map((r) => JSON.stringify({ unit: u.id, dataset: u.dataset, seed: u.seed, ...r })).join("\n") + "\n",
-            );
-          summary.ran += rows.length;
-          summary.errors += rows.filter((r) => r.error !== undefined).length;
-          o.onProgress?.({
-            unit: u,
-            unitsDone,
-            units: mine.length,
-            questionsDone: summary.ran + summary.resumed,
-            questions,
-            errors: summary.errors,
-            resumed: summary.resumed,
-          });
-        }
-        if (o.signal?.aborted) break;
-        unitsDone++;
+      } finally {
+        await m.engine.dispose();
       }
-    } finally {
-      await m.engine.dispose();
     }
     if (o.signal?.aborted) break;
   }

@@ -128,7 +128,7 @@ export interface EvalOptions {
    * every step in memory until this has read it, and rows carry what it returns as `measures`. The
    * engine must compute the probes it reads.
    */
-  measure?: (trace: Trace) => Record<string, unknown>;
+  measure?: (trace: Trace, record: QaRecord) => Record<string, unknown>;
 }
 
 export interface EvalRun {
@@ -410,7 +410,8 @@ async function runGroup(
   const warned: { id: string; pieces: string[] }[] = [];
   try {
     // Regions travel into traces (and feed a region_sum probe): char spans → tokens via the offsets.
-    const withRegions = traceFiles !== undefined || o.engine.probes.regionSum !== undefined;
+    // A measure may read them too (the retrieval measure's evidence is the gold passage's region).
+    const withRegions = traceFiles !== undefined || o.engine.probes.regionSum !== undefined || o.measure !== undefined;
     const genLength = settings.genLength ?? resolveRunConfig(settings, o.engine.spec).genLength;
     const prompts: PromptInput[] = group.map((p) =>
       withRegions
@@ -465,7 +466,7 @@ async function runGroup(
     if (g.file) r.trace = g.file;
     if (o.measure) {
       try {
-        r.measures = o.measure(g.trace);
+        r.measures = o.measure(g.trace, p.record);
       } catch (e) {
         return { ...p.base, error: describe(e) };
       }
