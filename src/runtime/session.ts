@@ -10,17 +10,18 @@
  * ORT the bytes themselves (`externalData` buffers), which costs a copy of the weights in RAM.
  *
  * CUDA: the CUDA execution provider is not in the npm tarball (the project disables
- * onnxruntime-node's install script). Asking for it without its libraries makes ORT throw; we
- * catch that, warn once with the command that installs it, and fall back to CPU.
+ * onnxruntime-node's install script; `bash scripts/setup-cuda.sh` installs it). Asking for it when it
+ * cannot start makes ORT throw; we catch that, warn in one line naming the cause (cuda-provider.ts),
+ * and fall back to CPU.
  */
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 // Must come before onnxruntime-node: see ort-env.ts (a long command line crashed ORT).
 import "./ort-env.js";
 import * as ort from "onnxruntime-node";
 import { RuntimeError } from "../util/errors.js";
+import { cudaProviderInstalled, cudaProviderPath, cudaUnavailableReason, unresolvedLibraries } from "./cuda-provider.js";
 import { DATA_FILE, lookupEntry, pendingEntry, removeEntry, sessionCacheKey, type SessionCacheReport } from "./session-cache.js";
 
 export type DeviceRequest = "cpu" | "cuda" | "auto";
@@ -64,23 +65,7 @@ export interface CreatedSession {
   sessionCache: SessionCacheReport;
 }
 
-export const CUDA_INSTALL_HINT =
-  "install the CUDA execution provider with `npm rebuild onnxruntime-node --onnxruntime-node-install=cuda12` " +
-  "(or ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node); it also needs CUDA 12 and cuDNN 9 on the system";
-
-/** Whether onnxruntime-node's CUDA provider library is present next to its binding. */
-export function cudaProviderInstalled(): boolean {
-  try {
-    const req = createRequire(import.meta.url);
-    const main = req.resolve("onnxruntime-node");
-    const dir = path.join(path.dirname(main), "..", "bin", "napi-v6", process.platform, process.arch);
-    return fs.existsSync(
-      path.join(dir, process.platform === "win32" ? "onnxruntime_providers_cuda.dll" : "libonnxruntime_providers_cuda.so"),
-    );
-  } catch {
-    return false;
-  }
-}
+export { CUDA_INSTALL_HINT, cudaProviderInstalled } from "./cuda-provider.js";
 
 interface ExternalPlan {
   folder?: string;
@@ -128,18 +113,23 @@ export async function createSession(bytes: Uint8Array, externalFiles: string[], 
   const off: SessionCacheReport = { state: "off" };
   if (want === "cuda" && !installed) {
     // ORT would throw "Failed to load library …providers_shared.so" (and log it); say what to do instead.
-    warn(
-      `floatscope: the CUDA execution provider of onnxruntime-node is not installed; running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`,
-    );
+    warn(`floatscope: ${cudaUnavailableReason({ installed: false })}; running on CPU instead.`);
   } else if (want === "cuda" || (want === "auto" && installed)) {
+    // A failed provider load is logged by ORT's process-wide logger in several coloured lines before it
+    // throws; we report it ourselves in one line, so that logger only speaks for fatal errors. The level
+    // is read when the first session of the process starts (later assignments are ignored by ORT).
+    ort.env.logLevel = "fatal";
     try {
       const session = await ort.InferenceSession.create(bytes, { ...base, executionProviders: ["cuda", "cpu"] });
       return { session, device: "cuda", tempDir: plan.tempDir, sessionCache: off };
     } catch (e) {
-      const msg = e instanceof Error ? e.message.split("\n")[0] : String(e);
-      warn(
-        `floatscope: could not start the CUDA execution provider (${msg}); running on CPU instead. To use the GPU, ${CUDA_INSTALL_HINT}.`,
-      );
+      const provider = cudaProviderPath();
+      const reason = cudaUnavailableReason({
+        installed: true,
+        unresolved: provider ? unresolvedLibraries(provider) : undefined,
+        ortMessage: firstLine(e),
+      });
+      warn(`floatscope: ${reason}; running on CPU instead.`);
     }
   }
   const cached =

@@ -28,7 +28,7 @@ describe.skipIf(cudaProviderInstalled())("--device cuda without onnxruntime's CU
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/CUDA execution provider/);
     expect(lines[0]).toMatch(/running on CPU instead/);
-    expect(lines[0]).toMatch(/onnxruntime-node-install=cuda12/);
+    expect(lines[0]).toMatch(/bash scripts\/setup-cuda\.sh/);
     expect(r.err).not.toMatch(STACK_LINE);
   });
 
