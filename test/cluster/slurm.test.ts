@@ -195,7 +195,7 @@ describe("Slurm job array on a local cluster", () => {
     );
   }, 170_000);
 
-  it("a claims grid (sink, absorption, drift and token-type measures) in 4 tasks merges to exactly the unsharded table and findings", async (ctx) => {
+  it("a claims grid (sink, absorption, drift, token-type, qk and retrieval measures, and the RAG gain) in 4 tasks merges to exactly the unsharded table and findings", async (ctx) => {
     if (!up) ctx.skip();
     const t0 = Date.now();
     const ref = path.join(tmp, "claims-ref");
@@ -231,19 +231,21 @@ describe("Slurm job array on a local cluster", () => {
     expect(jobState(merge), fs.readFileSync(path.join(out, "slurm", "logs", "merge.out"), "utf8").slice(-2000)).toBe("COMPLETED");
     for (const i of [1, 2, 3, 4]) {
       const log = fs.readFileSync(path.join(out, "slurm", "logs", `shard-${i}.out`), "utf8");
-      expect(log).toMatch(/2 units, 8 questions — ran 8, resumed 0, 0 errors/);
+      expect(log).toMatch(/4 units, 16 questions — ran 16, resumed 0, 0 errors/);
     }
     expect(fs.readFileSync(merged, "utf8")).toBe(fs.readFileSync(refTable, "utf8"));
     const findings = fs.readFileSync(path.join(out, "grid.findings.json"), "utf8");
     expect(findings).toBe(fs.readFileSync(refFindings, "utf8"));
     const file = JSON.parse(findings) as { findings: { model: string; quantity: string; value: number; n: number }[] };
-    // Per model three sink quantities, absorption under two rules, four drift counts and two bands' structural
-    // shares, n = the 16 questions each decoded (a band without anchors in a question leaves it out).
-    expect(file.findings.map((f) => f.model).sort()).toEqual([...Array(11).fill("tiny-llada"), ...Array(11).fill("tiny-llama")]);
-    expect(file.findings.every((f) => f.n === 16 || /structural share/.test(f.quantity))).toBe(true);
+    // Per model three sink quantities, absorption under two rules, four drift counts, two bands' structural
+    // shares, the angle share and cos θ and ‖q‖‖k‖ at three layers, the retrieval gap and copy events, and the RAG
+    // gain; n = the 16 questions each decoded (a band without anchors in a question leaves it out, and the
+    // retrieval gap reads the questions the ROUGE-1 filter keeps).
+    expect(file.findings.map((f) => f.model).sort()).toEqual([...Array(21).fill("tiny-llada"), ...Array(21).fill("tiny-llama")]);
+    expect(file.findings.every((f) => f.n === 16 || /structural share|deep half minus shallow half/.test(f.quantity))).toBe(true);
     const onFirst = (m: string) => file.findings.find((f) => f.model === m && /^attention on position 0/.test(f.quantity))!.value;
     console.info(
-      `slurm claims test: 4-task array + merge of the claims grid (sink, absorption, drift and token-type measures, 2 models × 16 questions) in ${((Date.now() - t0) / 1000).toFixed(1)} s; merged table and findings equal the unsharded run's; attention on position 0: tiny-llama ${onFirst("tiny-llama").toFixed(2)} %, tiny-llada ${onFirst("tiny-llada").toFixed(2)} %`,
+      `slurm claims test: 4-task array + merge of the claims grid (sink, absorption, drift, token-type, qk and retrieval measures and the RAG gain, 2 models × 2 settings × 16 questions) in ${((Date.now() - t0) / 1000).toFixed(1)} s; merged table and findings equal the unsharded run's; attention on position 0: tiny-llama ${onFirst("tiny-llama").toFixed(2)} %, tiny-llada ${onFirst("tiny-llada").toFixed(2)} %`,
     );
   }, 150_000);
 
