@@ -8,10 +8,11 @@ const path = require("node:path");
 const TIERS = [
   [/test\/widgets\/browser\//, "browser", "Chromium (/usr/bin/chromium or FLOATSCOPE_CHROMIUM), .venv and the built widgets"],
   [/test\/runtime\/engine\.test/, "cpu-only", "a machine without the CUDA provider (it tests the fallback to CPU)"],
+  [/test\/runtime\/cuda\.test/, "device (CUDA)", "a GPU and onnxruntime-node's CUDA provider (bash scripts/setup-cuda.sh)"],
   [
-    /test\/runtime\/cuda\.test/,
-    "device (CUDA)",
-    "a GPU and onnxruntime-node's CUDA provider (npm rebuild onnxruntime-node --onnxruntime-node-install=cuda12)",
+    /test\/runtime\/cuda-provider-installed\.test/,
+    "CUDA provider",
+    "onnxruntime-node's CUDA provider (bash scripts/setup-cuda.sh, a 1.35 GB download)",
   ],
   [
     /test\/training\/(smoke|world)\.test|test\/trace\/python-reader\.test/,

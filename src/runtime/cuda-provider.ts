@@ -98,3 +98,14 @@ export function cudaUnavailableReason(f: CudaFailure): string {
 }
 
 const clip = (s: string) => s.split("\n")[0].trim().slice(0, 240);
+
+/**
+ * Why a CUDA session cannot start here, as far as the files tell (provider missing, or libraries the
+ * loader cannot resolve, the driver's included); undefined when nothing is missing. A machine whose
+ * driver is present but has no GPU passes this and fails at session creation.
+ */
+export function cudaProviderProblem(): string | undefined {
+  if (!cudaProviderInstalled()) return cudaUnavailableReason({ installed: false });
+  const unresolved = unresolvedLibraries(cudaProviderPath()!);
+  return unresolved && unresolved.length > 0 ? cudaUnavailableReason({ installed: true, unresolved }) : undefined;
+}
