@@ -17,7 +17,8 @@ fillers, control specials at the real models' ids; no merges (text tokenises to 
 Needs the `gguf` and `numpy` Python packages (the set-up's oracle environment has them):
    PYTHONPATH=.cache/oracle-py /usr/bin/python3 bench/make_llada8b_q4.py /tmp/llada8b-q4_0.gguf [layers]
    PYTHONPATH=.cache/oracle-py /usr/bin/python3 bench/make_llada8b_q4.py --shape dream-7b /tmp/dream7b-q4_0.gguf [layers]
-(`layers` keeps the first blocks only: a small file of the same widths.)"""
+(`layers` keeps the first blocks only: a small file of the same widths; `--type q4_k` writes every 2-D
+weight as random Q4_K super-blocks instead, for the K-quant mapping.)"""
 import argparse
 import numpy as np
 import gguf
@@ -43,11 +44,15 @@ SHAPES = {
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--shape", choices=sorted(SHAPES), default="llada-8b")
+ap.add_argument("--type", choices=["q4_0", "q4_k"], default="q4_0",
+                help="the 2-D weights' ggml type: q4_0, or q4_k (random super-blocks: K-quant mapping checks)")
 ap.add_argument("out")
 ap.add_argument("layers", nargs="?", type=int, help="keep the first blocks only (default: all)")
 args = ap.parse_args()
 S = SHAPES[args.shape]
 D, H, KV, FF, V = S["D"], S["H"], S["KV"], S["FF"], S["V"]
+QW = Q.Q4_K if args.type == "q4_k" else Q.Q4_0
+BLOCK, BLOCK_BYTES = gguf.GGML_QUANT_SIZES[QW]  # Q4_0: 32 weights in 18 bytes; Q4_K: 256 in 144
 L = args.layers if args.layers is not None else S["L"]
 HD = D // H
 rng = np.random.default_rng(20261206)
@@ -62,10 +67,10 @@ def bytes_to_unicode():
     return [chr(cs[bs.index(b)]) for b in range(256)]
 
 w = gguf.GGUFWriter(args.out, S["arch"])
-w.add_string("general.name", S["name"])
+w.add_string("general.name", S["name"].replace("Q4_0", args.type.upper()))
 w.add_context_length(S["CTX"]); w.add_embedding_length(D); w.add_block_count(L); w.add_feed_forward_length(FF)
 w.add_head_count(H); w.add_head_count_kv(KV); w.add_layer_norm_rms_eps(S["eps"]); w.add_rope_freq_base(S["theta"])
-w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0)
+w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_K_M if QW == Q.Q4_K else gguf.LlamaFileType.MOSTLY_Q4_0)
 if S["arch"] == "llada":
     w.add_rope_dimension_count(HD); w.add_vocab_size(V)
 w.add_causal_attention(False); w.add_mask_token_id(S["mask"])
@@ -83,15 +88,15 @@ for i, t in S["specials"].items():
 w.add_tokenizer_model("gpt2"); w.add_tokenizer_pre(S["pre"]); w.add_token_list(toks); w.add_token_types(types)
 w.add_token_merges([]); w.add_add_bos_token(S["add_bos"])
 
-shapes = [("token_embd.weight", (V, D), Q.Q4_0), ("output_norm.weight", (D,), Q.F32), ("output.weight", (V, D), Q.Q4_0)]
+shapes = [("token_embd.weight", (V, D), QW), ("output_norm.weight", (D,), Q.F32), ("output.weight", (V, D), QW)]
 for l in range(L):
     b = f"blk.{l}."
     shapes += [(b + "attn_norm.weight", (D,), Q.F32), (b + "ffn_norm.weight", (D,), Q.F32)]
-    shapes += [(b + "attn_q.weight", (H * HD, D), Q.Q4_0), (b + "attn_k.weight", (KV * HD, D), Q.Q4_0),
-               (b + "attn_v.weight", (KV * HD, D), Q.Q4_0), (b + "attn_output.weight", (D, H * HD), Q.Q4_0)]
+    shapes += [(b + "attn_q.weight", (H * HD, D), QW), (b + "attn_k.weight", (KV * HD, D), QW),
+               (b + "attn_v.weight", (KV * HD, D), QW), (b + "attn_output.weight", (D, H * HD), QW)]
     if S["bias"]:
         shapes += [(b + "attn_q.bias", (H * HD,), Q.F32), (b + "attn_k.bias", (KV * HD,), Q.F32), (b + "attn_v.bias", (KV * HD,), Q.F32)]
-    shapes += [(b + "ffn_gate.weight", (FF, D), Q.Q4_0), (b + "ffn_up.weight", (FF, D), Q.Q4_0), (b + "ffn_down.weight", (D, FF), Q.Q4_0)]
+    shapes += [(b + "ffn_gate.weight", (FF, D), QW), (b + "ffn_up.weight", (FF, D), QW), (b + "ffn_down.weight", (D, FF), QW)]
 
 def data(name, shape, qt):
     if qt == Q.F32:
@@ -99,15 +104,21 @@ def data(name, shape, qt):
             return (0.02 * rng.standard_normal(shape)).astype(np.float32)
         return np.ones(shape, np.float32)
     rows, cols = shape
-    nb = rows * cols // 32
-    blk = rng.integers(0, 256, size=(nb, 18), dtype=np.uint8)
-    d = (0.0043 * rng.uniform(0.5, 1.5, nb)).astype(np.float16)
-    blk[:, :2] = d.view(np.uint8).reshape(nb, 2)
-    return blk.reshape(rows, cols // 32 * 18)
+    nb = rows * cols // BLOCK
+    blk = rng.integers(0, 256, size=(nb, BLOCK_BYTES), dtype=np.uint8)
+    if qt == Q.Q4_K:
+        # d·sc (sc: 6 random bits) around 0.0043 and dmin·m around 8 of those, so w ≈ (d·sc)(q − 8)
+        d = (0.0043 / 32 * rng.uniform(0.5, 1.5, nb)).astype(np.float16)
+        blk[:, :2] = d.view(np.uint8).reshape(nb, 2)
+        blk[:, 2:4] = (d.astype(np.float32) * 8).astype(np.float16).view(np.uint8).reshape(nb, 2)
+    else:
+        d = (0.0043 * rng.uniform(0.5, 1.5, nb)).astype(np.float16)
+        blk[:, :2] = d.view(np.uint8).reshape(nb, 2)
+    return blk.reshape(rows, cols // BLOCK * BLOCK_BYTES)
 
 for name, shape, qt in shapes:
-    nbytes = int(np.prod(shape)) * 4 if qt == Q.F32 else int(np.prod(shape)) // 32 * 18
-    stored = shape if qt == Q.F32 else (shape[0], shape[1] // 32 * 18)  # Q4_0: 18 bytes per 32 weights
+    nbytes = int(np.prod(shape)) * 4 if qt == Q.F32 else int(np.prod(shape)) // BLOCK * BLOCK_BYTES
+    stored = shape if qt == Q.F32 else (shape[0], shape[1] // BLOCK * BLOCK_BYTES)
     w.add_tensor_info(name, stored, np.float32 if qt == Q.F32 else np.uint8, nbytes, raw_dtype=qt)
 w.write_header_to_file(); w.write_kv_data_to_file(); w.write_ti_data_to_file()
 for name, shape, qt in shapes:

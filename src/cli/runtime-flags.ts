@@ -39,7 +39,7 @@ const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
     type: "string",
     value: "<m>",
     help: [
-      "GGUF Q4_0/Q4_1/Q8_0 layers: matmulnbits (kept quantised) | dequantize",
+      "GGUF Q4_0/Q4_1/Q8_0/Q4_K layers: matmulnbits (kept quantised) | dequantize",
       "(float32: ≈6× the memory) | auto (quantised from 2 GiB of float32 weights)",
     ],
     default: "auto",

@@ -27,7 +27,7 @@ import { activationsPerToken, mlpPerToken, mlpRowsPerChunk, rowsPerChunk as rows
 import { probeOutputs, type ProbeOutput } from "../graph/probes.js";
 import type { ModelSpec } from "../graph/spec.js";
 import type { TensorInfo } from "../checkpoint/types.js";
-import { NBITS_TYPES } from "../checkpoint/gguf/nbits.js";
+import { NBITS_TYPES, nbitsBytes } from "../checkpoint/gguf/nbits.js";
 import { BudgetError } from "../util/errors.js";
 import { probeElementsOf, probeInfo, type ProbeRequest } from "../util/probes.js";
 
@@ -69,8 +69,8 @@ export interface WeightFootprint {
 /**
  * Bytes of the weights a spec reads, as the engine will hold them — computed from the tensor index
  * alone, before any weight is read. A quantised linear weight kept for MatMulNBits (Q4_0, Q4_1,
- * Q8_0; f32 compute) costs bits/8 per element for its codes plus 4 bytes per 32-element block for
- * its scale (and 4 more for Q4_1's zero point); everything else costs the compute type's size per
+ * Q8_0, Q4_K; f32 compute) costs bits/8 per element for its codes plus 4 bytes per 32-element block
+ * for its scale (and 4 more for a Q4_1 / Q4_K zero point: `nbitsBytes`); everything else costs the compute type's size per
  * element. The embedding is a Gather: decoded into the mapped cache file, only gathered rows are
  * resident, so it counts nothing there (unless it is also the head).
  */
@@ -90,7 +90,7 @@ export function weightFootprint(spec: ModelSpec, tensors: Map<string, TensorInfo
     const isEmbedOnly = name === spec.weights.embed && !tied;
     const decoded = t.encoding !== undefined;
     if (nbits && type !== undefined && NBITS_TYPES.has(type) && t.shape.length === 2 && !isEmbedOnly) {
-      const q = (n * (type === "Q8_0" ? 8 : 4)) / 8 + (n / 32) * (type === "Q4_1" ? 8 : 4);
+      const q = nbitsBytes(type, n);
       bytes += q;
       quantised += q;
       // a tied head is also the embedding's float32 Gather table

@@ -9,14 +9,24 @@
  *   Q4_1  q·d + m             bits 4, scale d, float zp −m/d (w = (q + m/d)·d; float rounding differs
  *                             from ggml's q·d + m by about one ulp)
  *   Q8_0  q·d, q ∈ int8       bits 8, codes q + 128, scale d, zp 128 (default)
+ *   Q4_K  (d·sc)·q − dmin·m   super-blocks of 256 = 8 sub-blocks of 32, each with a 6-bit scale sc and
+ *                             min m: one MatMulNBits block per sub-block, bits 4, scale d·sc, float
+ *                             zp dmin·m / (d·sc) (rounding as Q4_1's)
  * ggml packs a 32-element block as 16 bytes with elements j and j + 16 in the low and high nibble
- * of byte j; MatMulNBits wants elements 2i and 2i + 1 there, so 4-bit codes are repacked.
+ * of byte j; MatMulNBits wants elements 2i and 2i + 1 there, so 4-bit codes are repacked. Q4_K keeps
+ * two sub-blocks in 32 bytes, the first in the low nibbles and the second in the high ones.
  * Rows are put back in HF order first (`unpermuteHeads`), which moves whole rows of blocks.
  */
 import type { TensorInfo } from "../types.js";
 import { readStoredBytes, unpermuteRows } from "./tensor.js";
 
-export const NBITS_TYPES = new Set(["Q4_0", "Q4_1", "Q8_0"]);
+export const NBITS_TYPES = new Set(["Q4_0", "Q4_1", "Q8_0", "Q4_K"]);
+
+/** Bytes MatMulNBits holds for `elements` weights of ggml type `type` (an NBITS_TYPES member): codes, float scales, float zero points. */
+export function nbitsBytes(type: string, elements: number): number {
+  const zeroPoints = type === "Q4_1" || type === "Q4_K";
+  return (elements * (type === "Q8_0" ? 8 : 4)) / 8 + (elements / 32) * (zeroPoints ? 8 : 4);
+}
 
 export interface NBitsWeight {
   bits: 4 | 8;
@@ -29,7 +39,7 @@ export interface NBitsWeight {
   codes: Uint8Array;
   /** [N · K/32] float32 scales. */
   scales: Float32Array;
-  /** [N · K/32] float32 zero points (Q4_1 only; the others use the operator's default). */
+  /** [N · K/32] float32 zero points (Q4_1 and Q4_K; the others use the operator's default). */
   zeroPoints?: Float32Array;
 }
 
@@ -52,7 +62,7 @@ function halves(): Float32Array {
 
 /**
  * The MatMulNBits form of a 2-D GGUF weight, or undefined when its type has none (or a Q4_1
- * block has scale 0 with a nonzero minimum, which no zero point expresses).
+ * block or Q4_K sub-block has scale 0 with a nonzero minimum, which no zero point expresses).
  */
 export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
   const type = info.encoding?.ggmlType;
@@ -72,6 +82,7 @@ export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
     }
     return { bits: 8, blockSize: 32, n, k, codes, scales };
   }
+  if (type === "Q4_K") return q4K(raw, n, k, nb);
   const stride = type === "Q4_0" ? 18 : 20;
   const qsAt = type === "Q4_0" ? 2 : 4;
   const codes = new Uint8Array(nb * 16);
@@ -91,6 +102,44 @@ export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
     for (let i = 0; i < 8; i++) {
       codes[c + i] = (raw[q + 2 * i] & 15) | ((raw[q + 2 * i + 1] & 15) << 4);
       codes[c + 8 + i] = (raw[q + 2 * i] >> 4) | (raw[q + 2 * i + 1] & 0xf0);
+    }
+  }
+  return { bits: 4, blockSize: 32, n, k, codes, scales, zeroPoints };
+}
+
+/** The 6-bit scale and min of Q4_K sub-block j (0..7) from the 12 packed bytes at `s` (ggml's get_scale_min_k4). */
+function scaleMinK4(b: Uint8Array, s: number, j: number): [number, number] {
+  if (j < 4) return [b[s + j] & 63, b[s + j + 4] & 63];
+  return [(b[s + j + 4] & 15) | ((b[s + j - 4] >> 6) << 4), (b[s + j + 4] >> 4) | ((b[s + j] >> 6) << 4)];
+}
+
+/**
+ * Q4_K super-blocks (144 bytes: half d, half dmin, 12 bytes of scales and mins, 128 bytes of
+ * nibbles) → one MatMulNBits block per 32-element sub-block. ggml computes (d·sc)·q − (dmin·m)
+ * with both products rounded to float32; here scale = fround(d·sc), zp = fround(dmin·m) / scale.
+ */
+function q4K(raw: Uint8Array, n: number, k: number, nb: number): NBitsWeight | undefined {
+  const H = halves();
+  const codes = new Uint8Array(nb * 16);
+  const scales = new Float32Array(nb);
+  const zeroPoints = new Float32Array(nb);
+  for (let sb = 0; sb < nb / 8; sb++) {
+    const o = sb * 144;
+    const d = H[raw[o] | (raw[o + 1] << 8)];
+    const dmin = H[raw[o + 2] | (raw[o + 3] << 8)];
+    for (let j = 0; j < 8; j++) {
+      const [sc, m] = scaleMinK4(raw, o + 4, j);
+      const scale = Math.fround(d * sc);
+      const min = Math.fround(dmin * m);
+      if (scale === 0 && min !== 0) return undefined;
+      const b = sb * 8 + j;
+      scales[b] = scale;
+      zeroPoints[b] = scale === 0 ? 0 : min / scale;
+      // sub-blocks 2g and 2g + 1 share the 32 bytes at 16 + 32g: low nibbles and high nibbles
+      const q = o + 16 + 32 * (j >> 1),
+        shift = 4 * (j & 1),
+        c = b * 16;
+      for (let i = 0; i < 16; i++) codes[c + i] = ((raw[q + 2 * i] >> shift) & 15) | (((raw[q + 2 * i + 1] >> shift) & 15) << 4);
     }
   }
   return { bits: 4, blockSize: 32, n, k, codes, scales, zeroPoints };

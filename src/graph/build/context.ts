@@ -41,7 +41,7 @@ export interface BuildOptions {
    */
   interventions?: boolean;
   /**
-   * GGUF Q4_0 / Q4_1 / Q8_0 linear layers. "matmulnbits" (default) keeps them quantised and runs
+   * GGUF Q4_0 / Q4_1 / Q8_0 / Q4_K linear layers. "matmulnbits" (default) keeps them quantised and runs
    * them with onnxruntime's MatMulNBits (com.microsoft; f32 compute only, so f16 graphs expand
    * them): ≈ 1/6 of the weight memory of float32 for 4-bit layers. "dequantize" expands them to
    * float32 once, at build time. The embedding (a Gather) stays float32. See checkpoint/gguf/nbits.ts.

@@ -1,7 +1,7 @@
 /**
  * Linear layers y = x·Wᵀ (+ b) on a 2-D [rows, in] stream, W in HF's [out, in] layout.
  *
- * f32 (and f16) weights run as `Gemm(transB=1)`: no transposed copy of W. A GGUF Q4_0 / Q4_1 / Q8_0
+ * f32 (and f16) weights run as `Gemm(transB=1)`: no transposed copy of W. A GGUF Q4_0 / Q4_1 / Q8_0 / Q4_K
  * weight under `quantizedWeights: "matmulnbits"` (f32 compute only) runs as com.microsoft
  * MatMulNBits on its quantised blocks instead (checkpoint/gguf/nbits.ts), with the bias added after.
  */

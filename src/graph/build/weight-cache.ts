@@ -85,6 +85,15 @@ interface Manifest {
   groups: Record<string, Omit<PlacedTensor, "location">[] | null>;
 }
 
+/**
+ * Write all of `data` at `position`, in calls of at most `maxChunk` bytes: fs.writeSync takes at
+ * most 2 GiB − 1 bytes a call, and a Dream-7B embedding in float32 is 2.18 GB.
+ */
+export function writeAllAt(fd: number, data: Uint8Array, position: number, maxChunk = 1 << 30): void {
+  let done = 0;
+  while (done < data.byteLength) done += fs.writeSync(fd, data, done, Math.min(data.byteLength - done, maxChunk), position + done);
+}
+
 /** Decoded tensors as in-memory buffers under virtual locations (no cache). */
 export function memorySink(): DecodedSink {
   const buffers: { path: string; data: Uint8Array }[] = [];
@@ -145,8 +154,7 @@ export function cacheSink(dir: string, key: string): DecodedSink {
   const groups: Manifest["groups"] = {};
   const write = (t: DecodedTensor): PlacedTensor => {
     const offset = Math.ceil(size / ALIGN) * ALIGN;
-    let done = 0;
-    while (done < t.data.byteLength) done += fs.writeSync(fd, t.data, done, t.data.byteLength - done, offset + done);
+    writeAllAt(fd, t.data, offset);
     size = offset + t.data.byteLength;
     return { name: t.name, dataType: t.dataType, dims: t.dims, location, offset, length: t.data.byteLength };
   };
