@@ -636,9 +636,11 @@ const MODULE_SCRIPTS: Record<string, string> = {
   scrubber: "## Widgets",
   // bench-only set-up first (bench/setup-llamacpp.sh); skips in one line without it or under 20 GB of RAM
   scale: "## Scale: 8B-sized 4-bit models vs llama.cpp",
+  // opens every model of the claims grid about ten times (bench/startup.ts)
+  startup: "## Claims start-up and throughput",
 };
 /** Minutes a per-module script may run (default 15): the scale section times 8B-sized models. */
-const MODULE_TIMEOUT_MIN: Record<string, number> = { scale: 150 };
+const MODULE_TIMEOUT_MIN: Record<string, number> = { scale: 150, startup: 90 };
 
 /** The section under `heading` in markdown `text` (up to the next "## "), or undefined. */
 function sectionOf(text: string, heading: string): string | undefined {

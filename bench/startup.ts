@@ -1,0 +1,282 @@
+/**
+ * Start-up and throughput of the claims grid's processes (`floatscope eval --grid
+ * findings/claims.grid.json`), per model: where a process's start-up goes, what the session cache
+ * (src/runtime/session-cache.ts) changes, and how many questions a minute each model runs at.
+ *
+ *   npx tsx bench/startup.ts                 # every model of the claims grid present here; writes BENCHMARKS.md
+ *   npx tsx bench/startup.ts --rounds 2      # fewer interleaved rounds
+ *   npx tsx bench/startup.ts --quick         # tiny models only, one round, one question: a smoke test (no file written)
+ *   npm run bench -- --section startup       # the same, spliced into the existing BENCHMARKS.md
+ *
+ * Every measurement is a fresh process (bench/startup-worker.ts) doing what a grid process does for
+ * one model: a one-model copy of the claims grid (same data, setting, measures, seed, batch size) is
+ * written to a temporary folder, and all caches live in a fresh `FLOATSCOPE_CACHE_DIR` there, so
+ * nothing in runs/ or findings/ is read or written besides the grid file itself.
+ *
+ * 1. First process per model on empty caches (the weight scan runs, a GGUF's blocks are decoded).
+ * 2. `rounds` rounds; in each, every model runs once without the session cache ("off"), once
+ *    writing its entry ("cold": the entry removed just before) and once loading it ("warm"), in an
+ *    order that rotates per round (cold always before warm), so the machine's load falls on all
+ *    three alike. Medians over rounds; the load average before and after every process is kept.
+ * 3. Throughput: one process per model (session cache warm) runs the first `questions` questions of
+ *    its first unit; questions per minute = 60 s / the median question.
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { readGrid } from "../src/grid/grid.js";
+import { formatLoad, loadAverage, machineStamp, markdownTable, median, ROOT, writeBenchmarkSection, writesSection } from "./lib.js";
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const flag = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const ROUNDS = Number(flag("--rounds") ?? (quick ? 1 : 3));
+/** Questions timed per model in the throughput part: the 135M models take minutes each on a loaded machine. */
+const QUESTIONS = { tiny: Number(flag("--questions") ?? (quick ? 1 : 8)), real: Number(flag("--questions-real") ?? (quick ? 1 : 2)) };
+const GRID_FILE = path.join(ROOT, "findings", "claims.grid.json");
+const HEADING = "## Claims start-up and throughput";
+
+interface Report {
+  model: string;
+  cache: string;
+  importsMs: number;
+  importsCpuMs: number;
+  gridMs: number;
+  fingerprintMs: number;
+  filesMs: number;
+  scanMs: number;
+  scanRemembered: boolean;
+  buildMs: number;
+  sessionMs: number;
+  buildCpuMs: number;
+  sessionCpuMs: number;
+  readyMs: number;
+  readyCpuMs: number;
+  firstStepMs: number;
+  firstStepCpuMs: number;
+  toFirstStepMs: number;
+  toFirstStepCpuMs: number;
+  questionMs: number[];
+  steps: number;
+  stepMs: number[];
+  sessionCache: { state: string; dir?: string; bytes?: number };
+  quantizedWeights: string;
+  nodes: number;
+  errors: string[];
+  /** 1-minute load average before → after the process (added here). */
+  load: [number, number];
+}
+
+const grid = readGrid(GRID_FILE);
+const present = grid.models.filter((m) => fs.existsSync(m.path));
+const missing = grid.models.filter((m) => !fs.existsSync(m.path));
+const models = quick ? present.filter((m) => m.tier === "tiny").slice(0, 2) : present;
+const isReal = (m: { tier: string }) => m.tier !== "tiny";
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "floatscope-startup-"));
+const cacheDir = path.join(work, "cache");
+const spec = JSON.parse(fs.readFileSync(GRID_FILE, "utf8")) as Record<string, unknown>;
+/** A one-model copy of the claims grid, every path absolute. */
+function oneModelGrid(m: (typeof models)[number]): string {
+  const file = path.join(work, `grid-${m.name.replace(/[^A-Za-z0-9._-]/g, "_")}.json`);
+  const d = grid.datasets[0];
+  const copy = {
+    ...spec,
+    name: "startup",
+    models: [{ name: m.name, path: m.path, tier: m.tier }],
+    datasets: [{ name: d.name, path: d.path, skip: d.skip, ...(d.limit === null ? {} : { limit: d.limit }) }],
+  };
+  fs.writeFileSync(file, JSON.stringify(copy));
+  return file;
+}
+const gridFiles = new Map(models.map((m) => [m.name, oneModelGrid(m)]));
+
+const raw: Report[] = [];
+function run(m: (typeof models)[number], cache: "on" | "off", questions = 0): Report {
+  const before = loadAverage()[0];
+  const p = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bench", "startup-worker.ts"), gridFiles.get(m.name)!, cache, String(questions)], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, FLOATSCOPE_CACHE_DIR: cacheDir },
+    maxBuffer: 64 * 2 ** 20,
+  });
+  if (p.status !== 0) throw new Error(`bench/startup-worker.ts failed on ${m.name} (${p.status ?? p.signal}): ${(p.stderr ?? "").slice(-2000)}`);
+  const r = JSON.parse(p.stdout.trim().split("\n").pop()!) as Report;
+  r.load = [before, loadAverage()[0]];
+  if (r.errors.length) throw new Error(`${m.name}: questions failed: ${r.errors.join("; ")}`);
+  raw.push(r);
+  fs.appendFileSync(path.join(work, "raw.jsonl"), JSON.stringify(r) + "\n");
+  console.log(
+    `startup: ${m.name} ${cache}${questions ? ` ${questions} q` : ""} (${r.sessionCache.state}): ready ${(r.readyMs / 1000).toFixed(1)} s, first step ${(r.toFirstStepMs / 1000).toFixed(1)} s, load ${r.load.map((x) => x.toFixed(1)).join(" → ")}`,
+  );
+  return r;
+}
+
+/** The compiled library's import time (what the `floatscope` command loads: src/dist), when it is built. */
+function compiledImportMs(): number | undefined {
+  const dist = path.join(ROOT, "src", "dist");
+  const mods = ["grid/shard.js", "grid/measures.js", "model/open.js", "qa/runner.js"].map((f) => path.join(dist, f));
+  if (!mods.every((f) => fs.existsSync(f))) return undefined;
+  const code = `for (const f of ${JSON.stringify(mods)}) await import(f); console.log(performance.now());`;
+  const p = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, encoding: "utf8" });
+  return p.status === 0 ? Number(p.stdout.trim()) : undefined;
+}
+
+const started = Date.now();
+const load0 = loadAverage();
+const first = new Map<string, Report>();
+const rounds = new Map<string, Record<"off" | "cold" | "warm", Report[]>>(models.map((m) => [m.name, { off: [], cold: [], warm: [] }]));
+const compiled: number[] = [];
+const throughput = new Map<string, Report>();
+try {
+  for (const m of models) first.set(m.name, run(m, "off"));
+  const orders: ("off" | "cold" | "warm")[][] = [
+    ["off", "cold", "warm"],
+    ["cold", "warm", "off"],
+    ["cold", "off", "warm"],
+  ];
+  for (let r = 0; r < ROUNDS; r++) {
+    const c = compiledImportMs();
+    if (c !== undefined) compiled.push(c);
+    for (const m of models) {
+      for (const kind of orders[r % orders.length]) {
+        // "cold" writes the entry: whatever an earlier round left is removed first
+        if (kind === "cold") fs.rmSync(path.join(cacheDir, "sessions"), { recursive: true, force: true });
+        const rep = run(m, kind === "off" ? "off" : "on");
+        const want = kind === "off" ? "off" : kind === "cold" ? "written" : "hit";
+        if (rep.sessionCache.state !== want) throw new Error(`${m.name} ${kind}: session cache ${rep.sessionCache.state}, expected ${want}`);
+        rounds.get(m.name)![kind].push(rep);
+      }
+    }
+  }
+  for (const m of models) throughput.set(m.name, run(m, "on", isReal(m) ? QUESTIONS.real : QUESTIONS.tiny));
+} finally {
+  fs.rmSync(cacheDir, { recursive: true, force: true });
+}
+const load1 = loadAverage();
+
+// ----------------------------------------------------------------------------- tables
+
+const s1 = (ms: number) => (ms / 1000).toFixed(1);
+const s2 = (ms: number) => (ms / 1000).toFixed(2);
+const med = (rs: Report[], f: (r: Report) => number) => median(rs.map(f));
+const loadRange = (rs: Report[]) => {
+  const xs = rs.flatMap((r) => r.load);
+  return `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
+};
+const mb = (b: number | undefined) => (b === undefined ? "—" : (b / 1e6).toFixed(0));
+
+const phaseRows = models.flatMap((m) => {
+  const f = first.get(m.name)!;
+  const off = rounds.get(m.name)!.off;
+  const row = (label: string, rs: Report[]) => [
+    m.name,
+    label,
+    rs.length,
+    s1(med(rs, (r) => r.importsMs)),
+    s2(med(rs, (r) => r.gridMs)),
+    s2(med(rs, (r) => r.fingerprintMs)),
+    s2(med(rs, (r) => r.filesMs)),
+    `${s2(med(rs, (r) => r.scanMs))}${rs.every((r) => r.scanRemembered) ? " (remembered)" : ""}`,
+    s2(med(rs, (r) => r.buildMs)),
+    `${s1(med(rs, (r) => r.sessionMs))} (${s1(med(rs, (r) => r.sessionCpuMs))})`,
+    `**${s1(med(rs, (r) => r.readyMs))}** (${s1(med(rs, (r) => r.readyCpuMs))})`,
+    `${s1(med(rs, (r) => r.firstStepMs))} (${s1(med(rs, (r) => r.firstStepCpuMs))})`,
+    `**${s1(med(rs, (r) => r.toFirstStepMs))}** (${s1(med(rs, (r) => r.toFirstStepCpuMs))})`,
+    loadRange(rs),
+  ];
+  return [row("first process, empty caches", [f]), row("next processes (cache off)", off)];
+});
+
+const cacheRows = models.flatMap((m) => {
+  const r = rounds.get(m.name)!;
+  const base = med(r.off, (x) => x.toFirstStepMs);
+  const baseCpu = med(r.off, (x) => x.toFirstStepCpuMs);
+  return (["off", "cold", "warm"] as const).map((k) => {
+    const rs = r[k];
+    const t = med(rs, (x) => x.toFirstStepMs);
+    const c = med(rs, (x) => x.toFirstStepCpuMs);
+    return [
+      m.name,
+      k === "off" ? "off (baseline)" : k === "cold" ? "on, entry written" : "on, entry loaded",
+      rs.length,
+      `${s1(med(rs, (x) => x.sessionMs))} (${s1(med(rs, (x) => x.sessionCpuMs))})`,
+      `${s1(med(rs, (x) => x.readyMs))} (${s1(med(rs, (x) => x.readyCpuMs))})`,
+      `${s1(t)} (${s1(c)})`,
+      rs.map((x) => s1(x.toFirstStepMs)).join(", "),
+      k === "off" ? "—" : `${(t / base).toFixed(2)} (${(c / baseCpu).toFixed(2)})`,
+      k === "off" ? "—" : mb(rs[0].sessionCache.bytes),
+      loadRange(rs),
+    ];
+  });
+});
+
+const tputRows = models.map((m) => {
+  const r = throughput.get(m.name)!;
+  const q = median(r.questionMs);
+  const stepsPerQ = r.steps / r.questionMs.length;
+  return [
+    m.name,
+    m.tier,
+    r.nodes,
+    r.questionMs.length,
+    stepsPerQ.toFixed(1),
+    s2(q),
+    (60_000 / q).toFixed(q > 6000 ? 2 : 0),
+    median(r.stepMs.slice(1)).toFixed(0),
+    `${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}`,
+  ];
+});
+
+/** The cache's effect in words, from the medians (the default it argues for is the reader's to check). */
+const verdicts = models.map((m) => {
+  const r = rounds.get(m.name)!;
+  const t = med(r.warm, (x) => x.toFirstStepMs) / med(r.off, (x) => x.toFirstStepMs);
+  const c = med(r.warm, (x) => x.toFirstStepCpuMs) / med(r.off, (x) => x.toFirstStepCpuMs);
+  const s = med(r.warm, (x) => x.sessionCpuMs) / med(r.off, (x) => x.sessionCpuMs);
+  return `${m.name} ${t.toFixed(2)}× wall, ${c.toFixed(2)}× CPU to the first step (session ${s.toFixed(2)}× CPU)`;
+});
+
+const minutes = (Date.now() - started) / 60_000;
+const body = `${HEADING}
+
+\`npx tsx bench/startup.ts\` — ${machineStamp()}, Node ${process.version}; load average ${formatLoad(load0)} before and ${formatLoad(load1)} after (1/5/15 min), ${minutes.toFixed(0)} min.
+The machine is shared and was loaded throughout: wall times here are several times the CPU times; the CPU times (in brackets, user + system of every thread) are the steadier measure.
+
+What a process of \`floatscope eval --grid findings/claims.grid.json\` spends before its first unit's first denoising step, per model of the grid
+(${models.length} of its ${grid.models.length} models${missing.length ? `; not present here: ${missing.map((m) => m.name).join(", ")}` : ""}). Each measurement is a fresh process (bench/startup-worker.ts) that runs the grid's
+steps for one model through the same functions, with a clock between them: read the grid and its data; fingerprint the model (runShard does this for every model of the grid,
+once per process); read the checkpoint and tokenizer (the preset); the NaN/Inf weight scan (its clean verdict is remembered in the cache folder, so only a process on an empty
+cache reads the weights); build the graph in TS (a GGUF's blocks are decoded into the weight cache the first time, mapped afterwards); create the onnxruntime session
+(graph optimisation, weight prepacking); then the first question of the first unit at the grid's settings (distractors k 4, the four measures' probes, batch 1) until its first step.
+"imports" runs through tsx, which compiles the TypeScript on the fly${compiled.length ? `; the compiled library (src/dist, what the \`floatscope\` command loads) imports the same modules in ${s1(median(compiled))} s (median of ${compiled.length})` : ""}.
+All caches live in a fresh \`FLOATSCOPE_CACHE_DIR\` of this run. Seconds, medians; CPU seconds in brackets.
+
+${markdownTable(
+  ["model", "process", "n", "imports", "grid + data", "fingerprint", "checkpoint + tokenizer", "weight scan", "graph build", "session (CPU)", "engine ready (CPU)", "first step (CPU)", "to first step (CPU)", "load"],
+  phaseRows,
+)}
+
+**Session cache** (\`sessionCache: true\`: onnxruntime's optimized model with its prepacked weights, saved on the first open and loaded on the next). ${ROUNDS} interleaved rounds per
+model, each running the process without the cache, writing the entry (removed just before) and loading it, in a rotating order; the weight cache and the scan verdict are
+warm in all three. "× off" is the median time to the first step over the baseline's in the same rounds (CPU ratio in brackets).
+
+${markdownTable(["model", "session cache", "n", "session s (CPU)", "engine ready s (CPU)", "to first step s (CPU)", "each run's s", "× off", "entry MB", "load"], cacheRows)}
+
+Loaded entry against no cache, to the first step: ${verdicts.join("; ")}.
+
+**Questions per minute** at the claims grid's settings: one process per model (session cache warm), the first ${QUESTIONS.tiny} questions of its first unit for the tiny models and
+${QUESTIONS.real} for the others (minutes each on this machine); a question is a whole decode with the four measures' probes, its measures computed. "ms / step" is the median
+forward after the first.
+
+${markdownTable(["model", "tier", "graph nodes", "questions", "steps / question", "s / question", "questions / min", "ms / step", "load"], tputRows)}
+`;
+
+fs.writeFileSync(path.join(work, "section.md"), body);
+console.log(body);
+if (writesSection(quick)) writeBenchmarkSection(HEADING, body);
+console.log(`startup: raw reports in ${path.join(work, "raw.jsonl")}`);
