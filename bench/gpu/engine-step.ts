@@ -13,6 +13,7 @@
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { openModel } from "../../src/model/open.js";
 import { DEFAULT_PROBES, type ProbeRequest } from "../../src/util/probes.js";
@@ -35,6 +36,11 @@ function gpuUsedMiB(): number | null {
 }
 
 const results: Record<string, unknown>[] = [];
+const ortVersion = (
+  JSON.parse(fs.readFileSync(createRequire(import.meta.url).resolve("onnxruntime-node/package.json"), "utf8")) as { version: string }
+).version;
+const save = () => fs.writeFileSync(out, JSON.stringify({ node: process.version, onnxruntime: ortVersion, device, results }, null, 1));
+save();
 for (const dir of dirs) {
   const layers = JSON.parse(fs.readFileSync(path.join(dir, "config.json"), "utf8")) as { n_layers?: number; num_hidden_layers?: number };
   const L = layers.n_layers ?? layers.num_hidden_layers ?? 0;
@@ -83,10 +89,12 @@ for (const dir of dirs) {
         };
         results.push(row);
         console.log(JSON.stringify(row));
+        // Written after every row: run.sh stops this script at its time share, and what finished must survive.
+        save();
       }
     } finally {
       await m.dispose();
     }
   }
 }
-fs.writeFileSync(out, JSON.stringify({ node: process.version, device, results }, null, 1));
+save();
