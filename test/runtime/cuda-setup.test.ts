@@ -129,6 +129,19 @@ describe.skipIf(process.platform !== "linux" || process.arch !== "x64")("scripts
     expect(fs.readdirSync(bin)).toEqual(["libonnxruntime.so.1"]);
   });
 
+  it("a registry it cannot reach ends in one line naming the wheel, and leaves nothing half-installed", () => {
+    const repo = fakeRepo("offline", "1.30.0");
+    const r = setupCuda(repo);
+    expect(r.status).toBe(1);
+    // "downloading …" on stderr, then the error (or, where python3 has no pip, only that error)
+    const err = lines(r.stderr).filter((l) => !l.startsWith("[setup-cuda] downloading "));
+    expect(err).toHaveLength(1);
+    expect(err[0]).toMatch(/^\[setup-cuda\] error: (could not download onnxruntime-gpu==1\.30\.0 from PyPI \(.+\)|.* has no pip .*)$/);
+    const bin = path.join(repo, "node_modules/onnxruntime-node/bin/napi-v6/linux/x64");
+    expect(fs.readdirSync(bin)).toEqual(["libonnxruntime.so.1"]);
+    expect(fs.existsSync(path.join(repo, ".cache/setup/cuda-ep"))).toBe(false);
+  });
+
   it("a missing onnxruntime-node or an unknown option is one line naming it", () => {
     const none = setupCuda(fakeRepo("no-ort", null));
     expect(none.status).toBe(1);
