@@ -73,9 +73,10 @@ describe("Q4_K → MatMulNBits", () => {
     // sub-blocks 0..3: sc = 1, 2, 3, 4 and m = 0, 1, 2, 3 in bytes 0..3 and 4..7 (low 6 bits);
     // sub-block 4: sc = 33 = 0b10_0001 → low 4 bits 1 in byte 8, high 2 bits (2) in bits 6-7 of byte 0;
     //              m = 20 = 0b01_0100 → low 4 bits 4 in byte 8's high nibble, high 2 bits (1) in byte 4's bits 6-7.
-    // sub-blocks 5..7: sc = 5, m = 1 (bytes 9..11: 0x15), no high bits.
+    // sub-blocks 5, 6: sc = 5, m = 1 (bytes 9, 10: 0x15); sub-block 7: sc = 0, m = 3 (byte 11: 0x30), so
+    // every weight of it is −0.5·3 whatever its nibbles (scale 0 with a min: no zero point of d·sc expresses it).
     const sc = raw.subarray(4, 16);
-    sc.set([1 | (2 << 6), 2, 3, 4, 0 | (1 << 6), 1, 2, 3, 0x41, 0x15, 0x15, 0x15]);
+    sc.set([1 | (2 << 6), 2, 3, 4, 0 | (1 << 6), 1, 2, 3, 0x41, 0x15, 0x15, 0x30]);
     // nibbles: byte 16 + 32g + l holds element l of sub-block 2g (low) and of 2g + 1 (high); here l % 16 and 15 − l % 16
     for (let g = 0; g < 4; g++) for (let l = 0; l < 32; l++) raw[16 + 32 * g + l] = (l % 16) | ((15 - (l % 16)) << 4);
     const expected = (j: number, l: number) => {
@@ -87,7 +88,7 @@ describe("Q4_K → MatMulNBits", () => {
         [33, 20],
         [5, 1],
         [5, 1],
-        [5, 1],
+        [0, 3],
       ][j];
       const code = j % 2 === 0 ? l % 16 : 15 - (l % 16);
       return 1.0 * s * code - 0.5 * m;
@@ -104,6 +105,23 @@ describe("Q4_K → MatMulNBits", () => {
     const q = toMatMulNBitsFromBytes(info as TensorInfo, raw);
     const w = expand(q);
     for (let j = 0; j < 8; j++) for (let l = 0; l < 32; l++) expect(w[j * 32 + l]).toBeCloseTo(expected(j, l), 5);
+  });
+
+  it("a Q4_1 block with scale 0 and min 0.75 is 0.75 everywhere", () => {
+    const raw = new Uint8Array(20);
+    raw.set([0x00, 0x00, 0x00, 0x3a], 0); // d = 0, m = 0.75
+    for (let i = 4; i < 20; i++) raw[i] = (i * 29) & 255;
+    const info = {
+      name: "q41",
+      file: "(memory)",
+      dtype: "F32",
+      shape: [1, 32],
+      byteOffset: 0,
+      byteLength: 20,
+      encoding: { ggmlType: "Q4_1" },
+    };
+    const w = expand(toMatMulNBitsFromBytes(info as TensorInfo, raw));
+    expect([...w]).toEqual(new Array(32).fill(0.75));
   });
 
   it("onnxruntime's MatMulNBits on the mapped blocks computes x·Wᵀ with the gguf-dequantised W", async () => {

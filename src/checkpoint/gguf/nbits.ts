@@ -61,8 +61,10 @@ function halves(): Float32Array {
 }
 
 /**
- * The MatMulNBits form of a 2-D GGUF weight, or undefined when its type has none (or a Q4_1
- * block or Q4_K sub-block has scale 0 with a nonzero minimum, which no zero point expresses).
+ * The MatMulNBits form of a 2-D GGUF weight, or undefined when its type has none. A Q4_1 block or
+ * Q4_K sub-block with scale 0 and a nonzero minimum holds one value, which codes 0, the minimum as
+ * scale and a zero point of ±1 give exactly (random blocks have such sub-blocks: 1 in 64 Q4_K
+ * sub-blocks have a 6-bit scale of 0).
  */
 export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
   const type = info.encoding?.ggmlType;
@@ -93,7 +95,12 @@ export function toMatMulNBits(info: TensorInfo): NBitsWeight | undefined {
     scales[b] = d;
     if (zeroPoints) {
       const m = H[raw[o + 2] | (raw[o + 3] << 8)];
-      if (d === 0 && m !== 0) return undefined;
+      if (d === 0 && m !== 0) {
+        // every weight is m: codes 0 (left so), scale m, zero point −1 ((0 + 1)·m), exactly
+        scales[b] = m;
+        zeroPoints[b] = -1;
+        continue;
+      }
       zeroPoints[b] = d === 0 ? 0 : -m / d;
     }
     // ggml byte j: elements j (low nibble) and j + 16 (high); MatMulNBits byte i: elements 2i and 2i + 1.
@@ -131,8 +138,13 @@ function q4K(raw: Uint8Array, n: number, k: number, nb: number): NBitsWeight | u
       const [sc, m] = scaleMinK4(raw, o + 4, j);
       const scale = Math.fround(d * sc);
       const min = Math.fround(dmin * m);
-      if (scale === 0 && min !== 0) return undefined;
       const b = sb * 8 + j;
+      if (scale === 0 && min !== 0) {
+        // every weight is −min: codes 0, scale min, zero point 1 ((0 − 1)·min), exactly
+        scales[b] = min;
+        zeroPoints[b] = 1;
+        continue;
+      }
       scales[b] = scale;
       zeroPoints[b] = scale === 0 ? 0 : min / scale;
       // sub-blocks 2g and 2g + 1 share the 32 bytes at 16 + 32g: low nibbles and high nibbles
