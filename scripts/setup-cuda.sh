@@ -224,4 +224,8 @@ if [[ "$MODE" == full ]]; then
 fi
 echo "$want_stamp" >"$STAMP"
 say "installed onnxruntime-gpu $ORT_VERSION's CUDA provider into '$BIN' ($MODE)"
-report || exit 1
+if [[ "$MODE" == provider-only ]]; then
+  report || say "(--provider-only: put CUDA $CUDA_MAJOR and cuDNN $CUDNN_MAJOR on LD_LIBRARY_PATH, or ldconfig, before running floatscope)"
+else
+  report || exit 1
+fi
