@@ -63,7 +63,10 @@ if [[ -f "$BUNDLE/node.tar.xz" && -f "$BUNDLE/project.tar.xz" ]] && { ! command 
   else
     B=/tmp/floatscope-gpu/bundle
     rm -rf "$B" && mkdir -p "$B"
-    for part in "$BUNDLE"/*.tar.xz; do tar -C "$B" -xJf "$part"; done
+    for part in "$BUNDLE"/*.tar.xz; do
+      # tar needs the xz program; Python's lzma is the fallback (python3 is there: it runs the anchor)
+      tar -C "$B" -xJf "$part" 2>/dev/null || "$PY" -c 'import sys, tarfile; tarfile.open(sys.argv[1], "r:xz").extractall(sys.argv[2])' "$part" "$B"
+    done
     ORT_BIN="$B/project/node_modules/onnxruntime-node/bin/napi-v6/linux/x64"
     [[ -f "$B/provider/libonnxruntime_providers_cuda.so" ]] && cp "$B"/provider/*.so "$ORT_BIN/"
     ENGINE=("$B/node/bin/node" "$B/project/engine-step.mjs")
