@@ -12,6 +12,7 @@
 #
 #   bash bench/gpu/pack.sh            # then, if sizes.md says it fits: carry bench/out/gpu-pack on the device call
 #   bash bench/gpu/pack.sh --no-provider   # the other parts only (no 247 MB download needed)
+#   GPU_PACK_XZ_LEVEL=1 bash bench/gpu/pack.sh   # faster, larger archives (default 6)
 #
 # A device call carries at most 64 MiB *including the repository's tracked and untracked-not-ignored files*,
 # so the room left for carried files is 64 MiB minus the working tree, which this script measures too.
@@ -29,6 +30,8 @@ case "${1:-}" in
 esac
 
 OUTDIR=bench/out/gpu-pack
+LEVEL="${GPU_PACK_XZ_LEVEL:-6}"
+[[ "$LEVEL" =~ ^[0-9]$ ]] || die "GPU_PACK_XZ_LEVEL must be one digit, 0 to 9 (got '$LEVEL')"
 STAGE="$OUTDIR/stage"
 command -v node >/dev/null || die "node not found (the bundle copies this machine's Node binary)"
 command -v xz >/dev/null || die "xz not found (apt-get install xz-utils)"
@@ -74,9 +77,9 @@ rows=()
 total=0
 for part in node project provider; do
   [[ $part == provider && $WITH_PROVIDER == 0 ]] && continue
-  say "compressing $part (xz -6)"
+  say "compressing $part (xz -$LEVEL)"
   raw="$(du -sb "$STAGE/$part" | cut -f1)"
-  tar -C "$STAGE" -cf - "$part" | xz -6 -T0 >"$OUTDIR/$part.tar.xz"
+  tar -C "$STAGE" -cf - "$part" | xz "-$LEVEL" -T0 >"$OUTDIR/$part.tar.xz"
   packed="$(stat -c %s "$OUTDIR/$part.tar.xz")"
   total=$((total + packed))
   rows+=("| $part | $(mib "$raw") | $(mib "$packed") |")
@@ -90,7 +93,7 @@ room=$((limit - tree))
 {
   echo "GPU bundle for onnxruntime-node $ORT_VERSION, Node $(node --version), $(date -u +%Y-%m-%d) (bench/gpu/pack.sh)"
   echo
-  echo "| part | raw MiB | xz MiB |"
+  echo "| part | raw MiB | xz -$LEVEL MiB |"
   echo "|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo "| **bundle** |  | **$(mib "$total")** |"
