@@ -17,6 +17,8 @@
 #   frontier  scripts/measure-frontier.ts at n = 100 per setting → findings/frontier.findings.json
 #   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ;
 #             the real-base pair first, then every tier)
+# Each step's invocation appends its provenance (commit at its start, machine, wall time, load, decode seconds per
+# model) to findings/runs.jsonl (scripts/record-run.mjs); a resumed step adds one line per invocation.
 # then CLAIMS.md (committed, at the repository's root) from the findings files in findings/ alone: the verdicts of
 # the large runs (notebook 10 writes notebooks/_executed/CLAIMS.md from the notebooks' own small runs).
 #
@@ -31,7 +33,12 @@ say() { printf '[large-runs %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 bash scripts/setup.sh # the real tiers, with the committed deltas merged (a second run checks stamps only)
 mkdir -p findings runs
 for run in $RUNS; do
-  say "$run: start (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  load0=$(cut -d' ' -f1-3 /proc/loadavg)
+  t0=$(date +%s)
+  commit0=$(git rev-parse HEAD 2>/dev/null || true)
+  state0=unknown
+  [ -n "$commit0" ] && { [ -z "$(git status --porcelain --untracked-files=no)" ] && state0=clean || state0=dirty; }
+  say "$run: start (load $load0)"
   case "$run" in
     claims)
       npx floatscope eval --grid findings/claims.grid.json --out runs/claims
@@ -63,6 +70,8 @@ for run in $RUNS; do
       exit 2
       ;;
   esac
+  # provenance: commit, machine, wall time of this invocation, decode seconds per model of a grid's rows
+  node scripts/record-run.mjs "$run" "$t0" "$load0" "$commit0" "$state0" "runs/$run"
   say "$run: done"
 done
 npx tsx scripts/render-claims.ts findings --out CLAIMS.md
