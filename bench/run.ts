@@ -9,7 +9,8 @@
  *   npm run bench -- --only capture     # only the capture-overhead section (a quick check of probe costs)
  *   npm run bench -- --skip gguf,engine # keep those per-module sections from the previous file, marked as not re-run
  *   npm run bench -- --section engine   # re-run one per-module section alone (comma list for several) and put it back
- *                                       # into the existing file in place, every other byte unchanged (bench/section.ts)
+ *                                       # into the existing file in place, every other byte unchanged (bench/section.ts);
+ *                                       # arguments after a further lone `--` go to that script
  *
  * The speed-and-memory sections compare the ONNX engine (opened with `openModel`, whatever its
  * defaults are) with an eager PyTorch model of the same weights (bench/torch_model.py under Debian's
@@ -43,7 +44,10 @@ interface Shape {
   vocab: number;
 }
 
-const args = process.argv.slice(2);
+const argv = process.argv.slice(2);
+/** Everything after a lone `--` goes to the scripts that `--section` re-runs (e.g. `--section startup -- --rounds 2`). */
+const PASS = argv.includes("--") ? argv.slice(argv.indexOf("--") + 1) : [];
+const args = argv.includes("--") ? argv.slice(0, argv.indexOf("--")) : argv;
 const quick = args.includes("--quick");
 const flag = (name: string): string | undefined => {
   const i = args.indexOf(name);
@@ -669,7 +673,7 @@ function rerunSections(names: string[]): void {
     const before = loadAverage();
     const t0 = Date.now();
     console.log(`bench: ${name} alone…`);
-    const p = spawnSync(process.execPath, [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : [])], {
+    const p = spawnSync(process.execPath, [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : []), ...PASS], {
       encoding: "utf8",
       stdio: ["ignore", "inherit", "pipe"],
       env: { ...process.env, FLOATSCOPE_BENCH_OUT: tmp },
@@ -685,7 +689,7 @@ function rerunSections(names: string[]): void {
     }
     const after = loadAverage();
     const stamp =
-      `*Re-run alone by \`npm run bench -- --section ${name}${quick ? " --quick" : ""}\` — ${machineStamp()}; load average ${formatLoad(before)} before and ` +
+      `*Re-run alone by \`npm run bench -- --section ${name}${quick ? " --quick" : ""}${PASS.length ? ` -- ${PASS.join(" ")}` : ""}\` — ${machineStamp()}; load average ${formatLoad(before)} before and ` +
       `${formatLoad(after)} after (1/5/15 min); ${f1((Date.now() - t0) / 60_000)} min. The other sections are from the runs their own lines name.*`;
     const [head, ...rest] = body.split("\n");
     const stamped = [head, "", stamp, ...(rest[0] === "" ? rest : ["", ...rest])].join("\n");

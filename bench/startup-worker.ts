@@ -3,6 +3,9 @@
  *
  *   npx tsx bench/startup-worker.ts <grid.json> <session cache: on|off> [questions]
  *
+ * The second argument may also be no-optimisation, basic-optimisation or no-prepacking (the cache off): what the
+ * session's creation spends on graph optimisation and on prepacking the weights.
+ *
  * With questions 0 (the default) it stops the first question after its first step: start-up only.
  *
  * It does what `floatscope eval --grid` does for the grid's first (only) model, in the same order
@@ -22,6 +25,7 @@ import { defaultWeightCacheDir } from "../src/graph/build/weight-cache.js";
 import { assertFiniteWeights } from "../src/graph/scan-weights.js";
 import { openModelFiles, startEngine } from "../src/model/open.js";
 import { runEval } from "../src/qa/runner.js";
+import type { EngineOptions } from "../src/runtime/engine.js";
 import type { Engine } from "../src/runtime/types.js";
 import type { Trace } from "../src/trace/types.js";
 
@@ -71,7 +75,17 @@ const filesMs = lap();
 const scan = assertFiniteWeights(files.checkpoint, files.spec, { verdictCache: defaultWeightCacheDir() });
 const scanMs = lap();
 const engineCpu0 = cpuNow();
-const m = await startEngine(files, { device: "cpu", probes: measureProbes(grid.measures), sessionCache: cacheArg === "on" });
+/** Besides on/off, variants that tell the session's parts apart: no graph optimisation, no weight prepacking. */
+const variants: Record<string, Pick<EngineOptions, "sessionCache" | "graphOptimizationLevel" | "lowMemory">> = {
+  on: { sessionCache: true },
+  off: {},
+  "no-optimisation": { graphOptimizationLevel: "disabled" },
+  "basic-optimisation": { graphOptimizationLevel: "basic" },
+  "no-prepacking": { lowMemory: true },
+};
+const variant = variants[cacheArg];
+if (!variant) throw new Error(`session cache: expected on, off, no-optimisation, basic-optimisation or no-prepacking, got ${cacheArg}`);
+const m = await startEngine(files, { device: "cpu", probes: measureProbes(grid.measures), ...variant });
 const engineMs = lap();
 const ready = performance.now();
 const readyCpu = cpuNow();
@@ -98,6 +112,7 @@ const timed: Engine = new Proxy(m.engine, {
 const unit = pg.units[0];
 const records = pg.selected.get(unit.dataset)!.slice(unit.start, Math.min(unit.end, unit.start + Math.max(questions, 1)));
 const questionMs: number[] = [];
+const questionCpuMs: number[] = [];
 let firstStep = NaN;
 let firstStepMs = NaN;
 let firstStepCpuMs = NaN;
@@ -105,6 +120,7 @@ let toFirstStepCpuMs = NaN;
 const errors: string[] = [];
 for (const record of records) {
   const t = performance.now();
+  const tc = cpuNow();
   const run = await runEval({
     engine: timed,
     tokenizer: m.tokenizer,
@@ -119,7 +135,10 @@ for (const record of records) {
     signal: stop.signal,
     measure: grid.measures.length ? (tr: Trace) => measureTrace(tr, grid.measures) as Record<string, unknown> : undefined,
   });
-  if (questions > 0) questionMs.push(performance.now() - t);
+  if (questions > 0) {
+    questionMs.push(performance.now() - t);
+    questionCpuMs.push(cpuNow() - tc);
+  }
   for (const r of run.results) if (r.error !== undefined && questions > 0) errors.push(r.error.slice(0, 300));
   if (Number.isNaN(firstStep) && forwards.length) {
     firstStep = forwards[0].end;
@@ -152,6 +171,7 @@ console.log(
     toFirstStepMs: firstStep,
     toFirstStepCpuMs,
     questionMs,
+    questionCpuMs,
     steps,
     stepMs: forwards.map((f) => f.end - f.start),
     sessionCache: m.engine.sessionCache,
