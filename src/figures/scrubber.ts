@@ -25,6 +25,7 @@ import { DisplayError, SettingsError, ProbeMissingError } from "../util/errors.j
 import { parseProbeName, type ProbeTensor } from "../util/probes.js";
 import {
   DEFAULT_PAYLOAD_CAP_BYTES,
+  LIVE_BATCH_BYTES,
   LIVE_SLICE_GLOBAL,
   MIME_SCRUBBER,
   MIME_SCRUBBER_SLICE,
@@ -365,6 +366,33 @@ export function scrubberSlice(key: string, plans: RunPlan[], run: number, stepIn
 }
 
 /**
+ * The slice of (run, step, layer) with the following steps of the same layer in `more`, as many as fit
+ * `maxChars` of JSON in all (at least the requested one): one kernel request then serves several steps.
+ */
+export function scrubberBatch(
+  key: string,
+  plans: RunPlan[],
+  run: number,
+  stepIndex: number,
+  layerIndex: number,
+  maxChars = LIVE_BATCH_BYTES,
+): ScrubberSlice {
+  const first = scrubberSlice(key, plans, run, stepIndex, layerIndex);
+  if (first.error) return first;
+  let size = JSON.stringify(first).length;
+  const more: ScrubberSlice[] = [];
+  for (let s = stepIndex + 1; s < plans[run].stepIdx.length; s++) {
+    const next = scrubberSlice(key, plans, run, s, layerIndex);
+    const n = JSON.stringify(next).length;
+    if (next.error || size + n > maxChars) break;
+    more.push(next);
+    size += n;
+  }
+  if (more.length) first.more = more;
+  return first;
+}
+
+/**
  * How a served slice reaches the widget: as a display through the kernel's sink. Figures may not import
  * the display layer (it imports figures), so display/sink.ts installs the emitter when it loads.
  */
@@ -391,7 +419,7 @@ function liveRegistry(): LiveRegistry {
     serve: (key, run, s, l) => {
       const plans = entries.get(key);
       const slice: ScrubberSlice = plans
-        ? scrubberSlice(key, plans, run, s, l)
+        ? scrubberBatch(key, plans, run, s, l)
         : { key, run, stepIndex: s, layerIndex: l, error: "this kernel no longer holds the traces of this scrubber: run its cell again" };
       if (!emitSlice) {
         throw new DisplayError("scrubber slices need floatscope's display layer, which sends them to the widget", {

@@ -161,7 +161,16 @@ export interface ScrubberSlice {
   headMaps?: EncodedArray;
   /** Set when the kernel cannot serve it (restarted, key unknown): the reason, in words. */
   error?: string;
+  /**
+   * The following steps of the same run and layer, sent with this one (up to LIVE_BATCH_BYTES in all): each request
+   * is one execution in the kernel, slow on a busy machine, so a reader stepping forward (or a test walking every
+   * step) needs one request per several steps instead of one per step.
+   */
+  more?: ScrubberSlice[];
 }
+
+/** Characters of JSON one live reply may carry, the requested slice and the following steps' (`ScrubberSlice.more`). */
+export const LIVE_BATCH_BYTES = 2 * 1024 * 1024;
 
 /** `Symbol.for` name of the kernel-side function that serves slices (set by figures/scrubber.ts). */
 export const LIVE_SLICE_GLOBAL = "floatscope.scrubber.slice";

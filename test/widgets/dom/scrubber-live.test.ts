@@ -7,7 +7,7 @@
  */
 import "./dom-setup.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { scrubberPayload } from "../../../src/figures/scrubber.js";
+import { scrubberBatch, scrubberPayload } from "../../../src/figures/scrubber.js";
 import { setDisplaySink } from "../../../src/display/sink.js";
 import {
   decodeArray,
@@ -117,6 +117,46 @@ describe("on-demand slices from the live kernel", () => {
     }
     expect(requests.length).toBeGreaterThan(0);
     expect(v.root.querySelector(".fs-note")!.textContent).toMatch(/load from the kernel/);
+    v.dispose();
+  });
+
+  it("one reply carries the following steps of the layer, as many as fit the batch size: fewer requests than steps", async () => {
+    const t = syntheticTrace(opts);
+    const payload = scrubberPayload(t, { maxBytes: 14_000 });
+    const one = serveHere(liveSliceCode(payload.live!.key, 0, 2, 3))!;
+    // steps 3… of layer 3 came with step 2, each with the trace's own values (the synthetic trace is small: all of them fit)
+    expect(one.more!.map((m) => [m.stepIndex, m.layerIndex])).toEqual([3, 4, 5, 6, 7, 8, 9].map((s) => [s, 3]));
+    for (const m of one.more!) {
+      const want = t.steps[m.stepIndex].probes.get("blocks.3.attn.pattern")!.data;
+      const got = decodeArray(m.headMaps!);
+      let worst = 0;
+      for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(want[i] - got[i]));
+      expect(worst, `step ${m.stepIndex}`).toBeLessThan(1 / 255);
+    }
+    // a batch size that holds two slices sends the requested one and one more
+    const plans = (globalThis as unknown as Record<symbol, { registry: { entries: Map<string, Parameters<typeof scrubberBatch>[1]> } }>)[
+      Symbol.for(LIVE_SLICE_GLOBAL)
+    ].registry.entries.get(payload.live!.key)!;
+    const size = JSON.stringify(scrubberBatch(payload.live!.key, plans, 0, 2, 3, 0)).length;
+    expect(scrubberBatch(payload.live!.key, plans, 0, 2, 3, 0).more).toBeUndefined();
+    expect(scrubberBatch(payload.live!.key, plans, 0, 2, 3, 2 * size + 10).more!.map((m) => m.stepIndex)).toEqual([3]);
+    // the view: walking every step of one layer asks the kernel once per batch, not once per step
+    const requests: string[] = [];
+    const kernel = fakeKernel(requests);
+    setKernelResolver(() => kernel);
+    const host = document.createElement("div");
+    document.body.appendChild(host);
+    const v = new ScrubberView(host, payload);
+    v.dispatch({ type: "layer", value: 3 });
+    const p = v.panels[0];
+    for (let s = 0; s < 10; s++) {
+      v.dispatch({ type: "step", value: s });
+      for (let i = 0; i < 40 && !(/^full map/.test(p.mapNote.textContent ?? "") && p.headView!.lines > 0); i++)
+        await new Promise((r) => setTimeout(r, 5));
+      expect(p.headView!.lines, `step ${s}`).toBeGreaterThan(0);
+    }
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.length).toBeLessThanOrEqual(2);
     v.dispose();
   });
 

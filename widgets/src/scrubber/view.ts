@@ -7,7 +7,7 @@
  * Independent of Lumino so that the renderer, the document widget, the tests and the benchmark
  * page all drive the same class. Untrusted text enters the DOM only through textContent.
  */
-import { describeOmitted, exportStem, type ScrubberPayload } from "../protocol.js";
+import { describeOmitted, exportStem, type ScrubberPayload, type ScrubberSlice } from "../protocol.js";
 import { download, el, slider, tokenLabel } from "../dom.js";
 import { decodeScrubber, RunData } from "./data.js";
 import { COLORS, drawMap, drawTemporal, drawTokenStrip, RunImages, type PanelView } from "./draw.js";
@@ -369,9 +369,16 @@ export class ScrubberView {
     const [p, st, l] = next;
     const run = this.panels.indexOf(p);
     fetchSlice(kernel, live.key, run, st, l)
-      .catch((e: unknown) => ({ key: live.key, run, stepIndex: st, layerIndex: l, error: e instanceof Error ? e.message : String(e) }))
+      .catch((e: unknown): ScrubberSlice => ({
+        key: live.key,
+        run,
+        stepIndex: st,
+        layerIndex: l,
+        error: e instanceof Error ? e.message : String(e),
+      }))
       .then((slice) => {
-        p.data.addSlice(slice);
+        // the kernel sends the following steps of this layer with it (ScrubberSlice.more)
+        for (const one of [slice, ...(slice.more ?? [])]) p.data.addSlice(one);
         p.images.forgetMaps();
         p.headGrid?.invalidate();
       })
