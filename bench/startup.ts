@@ -190,7 +190,24 @@ const inRounds = (name: string, kind: string) =>
       (kind === "cold" ? r.sessionCache.state === "written" : kind === "warm" ? r.sessionCache.state === "hit" : r.cache === kind),
   );
 const rounds = new Map(reported.map((m) => [m.name, { off: inRounds(m.name, "off"), cold: inRounds(m.name, "cold"), warm: inRounds(m.name, "warm") }]));
-const throughput = new Map(raw.filter((r) => r.phase === "throughput").map((r) => [r.model, r]));
+/** Each model's throughput processes pooled into one report (questions and steps together, the widest load range). */
+const throughput = new Map<string, Report>();
+for (const r of raw.filter((x) => x.phase === "throughput")) {
+  const had = throughput.get(r.model);
+  throughput.set(
+    r.model,
+    had
+      ? {
+          ...had,
+          questionMs: [...had.questionMs, ...r.questionMs],
+          questionCpuMs: [...(had.questionCpuMs ?? []), ...(r.questionCpuMs ?? [])],
+          stepMs: [...had.stepMs, ...r.stepMs.slice(1)],
+          steps: had.steps + r.steps,
+          load: [Math.min(had.load[0], r.load[0]), Math.max(had.load[1], r.load[1])],
+        }
+      : r,
+  );
+}
 const roundCount = Math.max(...[...rounds.values()].map((r) => r.off.length));
 const allLoads = raw.flatMap((r) => r.load);
 
@@ -283,7 +300,8 @@ const tputRows = reported.flatMap((m) => {
   const r = throughput.get(m.name);
   if (!r) return [];
   const q = median(r.questionMs);
-  const qc = r.questionCpuMs?.length ? median(r.questionCpuMs) : NaN;
+  // CPU seconds only where every question of the model has them (older reports lack them)
+  const qc = r.questionCpuMs?.length === r.questionMs.length ? median(r.questionCpuMs) : NaN;
   return [
     [
       m.name,
@@ -295,7 +313,7 @@ const tputRows = reported.flatMap((m) => {
       Number.isNaN(qc) ? "—" : s2(qc),
       (60_000 / q).toFixed(q > 6000 ? 2 : 0),
       median(r.stepMs.slice(1)).toFixed(0),
-      `${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}`,
+      `${r.load[0].toFixed(1)}–${r.load[1].toFixed(1)}`,
     ],
   ];
 });
