@@ -48,7 +48,16 @@ const FORWARD_FLAGS: Record<string, FlagRow[]> = {
     { name: "top", type: "string", value: "<n>", help: "keys listed per layer in the summary", default: "3" },
     MKDIR_ROW,
   ],
-  Runtime: runtimeRows("device", "threads", "low-memory", "query-chunks", "memory-budget", "no-weight-scan", "quantized-weights"),
+  Runtime: runtimeRows(
+    "device",
+    "threads",
+    "low-memory",
+    "query-chunks",
+    "memory-budget",
+    "no-weight-scan",
+    "quantized-weights",
+    "accuracy-level",
+  ),
 };
 
 const HELP = `Usage: floatscope forward <model-dir> (--text "…" | --ids 1,2,3) [options]
@@ -142,6 +151,7 @@ export const command: CliCommand = {
       queryChunks: runtime.queryChunks,
       lowMemory: runtime.lowMemory,
       quantizedWeights: runtime.quantizedWeights,
+      nbitsAccuracyLevel: runtime.nbitsAccuracyLevel,
       plannedRun: { batch: 1, seq: T },
       memoryBudgetBytes: runtime.memoryBudgetBytes,
       warn: io.err,

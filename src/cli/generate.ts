@@ -64,7 +64,7 @@ const GENERATE_FLAGS: Record<string, FlagRow[]> = {
       ],
     },
   ],
-  Runtime: runtimeRows("device", "threads", "low-memory", "memory-budget", "no-weight-scan", "quantized-weights"),
+  Runtime: runtimeRows("device", "threads", "low-memory", "memory-budget", "no-weight-scan", "quantized-weights", "accuracy-level"),
 };
 
 const HELP = `Usage: floatscope generate <model-dir> --prompt "…" [options]
@@ -170,6 +170,7 @@ export const command: CliCommand = {
       threads: runtime.threads,
       lowMemory: runtime.lowMemory,
       quantizedWeights: runtime.quantizedWeights,
+      nbitsAccuracyLevel: runtime.nbitsAccuracyLevel,
       // refused before a weight is read when the longest step would not fit
       plannedRun: { batch: 1, seq: encoded[0].ids.length + cfg.genLength },
       memoryBudgetBytes: runtime.memoryBudgetBytes,

@@ -1,6 +1,6 @@
 /**
  * The runtime flags (`--device`, `--threads`, `--low-memory`, `--query-chunks`, `--memory-budget`,
- * `--no-weight-scan`, `--quantized-weights`) of the commands that build an engine: one table gives their parse options
+ * `--no-weight-scan`, `--quantized-weights`, `--accuracy-level`) of the commands that build an engine: one table gives their parse options
  * and help lines, and one function checks them into typed engine options, so a bad `--device` is
  * the same usage error in every command.
  */
@@ -9,9 +9,13 @@ import { optionalInt, UsageError, type FlagRow } from "./args.js";
 export const DEVICES = ["cpu", "cuda", "auto"] as const;
 export type Device = (typeof DEVICES)[number];
 
-export type RuntimeFlag = "device" | "threads" | "low-memory" | "query-chunks" | "memory-budget" | "no-weight-scan" | "quantized-weights";
+export type RuntimeFlag =
+  "device" | "threads" | "low-memory" | "query-chunks" | "memory-budget" | "no-weight-scan" | "quantized-weights" | "accuracy-level";
 
 export const QUANTIZED_WEIGHTS = ["auto", "matmulnbits", "dequantize"] as const;
+
+/** MatMulNBits `accuracy_level`s offered: 0 float32 compute, 4 int8 activations (docs/engine.md, "MatMulNBits accuracy level"). */
+export const ACCURACY_LEVELS = [0, 4] as const;
 
 const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
   device: { name: "device", type: "string", value: "<d>", help: DEVICES.join(" | "), default: "cpu" },
@@ -44,6 +48,16 @@ const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
     ],
     default: "auto",
   },
+  "accuracy-level": {
+    name: "accuracy-level",
+    type: "string",
+    value: "<n>",
+    help: [
+      "MatMulNBits accuracy of quantised layers: 0 = float32 compute | 4 = int8",
+      "activations (logits differ by ≈0.1 %; not faster here: docs/engine.md)",
+    ],
+    default: "0",
+  },
 };
 
 /** The rows of the runtime flags a command takes, in the table's order. */
@@ -60,6 +74,8 @@ export interface RuntimeOptions {
   memoryBudgetBytes?: number;
   scanWeights: boolean;
   quantizedWeights: (typeof QUANTIZED_WEIGHTS)[number];
+  /** `--accuracy-level`; undefined: the engine's default. */
+  nbitsAccuracyLevel?: (typeof ACCURACY_LEVELS)[number];
 }
 
 /** `--device` checked against DEVICES; shared with commands that only pass the word on (slurm). */
@@ -86,7 +102,23 @@ export function runtimeOptions(command: string, v: Record<string, string | boole
     memoryBudgetBytes: optionalInt(command, "memory-budget", v["memory-budget"], { min: 1 }),
     scanWeights: !v["no-weight-scan"],
     quantizedWeights: quantizedWeightsFlag(command, v["quantized-weights"]),
+    nbitsAccuracyLevel: accuracyLevelFlag(command, v["accuracy-level"]),
   };
+}
+
+/** `--accuracy-level` checked against ACCURACY_LEVELS. */
+function accuracyLevelFlag(command: string, value: string | boolean | undefined): RuntimeOptions["nbitsAccuracyLevel"] {
+  if (value === undefined) return undefined;
+  const s = String(value);
+  const level = ACCURACY_LEVELS.find((l) => String(l) === s);
+  if (level === undefined)
+    throw new UsageError(`Bad value for --accuracy-level of \`floatscope ${command}\``, {
+      field: "--accuracy-level",
+      expected: ACCURACY_LEVELS.join(" | "),
+      found: JSON.stringify(s),
+      hint: `run \`floatscope ${command} --help\``,
+    });
+  return level;
 }
 
 /** `--quantized-weights` checked against QUANTIZED_WEIGHTS (default auto: large quantised checkpoints stay quantised). */
