@@ -85,6 +85,7 @@ for part in node project provider; do
   rows+=("| $part | $(mib "$raw") | $(mib "$packed") |")
 done
 (cd "$OUTDIR" && sha256sum ./*.tar.xz >SHA256SUMS)
+rm -rf "$STAGE" # 400 MB unpacked; the archives are the bundle
 
 # What a device call would carry besides the bundle: tracked + untracked-not-ignored files.
 tree="$( { git ls-files -z; git ls-files -z --others --exclude-standard; } | du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)"
