@@ -8,6 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { writeAllAt } from "../../src/graph/build/weight-cache.js";
+import { RuntimeError } from "../../src/util/errors.js";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "floatscope-wc-write-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -19,7 +20,7 @@ describe("writeAllAt", () => {
     const fd = fs.openSync(file, "w");
     try {
       fs.writeSync(fd, Buffer.from("head"), 0, 4, 0);
-      writeAllAt(fd, data, 64, 7); // 143 calls, the last one 6 bytes
+      writeAllAt(fd, data, 64, file, 7); // 143 calls, the last one 6 bytes
     } finally {
       fs.closeSync(fd);
     }
@@ -28,5 +29,20 @@ describe("writeAllAt", () => {
     expect(back.subarray(0, 4).toString()).toBe("head");
     expect([...back.subarray(4, 64)].every((b) => b === 0)).toBe(true);
     expect(Buffer.compare(back.subarray(64), Buffer.from(data))).toBe(0);
+  });
+
+  it.skipIf(!fs.existsSync("/dev/full"))("a full disk (Linux's /dev/full) is a RuntimeError naming the file", () => {
+    const fd = fs.openSync("/dev/full", "w");
+    let e: unknown;
+    try {
+      writeAllAt(fd, new Uint8Array(4096), 0, "/dev/full");
+    } catch (x) {
+      e = x;
+    } finally {
+      fs.closeSync(fd);
+    }
+    expect(e).toBeInstanceOf(RuntimeError);
+    expect((e as RuntimeError).file).toBe("/dev/full");
+    expect((e as RuntimeError).found).toBe("ENOSPC");
   });
 });

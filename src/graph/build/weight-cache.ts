@@ -18,6 +18,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { RuntimeError } from "../../util/errors.js";
 
 /** Bumped whenever the decoded layout changes, so old cache entries are never read. */
 export const WEIGHT_CACHE_FORMAT = 1;
@@ -86,12 +87,24 @@ interface Manifest {
 }
 
 /**
- * Write all of `data` at `position`, in calls of at most `maxChunk` bytes: fs.writeSync takes at
- * most 2 GiB − 1 bytes a call, and a Dream-7B embedding in float32 is 2.18 GB.
+ * Write all of `data` at `position` of `file` (open as `fd`), in calls of at most `maxChunk` bytes:
+ * fs.writeSync takes at most 2 GiB − 1 bytes a call, and a Dream-7B embedding in float32 is 2.18 GB.
+ * A full disk is a RuntimeError naming the file and what would help, not an internal error.
  */
-export function writeAllAt(fd: number, data: Uint8Array, position: number, maxChunk = 1 << 30): void {
+export function writeAllAt(fd: number, data: Uint8Array, position: number, file: string, maxChunk = 1 << 30): void {
   let done = 0;
-  while (done < data.byteLength) done += fs.writeSync(fd, data, done, Math.min(data.byteLength - done, maxChunk), position + done);
+  try {
+    while (done < data.byteLength) done += fs.writeSync(fd, data, done, Math.min(data.byteLength - done, maxChunk), position + done);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ENOSPC" && code !== "EDQUOT") throw e;
+    throw new RuntimeError("No space left for the decoded-weight cache", {
+      file,
+      expected: `room for ${data.byteLength - done} more bytes of a decoded tensor`,
+      found: code,
+      hint: "free disk space, point $FLOATSCOPE_CACHE_DIR at a disk with room, or open with weightCache: false",
+    });
+  }
 }
 
 /** Decoded tensors as in-memory buffers under virtual locations (no cache). */
@@ -154,7 +167,7 @@ export function cacheSink(dir: string, key: string): DecodedSink {
   const groups: Manifest["groups"] = {};
   const write = (t: DecodedTensor): PlacedTensor => {
     const offset = Math.ceil(size / ALIGN) * ALIGN;
-    writeAllAt(fd, t.data, offset);
+    writeAllAt(fd, t.data, offset, tmp);
     size = offset + t.data.byteLength;
     return { name: t.name, dataType: t.dataType, dims: t.dims, location, offset, length: t.data.byteLength };
   };
