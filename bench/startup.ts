@@ -22,8 +22,8 @@
  *    three alike; the 135M models also run without graph optimisation and without weight prepacking,
  *    which tells the session's parts apart. Medians over rounds; the load average before and after
  *    every process is kept.
- * 3. Throughput: one process per model (session cache warm) runs the first `questions` questions of
- *    its first unit; questions per minute = 60 s / the median question.
+ * 3. Throughput: one process per model runs the first `questions` questions of its first unit;
+ *    questions per minute = 60 s / the median question (wall), with its CPU seconds beside it.
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -313,7 +313,7 @@ const tputRows = reported.flatMap((m) => {
       Number.isNaN(qc) ? "—" : s2(qc),
       (60_000 / q).toFixed(q > 6000 ? 2 : 0),
       median(r.stepMs.slice(1)).toFixed(0),
-      `${r.load[0].toFixed(1)}–${r.load[1].toFixed(1)}`,
+      `${Math.min(...r.load).toFixed(1)}–${Math.max(...r.load).toFixed(1)}`,
     ],
   ];
 });
@@ -329,10 +329,19 @@ const verdicts = reported
     return `${m.name} ${t.toFixed(2)}× wall, ${c.toFixed(2)}× CPU (its session ${sc.toFixed(2)}× CPU)`;
   });
 
+/** The 135M models' CPU ratios in one line: what a loaded entry saves, what writing one costs, and its size. */
+const realCache = reported.filter((m) => isReal(m) && rounds.get(m.name)!.warm.length && rounds.get(m.name)!.cold.length && rounds.get(m.name)!.off.length);
+const cpuRatio = (name: string, k: "cold" | "warm") =>
+  med(rounds.get(name)![k], (x) => x.toFirstStepCpuMs) / med(rounds.get(name)!.off, (x) => x.toFirstStepCpuMs);
+const span = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}×`;
+const realSummary = realCache.length
+  ? `On the ${realCache.length} larger models the loaded entry takes the CPU to the first step to ${span(realCache.map((m) => cpuRatio(m.name, "warm")))} of the baseline's, ` +
+    `writing it to ${span(realCache.map((m) => cpuRatio(m.name, "cold")))}, and an entry holds ${realCache.map((m) => mb(rounds.get(m.name)!.warm[0].sessionCache.bytes)).join(" / ")} MB.`
+  : "";
 const minutes = (Date.now() - started) / 60_000;
 const tputCounts = [...new Set(reported.filter((m) => throughput.has(m.name)).map((m) => `${throughput.get(m.name)!.questionMs.length} for ${m.name}`))];
 const stampLine = FROM
-  ? `\`npx tsx bench/startup.ts --from …\`: ${raw.length} process reports of \`npx tsx bench/startup.ts\` runs${
+  ? `\`npx tsx bench/startup.ts --from ${FROM.join(",")}\`: ${raw.length} process reports of \`npx tsx bench/startup.ts\` runs${
       raw.some((r) => VARIANTS.includes(r.cache as (typeof VARIANTS)[number])) ? " and of `bench/startup-worker.ts GRID no-optimisation | no-prepacking` runs beside them" : ""
     }, rendered ${machineStamp()}, Node ${process.version}; the 1-minute load average over those processes ranged ${Math.min(...allLoads).toFixed(1)}–${Math.max(...allLoads).toFixed(1)}.`
   : `\`npx tsx bench/startup.ts\` — ${machineStamp()}, Node ${process.version}; load average ${formatLoad(load0)} before and ${formatLoad(load1)} after (1/5/15 min), ${minutes.toFixed(0)} min.`;
@@ -362,7 +371,7 @@ warm in all three. "× off" is the median time to the first step over the baseli
 
 ${markdownTable(["model", "session cache", "n", "session s (CPU)", "engine ready s (CPU)", "to first step s (CPU)", "each run's s", "× off", "entry MB", "load"], cacheRows)}
 
-Loaded entry against no cache, to the first step: ${verdicts.join("; ")}.
+Loaded entry against no cache, to the first step: ${verdicts.join("; ")}. ${realSummary}
 ${
   variantRows.length
     ? `
@@ -373,8 +382,9 @@ ${markdownTable(["model", "session", "n", "session CPU s", "× off", "first step
 `
     : ""
 }
-**Questions per minute** at the claims grid's settings: one process per model (session cache warm) running the first questions of its first unit (${tputCounts.join(", ")});
-a question is a whole decode with the four measures' probes, its measures computed. "ms / step" is the median forward after the first.
+**Questions per minute** at the claims grid's settings: processes running the first questions of each model's first unit (${tputCounts.join(", ")}; a model's processes
+pooled); a question is a whole decode with the four measures' probes, its measures computed. "questions / min" is 60 s over the median wall time of a question on this
+loaded machine; the CPU seconds per question say what the same decode costs in work. "ms / step" is the median forward after the first.
 
 ${markdownTable(["model", "tier", "graph nodes", "questions", "steps / question", "s / question", "CPU s / question", "questions / min", "ms / step", "load"], tputRows)}
 `;
