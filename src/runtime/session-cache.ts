@@ -7,7 +7,12 @@
  * external data (`session.save_external_prepacked_constant_initializers`) and map them back on load.
  * Measured (docs/engine.md, "Opening a large quantised model"): no faster for an 8B-shaped Q4_0 GGUF
  * on onnxruntime 1.30, whose MatMulNBits kernel packs its weights again, so the engine leaves it off
- * unless asked (`EngineOptions.sessionCache`).
+ * unless asked (`EngineOptions.sessionCache`). Nor on the claims grid's 135M models (f32 weights;
+ * BENCHMARKS.md, "Claims start-up and throughput", bench/startup.ts): a loaded entry saves only the
+ * prepacking share of the session (a session built without prepacking costs the same), most of
+ * which is onnxruntime setting up the graph's ~4000 nodes whether or not it optimises them; the
+ * process's CPU to its first step falls by 3–16 %, writing an entry costs 11–39 % more, and an
+ * entry is 1.08 GB, twice the weights. So `floatscope eval --grid` does not use it either.
  *
  * An entry is a folder `<dir>/<key>/` holding `model.onnx`, `model.data` and `entry.json` (format,
  * key, each file's size, the model file's SHA-256). The key hashes everything the saved model
