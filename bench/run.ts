@@ -673,11 +673,15 @@ function rerunSections(names: string[]): void {
     const before = loadAverage();
     const t0 = Date.now();
     console.log(`bench: ${name} alone…`);
-    const p = spawnSync(process.execPath, [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : []), ...PASS], {
-      encoding: "utf8",
-      stdio: ["ignore", "inherit", "pipe"],
-      env: { ...process.env, FLOATSCOPE_BENCH_OUT: tmp },
-    });
+    const p = spawnSync(
+      process.execPath,
+      [...process.execArgv, path.join(ROOT, "bench", `${name}.ts`), ...(quick ? ["--quick"] : []), ...PASS],
+      {
+        encoding: "utf8",
+        stdio: ["ignore", "inherit", "pipe"],
+        env: { ...process.env, FLOATSCOPE_BENCH_OUT: tmp },
+      },
+    );
     const written = fs.readFileSync(tmp, "utf8");
     fs.rmSync(tmp, { force: true });
     const body = sectionText(written, heading);

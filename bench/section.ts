@@ -14,7 +14,7 @@ export function sectionSpan(text: string, heading: string): { start: number; end
   let end = -1;
   let fenced = false;
   let open = -1;
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const nl = text.indexOf("\n", at);
     const lineEnd = nl < 0 ? text.length : nl;
     const line = text.slice(at, lineEnd);

@@ -109,13 +109,18 @@ const gridFiles = new Map(models.map((m) => [m.name, oneModelGrid(m)]));
 const raw: Report[] = [];
 function run(m: (typeof models)[number], cache: string, phase: Phase, questions = 0): Report {
   const before = loadAverage()[0];
-  const p = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "bench", "startup-worker.ts"), gridFiles.get(m.name)!, cache, String(questions)], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, FLOATSCOPE_CACHE_DIR: cacheDir },
-    maxBuffer: 64 * 2 ** 20,
-  });
-  if (p.status !== 0) throw new Error(`bench/startup-worker.ts failed on ${m.name} (${p.status ?? p.signal}): ${(p.stderr ?? "").slice(-2000)}`);
+  const p = spawnSync(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "bench", "startup-worker.ts"), gridFiles.get(m.name)!, cache, String(questions)],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { ...process.env, FLOATSCOPE_CACHE_DIR: cacheDir },
+      maxBuffer: 64 * 2 ** 20,
+    },
+  );
+  if (p.status !== 0)
+    throw new Error(`bench/startup-worker.ts failed on ${m.name} (${p.status ?? p.signal}): ${(p.stderr ?? "").slice(-2000)}`);
   const r = JSON.parse(p.stdout.trim().split("\n").pop()!) as Report;
   r.load = [before, loadAverage()[0]];
   r.phase = phase;
@@ -143,8 +148,7 @@ const load0 = loadAverage();
 const compiled: number[] = [];
 if (FROM) {
   for (const f of FROM)
-    for (const line of fs.readFileSync(f, "utf8").split("\n"))
-      if (line.trim().startsWith("{")) raw.push(JSON.parse(line) as Report);
+    for (const line of fs.readFileSync(f, "utf8").split("\n")) if (line.trim().startsWith("{")) raw.push(JSON.parse(line) as Report);
 } else {
   try {
     for (const m of models) run(m, "off", "first");
@@ -163,7 +167,8 @@ if (FROM) {
           if (kind === "cold") fs.rmSync(path.join(cacheDir, "sessions"), { recursive: true, force: true });
           const rep = run(m, kind === "cold" || kind === "warm" ? "on" : kind, "round");
           const want = kind === "cold" ? "written" : kind === "warm" ? "hit" : "off";
-          if (rep.sessionCache.state !== want) throw new Error(`${m.name} ${kind}: session cache ${rep.sessionCache.state}, expected ${want}`);
+          if (rep.sessionCache.state !== want)
+            throw new Error(`${m.name} ${kind}: session cache ${rep.sessionCache.state}, expected ${want}`);
         }
       }
     }
@@ -189,7 +194,9 @@ const inRounds = (name: string, kind: string) =>
       r.phase === "round" &&
       (kind === "cold" ? r.sessionCache.state === "written" : kind === "warm" ? r.sessionCache.state === "hit" : r.cache === kind),
   );
-const rounds = new Map(reported.map((m) => [m.name, { off: inRounds(m.name, "off"), cold: inRounds(m.name, "cold"), warm: inRounds(m.name, "warm") }]));
+const rounds = new Map(
+  reported.map((m) => [m.name, { off: inRounds(m.name, "off"), cold: inRounds(m.name, "cold"), warm: inRounds(m.name, "warm") }]),
+);
 /** Each model's throughput processes pooled into one report (questions and steps together, the widest load range). */
 const throughput = new Map<string, Report>();
 for (const r of raw.filter((x) => x.phase === "throughput")) {
@@ -234,11 +241,31 @@ const phaseRows = reported.flatMap((m) => {
     s2(med(rs, (r) => r.fingerprintMs)),
     s2(med(rs, (r) => r.filesMs)),
     `${s2(med(rs, (r) => r.scanMs))}${rs.every((r) => r.scanRemembered) ? " (remembered)" : ""}`,
-    wc(rs, (r) => r.buildMs, (r) => r.buildCpuMs),
-    wc(rs, (r) => r.sessionMs, (r) => r.sessionCpuMs),
-    `**${wc(rs, (r) => r.readyMs, (r) => r.readyCpuMs)}**`,
-    wc(rs, (r) => r.firstStepMs, (r) => r.firstStepCpuMs),
-    `**${wc(rs, (r) => r.toFirstStepMs, (r) => r.toFirstStepCpuMs)}**`,
+    wc(
+      rs,
+      (r) => r.buildMs,
+      (r) => r.buildCpuMs,
+    ),
+    wc(
+      rs,
+      (r) => r.sessionMs,
+      (r) => r.sessionCpuMs,
+    ),
+    `**${wc(
+      rs,
+      (r) => r.readyMs,
+      (r) => r.readyCpuMs,
+    )}**`,
+    wc(
+      rs,
+      (r) => r.firstStepMs,
+      (r) => r.firstStepCpuMs,
+    ),
+    `**${wc(
+      rs,
+      (r) => r.toFirstStepMs,
+      (r) => r.toFirstStepCpuMs,
+    )}**`,
     loadRange(rs),
   ];
   const f = first.get(m.name);
@@ -261,8 +288,16 @@ const cacheRows = reported.flatMap((m) => {
         m.name,
         k === "off" ? "off (baseline)" : k === "cold" ? "on, entry written" : "on, entry loaded",
         rs.length,
-        wc(rs, (x) => x.sessionMs, (x) => x.sessionCpuMs),
-        wc(rs, (x) => x.readyMs, (x) => x.readyCpuMs),
+        wc(
+          rs,
+          (x) => x.sessionMs,
+          (x) => x.sessionCpuMs,
+        ),
+        wc(
+          rs,
+          (x) => x.readyMs,
+          (x) => x.readyCpuMs,
+        ),
         `${s1(t)} (${s1(c)})`,
         rs.map((x) => s1(x.toFirstStepMs)).join(", "),
         k === "off" ? "—" : `${(t / base).toFixed(2)} (${(c / baseCpu).toFixed(2)})`,
@@ -278,7 +313,13 @@ const variantRows = reported.flatMap((m) => {
   const kinds = [
     ["off (baseline)", off],
     ["on, entry loaded", rounds.get(m.name)!.warm],
-    ...VARIANTS.map((v) => [v === "no-optimisation" ? "no graph optimisation (`graphOptimizationLevel: \"disabled\"`)" : "no weight prepacking (`lowMemory`)", inRounds(m.name, v)] as const),
+    ...VARIANTS.map(
+      (v) =>
+        [
+          v === "no-optimisation" ? 'no graph optimisation (`graphOptimizationLevel: "disabled"`)' : "no weight prepacking (`lowMemory`)",
+          inRounds(m.name, v),
+        ] as const,
+    ),
   ] as const;
   if (!inRounds(m.name, VARIANTS[0]).length || !off.length) return [];
   const base = med(off, (x) => x.sessionCpuMs);
@@ -330,7 +371,9 @@ const verdicts = reported
   });
 
 /** The 135M models' CPU ratios in one line: what a loaded entry saves, what writing one costs, and its size. */
-const realCache = reported.filter((m) => isReal(m) && rounds.get(m.name)!.warm.length && rounds.get(m.name)!.cold.length && rounds.get(m.name)!.off.length);
+const realCache = reported.filter(
+  (m) => isReal(m) && rounds.get(m.name)!.warm.length && rounds.get(m.name)!.cold.length && rounds.get(m.name)!.off.length,
+);
 const cpuRatio = (name: string, k: "cold" | "warm") =>
   med(rounds.get(name)![k], (x) => x.toFirstStepCpuMs) / med(rounds.get(name)!.off, (x) => x.toFirstStepCpuMs);
 const span = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}×`;
@@ -339,10 +382,14 @@ const realSummary = realCache.length
     `writing it to ${span(realCache.map((m) => cpuRatio(m.name, "cold")))}, and an entry holds ${realCache.map((m) => mb(rounds.get(m.name)!.warm[0].sessionCache.bytes)).join(" / ")} MB.`
   : "";
 const minutes = (Date.now() - started) / 60_000;
-const tputCounts = [...new Set(reported.filter((m) => throughput.has(m.name)).map((m) => `${throughput.get(m.name)!.questionMs.length} for ${m.name}`))];
+const tputCounts = [
+  ...new Set(reported.filter((m) => throughput.has(m.name)).map((m) => `${throughput.get(m.name)!.questionMs.length} for ${m.name}`)),
+];
 const stampLine = FROM
   ? `\`npx tsx bench/startup.ts --from ${FROM.join(",")}\`: ${raw.length} process reports of \`npx tsx bench/startup.ts\` runs${
-      raw.some((r) => VARIANTS.includes(r.cache as (typeof VARIANTS)[number])) ? " and of `bench/startup-worker.ts GRID no-optimisation | no-prepacking` runs beside them" : ""
+      raw.some((r) => VARIANTS.includes(r.cache as (typeof VARIANTS)[number]))
+        ? " and of `bench/startup-worker.ts GRID no-optimisation | no-prepacking` runs beside them"
+        : ""
     }, rendered ${machineStamp()}, Node ${process.version}; the 1-minute load average over those processes ranged ${Math.min(...allLoads).toFixed(1)}–${Math.max(...allLoads).toFixed(1)}.`
   : `\`npx tsx bench/startup.ts\` — ${machineStamp()}, Node ${process.version}; load average ${formatLoad(load0)} before and ${formatLoad(load1)} after (1/5/15 min), ${minutes.toFixed(0)} min.`;
 
@@ -361,7 +408,22 @@ cache reads the weights); build the graph in TS (a GGUF's blocks are decoded int
 All caches live in a fresh \`FLOATSCOPE_CACHE_DIR\` of the run. Seconds, medians; CPU seconds in brackets.
 
 ${markdownTable(
-  ["model", "process", "n", "imports (CPU)", "grid + data", "fingerprint", "checkpoint + tokenizer", "weight scan", "graph build (CPU)", "session (CPU)", "engine ready (CPU)", "first step (CPU)", "to first step (CPU)", "load"],
+  [
+    "model",
+    "process",
+    "n",
+    "imports (CPU)",
+    "grid + data",
+    "fingerprint",
+    "checkpoint + tokenizer",
+    "weight scan",
+    "graph build (CPU)",
+    "session (CPU)",
+    "engine ready (CPU)",
+    "first step (CPU)",
+    "to first step (CPU)",
+    "load",
+  ],
   phaseRows,
 )}
 

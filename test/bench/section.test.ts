@@ -44,7 +44,15 @@ describe("spliceSection", () => {
   it("replaces the middle section only; the two blank lines before the next heading stay", () => {
     const out = spliceSection(FILE, "## Engine", "## Engine\n\nnew engine text\n\n\n");
     expect(out).toBe(FILE.replace("old engine text\n\n| a | b |\n|---|---|\n| 1 | 2 |", "new engine text"));
-    expect(out.split("\n").slice(0, 7)).toEqual(["# Benchmarks", "", "Written by `npm run bench` in one run.", "", "## Engine", "", "new engine text"]);
+    expect(out.split("\n").slice(0, 7)).toEqual([
+      "# Benchmarks",
+      "",
+      "Written by `npm run bench` in one run.",
+      "",
+      "## Engine",
+      "",
+      "new engine text",
+    ]);
     expect(out.slice(out.indexOf("\n\n\n## GGUF"))).toBe(FILE.slice(FILE.indexOf("\n\n\n## GGUF")));
   });
 
@@ -77,7 +85,9 @@ describe("spliceSection", () => {
 
   it("replaces the last section of a file without a final newline, and keeps a final newline where there was one", () => {
     expect(spliceSection(FILE, "## Weight scan", "## Weight scan\nnew\n")).toBe(FILE.replace("last section, no final newline", "new"));
-    expect(spliceSection(FILE + "\n", "## Weight scan", "## Weight scan\nnew")).toBe(FILE.replace("last section, no final newline", "new") + "\n");
+    expect(spliceSection(FILE + "\n", "## Weight scan", "## Weight scan\nnew")).toBe(
+      FILE.replace("last section, no final newline", "new") + "\n",
+    );
   });
 
   it("appends a section the file lacks after one blank line", () => {
@@ -87,7 +97,9 @@ describe("spliceSection", () => {
   });
 
   it("reads a section back, refuses a body with another heading and a file with the heading twice", () => {
-    expect(sectionText(FILE, "## GGUF")).toBe("## GGUF\n\n```\n## Engine\nnot a heading: inside a code block\n```\ngguf text\n\n### a subsection of GGUF");
+    expect(sectionText(FILE, "## GGUF")).toBe(
+      "## GGUF\n\n```\n## Engine\nnot a heading: inside a code block\n```\ngguf text\n\n### a subsection of GGUF",
+    );
     expect(sectionText(FILE, "## Engines")).toBeUndefined();
     expect(() => spliceSection(FILE, "## Engine", "## GGUF\n\nx")).toThrow(/expected its heading "## Engine"/);
     expect(() => spliceSection("## A\n\n## A\n", "## A", "## A\nx")).toThrow(/appears 2 times/);
