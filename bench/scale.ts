@@ -238,7 +238,7 @@ vocabulary 152064), then copied by \`bench/gguf_add_merges.py\` with one BPE mer
 pre-tokenizer named "default" instead of "gpt2": llama.cpp refuses the generator's file without them. Both sides read that same file with ${THREADS} threads. Each round runs, one after the other: one process of
 **our engine** (opened as \`floatscope generate\` opens a GGUF: index and tokenizer, the remembered weight scan, \`startEngine\`
 with the default probes \`${JSON.stringify({ received: true })}\`, blocks kept quantised; then the library's \`generate\` at each T), then
-**llama.cpp**'s \`llama-diffusion-cli\`, one process per T; ${ROUNDS} rounds, so the machine's load falls on both alike. Each process runs
+**llama.cpp**'s \`llama-diffusion-cli\`, one process per T; ${ROUNDS} round${ROUNDS === 1 ? "" : "s"}, so the machine's load falls on both alike. Each process runs
 ${TIMED + 1} denoising steps at each T with the prompt "${PROMPT}" (${m.prompts.join(", ") || "—"}) and the rest of the T positions masked;
 the first step of each (it also sizes the buffers for this T) is left out, the other ${TIMED} are timed; the tables give the median
 over every timed step of every process, and each process's own median.
@@ -255,12 +255,12 @@ over every timed step of every process, and each process's own median.
   already present: a warm-up process per shape wrote them first, ${m.warmups.join("; ") || "—"}); llama.cpp from its start to its
   first step (log clock: loading and repacking the weights, the context, tokenising).
 - **Peak RSS**: GNU time's maximum resident set of each whole process (ours: open and every T).
-- llama.cpp: ${llamaVersion()}, built by \`bash bench/setup-llamacpp.sh\` (CPU, \`GGML_NATIVE\`, Release). Its command, per T:
+- llama.cpp: ${llamaVersion()}, built by \`bash bench/setup-llamacpp.sh\` (CPU, Release, the CPU's instruction sets without AMX). Its command, per T:
 
       ${example}
 
   (LLaDA: one block of T, as ours; Dream: \`--diffusion-eps 0.001\` instead of the block length.) Every process of both
-  sides runs under \`flock ${LOCK}\` and \`ulimit -v\` (ours ${OURS_VMEM_KB} KiB, llama.cpp ${LLAMA_VMEM_KB} KiB).
+  sides runs under ${quick ? "" : `\`flock ${LOCK}\` and `}\`ulimit -v\` (ours ${OURS_VMEM_KB} KiB, llama.cpp ${LLAMA_VMEM_KB} KiB).
 ${notes.length ? `\n${notes.join("\n")}\n` : ""}
 ### Per denoising step
 
