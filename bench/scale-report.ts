@@ -40,10 +40,11 @@ export function parseLlamaDiffusionLog(text: string): LlamaDiffusionLog {
     const k = Number(m[5]);
     if (!steps.has(k)) steps.set(k, stampMs(m[1], m[2], m[3], m[4]));
   }
-  const total = new RegExp(
-    `${STAMP} I \\s*total time: ([\\d.]+)ms, time per step: ([\\d.]+)ms, sampling time per step: ([\\d.]+)ms`,
-  ).exec(plain);
-  if (steps.size === 0) throw new Error("llama-diffusion-cli log: no timestamped 'diffusion step: k/N' line (expected --log-prefix --log-timestamps)");
+  const total = new RegExp(`${STAMP} I \\s*total time: ([\\d.]+)ms, time per step: ([\\d.]+)ms, sampling time per step: ([\\d.]+)ms`).exec(
+    plain,
+  );
+  if (steps.size === 0)
+    throw new Error("llama-diffusion-cli log: no timestamped 'diffusion step: k/N' line (expected --log-prefix --log-timestamps)");
   if (!total) throw new Error("llama-diffusion-cli log: no 'total time: …ms, time per step: …ms' line (the run did not finish)");
   const order = [...steps.keys()].sort((a, b) => a - b);
   return {

@@ -108,16 +108,26 @@ function buildLibrary(): string {
   const newest = (dir: string): number =>
     Math.max(
       0,
-      ...fs.readdirSync(dir, { withFileTypes: true }).map((e) =>
-        e.isDirectory() ? (e.name === "dist" || e.name === "node_modules" ? 0 : newest(path.join(dir, e.name))) : fs.statSync(path.join(dir, e.name)).mtimeMs,
-      ),
+      ...fs
+        .readdirSync(dir, { withFileTypes: true })
+        .map((e) =>
+          e.isDirectory()
+            ? e.name === "dist" || e.name === "node_modules"
+              ? 0
+              : newest(path.join(dir, e.name))
+            : fs.statSync(path.join(dir, e.name)).mtimeMs,
+        ),
     );
   if (fs.existsSync(stamp) && fs.statSync(stamp).mtimeMs > newest(path.join(lib.ROOT, "src"))) return out;
   fs.rmSync(out, { recursive: true, force: true });
   const tsc = path.join(lib.ROOT, "node_modules", "typescript", "bin", "tsc");
-  const p = spawnSync(process.execPath, [tsc, "-p", path.join(lib.ROOT, "src", "tsconfig.build.json"), "--outDir", out, "--sourceMap", "false", "--declaration", "false"], {
-    encoding: "utf8",
-  });
+  const p = spawnSync(
+    process.execPath,
+    [tsc, "-p", path.join(lib.ROOT, "src", "tsconfig.build.json"), "--outDir", out, "--sourceMap", "false", "--declaration", "false"],
+    {
+      encoding: "utf8",
+    },
+  );
   if (p.status !== 0) throw new Error(`building the library into ${out} failed: ${p.stdout}${p.stderr}`);
   fs.writeFileSync(stamp, "");
   return out;
@@ -165,7 +175,15 @@ interface OursRun {
 }
 
 function ours(dist: string, file: string, ts: number[], timed: number, level?: number): OursRun {
-  const argv = [process.execPath, path.join(lib.ROOT, "bench", "scale-worker.mjs"), dist, file, ts.join(","), String(timed), ...(level === undefined ? [] : [String(level)])];
+  const argv = [
+    process.execPath,
+    path.join(lib.ROOT, "bench", "scale-worker.mjs"),
+    dist,
+    file,
+    ts.join(","),
+    String(timed),
+    ...(level === undefined ? [] : [String(level)]),
+  ];
   const r = run8b(argv, OURS_VMEM_KB);
   const out = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as {
     openS: number;
@@ -175,7 +193,11 @@ function ours(dist: string, file: string, ts: number[], timed: number, level?: n
   };
   const load = { loadBefore: r.loadBefore, loadAfter: r.loadAfter };
   const steps = new Map<number, StepSample>(ts.map((T) => [T, { stepsMs: out.perT[T].stepsMs, ...load }]));
-  return { open: { openS: out.openS, openCpuS: out.openCpuS, peakBytes: r.peakBytes, ...load }, steps, promptTokens: out.perT[ts[0]].promptTokens };
+  return {
+    open: { openS: out.openS, openCpuS: out.openCpuS, peakBytes: r.peakBytes, ...load },
+    steps,
+    promptTokens: out.perT[ts[0]].promptTokens,
+  };
 }
 
 function llamaArgv(file: string, shape: string, T: number): string[] {
@@ -335,7 +357,9 @@ async function main(): Promise<void> {
     return;
   }
   if (!quick && os.totalmem() < MIN_RAM) {
-    write(`${head}\n\nNot run: this machine has ${(os.totalmem() / 1e9).toFixed(1)} GB of RAM; the 8B-sized runs need ${MIN_RAM / 1e9} GB.\n`);
+    write(
+      `${head}\n\nNot run: this machine has ${(os.totalmem() / 1e9).toFixed(1)} GB of RAM; the 8B-sized runs need ${MIN_RAM / 1e9} GB.\n`,
+    );
     return;
   }
   console.log("scale: building the library…");

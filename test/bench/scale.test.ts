@@ -19,7 +19,8 @@ import {
 
 // As llama-diffusion-cli prints with --log-prefix --log-timestamps: "M.ss.mmm.uuu I " before every
 // message; the progress bar's messages start with "\r" and end without a newline.
-const bar = (k: number, n: number) => `\rdiffusion step: ${k}/${n} [${"=".repeat((k * 50) / n)}${" ".repeat(50 - (k * 50) / n)}] ${(k * 100) / n}%`;
+const bar = (k: number, n: number) =>
+  `\rdiffusion step: ${k}/${n} [${"=".repeat((k * 50) / n)}${" ".repeat(50 - (k * 50) / n)}] ${(k * 100) / n}%`;
 const LOG = [
   "0.00.000.120 I build: 1 (unknown) with cc for x86_64-linux-gnu\n",
   "0.00.950.000 I llama_model_loader: loaded meta data with 30 key-value pairs\n",
@@ -47,7 +48,9 @@ describe("llama.cpp's diffusion log", () => {
   });
 
   it("reads minutes past the hour mark and strips colour codes", () => {
-    const log = parseLlamaDiffusionLog(`\x1b[34m1.59.999.999\x1b[0m I ${bar(0, 1)}\x1b[34m2.00.001.000\x1b[0m I \ntotal time: 1.00ms, time per step: 1.00ms, sampling time per step: 0.10ms\n`);
+    const log = parseLlamaDiffusionLog(
+      `\x1b[34m1.59.999.999\x1b[0m I ${bar(0, 1)}\x1b[34m2.00.001.000\x1b[0m I \ntotal time: 1.00ms, time per step: 1.00ms, sampling time per step: 0.10ms\n`,
+    );
     expect(log.stepStartsMs).toEqual([119999.999]);
     expect(stepDurations(log, false)[0]).toBeCloseTo(1.001, 9);
   });
@@ -117,7 +120,11 @@ describe("the tables", () => {
 
   it("prints open medians, every process's open and the peak RSS against the file size", () => {
     const s = (openS: number, peakBytes: number, openCpuS?: number) => ({ openS, peakBytes, openCpuS, loadBefore: 6, loadAfter: 7 });
-    const t = openTable([{ shape: "dream-7b", fileBytes: 4e9, ours: [s(15, 4.8e9, 7), s(13, 5e9, 8)], theirs: [s(3, 8e9), s(4, 7.9e9), s(5, 7e9)] }]);
-    expect(t.split("\n")[2]).toBe("| dream-7b | 4.00 | 14.0; 15.0, 13.0 | 7.5 | 5.00; 1.25× | 4.0; 3.0, 4.0, 5.0 | 8.00; 2.00× | 6.0–7.0 |");
+    const t = openTable([
+      { shape: "dream-7b", fileBytes: 4e9, ours: [s(15, 4.8e9, 7), s(13, 5e9, 8)], theirs: [s(3, 8e9), s(4, 7.9e9), s(5, 7e9)] },
+    ]);
+    expect(t.split("\n")[2]).toBe(
+      "| dream-7b | 4.00 | 14.0; 15.0, 13.0 | 7.5 | 5.00; 1.25× | 4.0; 3.0, 4.0, 5.0 | 8.00; 2.00× | 6.0–7.0 |",
+    );
   });
 });
