@@ -3,17 +3,14 @@
  * kernel, Debian's Chromium driven by playwright-core):
  *
  * - notebook 01 is executed, unchanged, from a copy (so the check covers today's defaults, not the
- *   outputs committed last time), with every tier the set-up provides (tiny LLaDA and Dream at 16
- *   tokens in 16 steps, and the real-base SmolLM2-135M MDM at 32 in 32 under the LLaDA
- *   low-confidence and the Dream entropy order): one scrubber per tier and setting (the tiny pair,
- *   then one per real-base order, its title naming the order); the first must show a non-empty
- *   full map, an enabled head slider, token text on the position axes, colour bars and the head
- *   view, with no extra code; every scrubber's runs sit side by side in a 1400 × 900 window without
- *   spilling into each other's column; in every scrubber, at every step of every run, first and
- *   last layer, each panel has a full map and head-view lines drawn from that step's per-head maps
+ *   outputs committed last time), with every tier the set-up provides (tiny LLaDA and Dream, and the
+ *   real-base SmolLM2-135M MDM): its scrubber must show a non-empty full map, an enabled head
+ *   slider, token text on the position axes, colour bars and the head view, with no extra code; its
+ *   runs sit side by side in a 1400 × 900 window without spilling into each other's column; at
+ *   every step of every run, first and last layer, each panel has a full map and head-view lines
  *   (what the output did not embed comes from the live kernel) and every anchor column is labelled
- *   on both token axes; a label click selects it, and a head toggle changes the drawing (switching
- *   it back restores it) on each scrubber's last panel; the frontier figure draws;
+ *   on both token axes; a label click selects it and the head toggles change the drawn lines on the
+ *   real model's panel;
  * - every figure notebook in notebooks/ is opened with its committed, executed outputs (nothing
  *   re-run): each floatscope figure renders without an error box, every heat map has a colour bar,
  *   views with a token-position axis print token text on it, and every marked column (anchors,
@@ -186,18 +183,16 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  it("notebook 01, executed unchanged: one scrubber per tier and setting, each showing maps, heads, token axes and colour bars at every step", async () => {
+  it("notebook 01, executed unchanged: the scrubber shows the full map, heads, token axes and colour bars", async () => {
     const panel = await open("run-01-temporal-drift.ipynb");
     try {
       await runNotebook01(panel);
     } finally {
       await closeAll();
     }
-    // 751 s measured on 2 cores at load average 19–20 (the real-base decodes most of it); a few minutes on a quiet machine
-  }, 1_200_000);
+  }, 420_000);
 
   async function runNotebook01(panel: Locator): Promise<void> {
-    const t0 = Date.now();
     // Drop the committed outputs first, so everything checked below comes from this run.
     await page.evaluate(async () => {
       const app = (window as unknown as App).jupyterapp;
@@ -205,27 +200,11 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       await app.commands.execute("notebook:clear-all-cell-outputs");
       await app.commands.execute("notebook:run-all-cells");
     });
-    // Scrubbers: the tiny LLaDA and Dream together, then the real-base MDM once per unmasking order when its merged
-    // model is set up (one scrubber per tier and setting, each with its own payload budget).
+    const scrubber = panel.locator(".fs-scrubber").first();
+    await scrubber.locator("canvas.fs-map").first().waitFor({ timeout: 240_000 });
+    // its runs: the tiny LLaDA and Dream, and the real-base MDM when its merged model is set up
     const realBase = fs.existsSync(path.join(ROOT, ".cache/real-models/smollm2-135m-dream-world"));
-    const nScrubbers = realBase ? 3 : 1;
-    // The last cell's output: the run is over (the kernel is free to serve the maps the payloads left out).
-    await panel
-      .locator(".jp-OutputArea-output", { hasText: "Distinct anchor positions across the steps" })
-      .first()
-      .waitFor({ timeout: 900_000 });
-    const executed = (Date.now() - t0) / 1000;
-    const scrubbers = panel.locator(".fs-scrubber");
-    expect(await scrubbers.count()).toBe(nScrubbers);
-    const scrubber = scrubbers.first();
-    await scrubber.locator("canvas.fs-map").first().waitFor({ timeout: 60_000 });
-    await expect(scrubber.locator(".fs-run").count()).resolves.toBe(2);
-    if (realBase) {
-      const titles = await scrubbers.locator(".fs-title").allTextContents();
-      expect(titles[1]).toMatch(/real-base tier · smollm2-135m-dream-world · 32 tokens in 32 steps, LLaDA low-confidence order/);
-      expect(titles[2]).toMatch(/real-base tier · smollm2-135m-dream-world · 32 tokens in 32 steps, Dream entropy order/);
-      for (const i of [1, 2]) await expect(scrubbers.nth(i).locator(".fs-run").count()).resolves.toBe(1);
-    }
+    await expect(scrubber.locator(".fs-run").count()).resolves.toBe(realBase ? 3 : 2);
     // The full map holds data: many colours, not the grey "no map" fill.
     const colours = await scrubber
       .locator("canvas.fs-map")
@@ -248,8 +227,8 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     expect(ticks).toContain("What");
     expect(await scrubber.locator(".fs-colorbar-label").first().textContent()).toMatch(/^attention received, head \d+/);
     expect(await scrubber.locator(".fs-strip-legend").first().textContent()).toContain("floating anchor");
-    // No "not recorded" note in any scrubber: the defaults recorded what the views need.
-    expect(await scrubbers.locator(".fs-missing").count()).toBe(0);
+    // No "not recorded" note: the defaults recorded what the views need.
+    expect(await scrubber.locator(".fs-missing").count()).toBe(0);
     // Head view: select a token and lines are drawn for it.
     await scrubber.locator(".fs-headview").first().waitFor();
     const strip = scrubber.locator("canvas.fs-strip").first();
@@ -258,9 +237,9 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     expect(await scrubber.locator(".fs-run").first().locator(".fs-headview-queries .fs-tick-selected").count()).toBe(1);
     expect(await scrubber.locator(".fs-headgrid canvas.fs-thumb").count()).toBeGreaterThan(0);
     await scrubber.screenshot({ path: path.join(ARTIFACTS, "01-executed-scrubber.png") });
-    // The drift figures (shared figure renderer): a colour bar and the prompt's words on the x axis.
-    const drift = panel.locator(".fs-renderer .fs-figure").filter({ has: page.locator(".fs-figure-canvas.fs-drift") });
-    const nDrift = 2 * (realBase ? 4 : 2); // a shallow and a deep layer per panel (tiny LLaDA, Dream; real-base × 2 orders)
+    // The drift figures of the same run (shared figure renderer): a colour bar and the prompt's words on the x axis.
+    const drift = panel.locator(".fs-renderer .fs-figure");
+    const nDrift = 2 * (realBase ? 3 : 2); // a shallow and a deep layer per run
     expect(await drift.count()).toBe(nDrift);
     for (let i = 0; i < nDrift; i++) {
       expect(await drift.nth(i).locator(".fs-colourbar").count()).toBeGreaterThan(0);
@@ -271,25 +250,16 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       ).toBe(true);
       await drift.nth(i).screenshot({ path: path.join(ARTIFACTS, `01-executed-drift-${i + 1}.png`) });
     }
-    // The frontier figure: one, with the prompt's words on its strip's axis and no error box.
-    const frontier = panel.locator(".fs-renderer .fs-figure").filter({ has: page.locator(".fs-figure-canvas.fs-frontier") });
-    expect(await frontier.count()).toBe(1);
-    expect(await panel.locator(".fs-renderer .fs-error").count()).toBe(0);
-    expect((await printedText(frontier.locator(".fs-xlabels text"))).some((t) => /(^|[^A-Za-z])What([^A-Za-z]|$)/.test(t))).toBe(true);
-    await frontier.screenshot({ path: path.join(ARTIFACTS, "01-executed-frontier.png") });
-    const walks: string[] = [];
-    for (let i = 0; i < nScrubbers; i++) walks.push(await checkScrubber01(scrubbers.nth(i), i));
-    console.log(`[notebook browser test] notebook 01 executed in ${executed.toFixed(0)} s; ${walks.join("; ")}`);
+    await checkScrubber01(scrubber);
   }
 
   /**
-   * One of notebook 01's live scrubbers: its runs side by side in a 1400 × 900 window (the file browser closed, as a
-   * reader comparing does; no panel spilling into another's column), then every step of every run at the first and
-   * the last layer: a full map and head-view lines (drawn from that step's per-head maps, one line legend entry per
-   * head) in each panel, each anchor column labelled; on its last panel a label click selects the token and a head
-   * toggle changes the drawing. Returns a summary line (runs, steps walked, seconds).
+   * Notebook 01's own runs in its live scrubber: side by side in a 1400 × 900 window (the file browser
+   * closed, as a reader comparing does; no panel spilling into another's column), then every step of every run at the first and the last
+   * layer: a full map and head-view lines in each panel, each anchor column labelled; a label click
+   * and the head toggles on the real model's panel (the last).
    */
-  async function checkScrubber01(scrubber: Locator, index: number): Promise<string> {
+  async function checkScrubber01(scrubber: Locator): Promise<void> {
     const toggleLeft = () => page.evaluate(() => (window as unknown as App).jupyterapp.commands.execute("application:toggle-left-area"));
     await page.setViewportSize({ width: 1400, height: 900 });
     await toggleLeft();
@@ -300,9 +270,9 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       const runs = scrubber.locator(".fs-run");
       const n = await runs.count();
       const boxes = await runs.evaluateAll((rs) => rs.map((r) => r.getBoundingClientRect().toJSON() as DOMRect));
-      // columns: the runs side by side in the first row (two fit in 1400 px), left to right
+      // columns: at least two runs in the first row, left to right; a third one that does not fit wraps below
       const cols = boxes.filter((b) => Math.abs(b.y - boxes[0].y) < 2).length;
-      expect(cols, "runs side by side in the first row").toBe(Math.min(n, 2));
+      expect(cols, "runs side by side in the first row").toBeGreaterThanOrEqual(2);
       for (let i = 1; i < cols; i++) expect(boxes[i].x).toBeGreaterThanOrEqual(boxes[i - 1].x + boxes[i - 1].width);
       for (let i = cols; i < n; i++) expect(boxes[i].y).toBeGreaterThan(boxes[0].y + boxes[0].height - 2);
       // nothing a panel draws spills into its neighbour's column (the map, head view and profiles row)
@@ -322,22 +292,15 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
         await expectInView(run.locator("canvas.fs-headview-lines"), `run ${i} head view`, 1400, 900);
       }
       const names = await runs.locator(".fs-run-name").allTextContents();
-      if (index === 0) {
-        expect(names).toEqual(["tiny-llada · tiny · MDM", "tiny-dream · tiny · MDM"]);
-        await page.screenshot({ path: path.join(SHOTS, "notebook-01-1400x900.png") });
-      } else {
-        // the notebook passes scrubber's `tiers`: the real-base panel says its tier
-        expect(names).toEqual(["smollm2-135m-dream-world · real-base · MDM"]);
-        await page.screenshot({ path: path.join(ARTIFACTS, `01-executed-scrubber-${index + 1}-1400x900.png`) });
-      }
+      expect(names.slice(0, 2)).toEqual(["tiny-llada · tiny · MDM", "tiny-dream · tiny · MDM"]);
+      // (the tier shows when the notebook passes scrubber's `tiers`; only tiny-* models get one by default)
+      if (n === 3) expect(names[2]).toMatch(/^smollm2-135m-dream-world · (real-base · )?MDM$/);
+      await page.screenshot({ path: path.join(SHOTS, "notebook-01-1400x900.png") });
 
       // Every step, first and last layer (each run's own, by relative depth), mean over heads, nothing selected.
-      const t0 = Date.now();
       await scrubber.focus();
       await page.keyboard.press("Escape");
-      // (a payload without per-head received attention keeps the box ticked and disabled: mean over heads only)
-      const meanBox = scrubber.locator(".fs-controls input[type=checkbox]").first();
-      if (!(await meanBox.isChecked())) await meanBox.check();
+      await scrubber.locator(".fs-controls input[type=checkbox]").first().check();
       const lastLayer = Number(await scrubber.locator('input[data-role="layer"]').getAttribute("max"));
       const walk = await walkEveryStep(page, scrubber, [0, lastLayer]);
       expect(walk.empty).toEqual([]);
@@ -345,16 +308,13 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       expect(walk.anchorsSeen).toBeGreaterThan(0);
       // …and the walk visited every step of every run (the slider maps each run's own steps)
       expect(walk.visited.map((v) => v.seen)).toEqual(walk.visited.map((v) => v.of));
-      const seconds = (Date.now() - t0) / 1000;
-
-      // At the last step, each panel's head view draws from a per-head map of every head of the model.
-      const heads = await runs.evaluateAll((rs) => rs.map((r) => r.querySelectorAll(".fs-head-toggle").length));
-      const numHeads = await runs.evaluateAll((rs) =>
-        rs.map((r) => Number(/mean over (\d+) heads/.exec(r.querySelector(".fs-run-where")?.textContent ?? "")?.[1])),
+      console.log(
+        `[notebook browser test] notebook 01 scrubber: ${n} runs, ${walk.steps} slider steps × 2 layers; steps shown per run ${walk.visited
+          .map((v) => `${v.seen}/${v.of}`)
+          .join(", ")}; ${walk.anchorsSeen} anchor columns, all labelled`,
       );
-      expect(heads).toEqual(numHeads);
 
-      // The last panel: a label click selects it everywhere; a head toggle changes the drawn lines.
+      // The real model's panel (the last): a label click selects it everywhere; head toggles change the lines.
       const last = runs.nth(n - 1);
       const tick = last.locator(".fs-xaxis:not(.fs-map-xaxis) .fs-token-tick").nth(3);
       const pos = await tick.getAttribute("data-pos");
@@ -378,9 +338,6 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
       await last.locator(".fs-head-toggle").first().click();
       expect(await lines()).toBe(all);
       expect(await image()).toBe(before);
-      return `scrubber ${index + 1}: ${n} run(s), ${walk.steps} slider steps × 2 layers walked in ${seconds.toFixed(0)} s (steps shown per run ${walk.visited
-        .map((v) => `${v.seen}/${v.of}`)
-        .join(", ")}; ${walk.anchorsSeen} anchor columns, all labelled)`;
     } finally {
       await toggleLeft();
       await page.setViewportSize({ width: 1400, height: 1000 });
