@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
+import { runCli as cli } from "../support/cli.js";
 import { shellQuote, unsafeCharIn } from "../../src/util/shell.js";
 import { findMarked, makeFakeCluster, readCalls, runScript, sbatchDirectives, type FakeCall } from "./fake-cluster.js";
 
@@ -17,13 +17,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "fs-slurm-scripts-"));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const MARK = "PWNEDMARK";
 let n = 0;
-
-async function cli(...args: string[]) {
-  const out: string[] = [],
-    err: string[] = [];
-  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
 
 /** A fresh case folder with a grid file (models and data need not exist: slurm only reads the grid). */
 function caseDir(spec: Record<string, unknown> = {}, gridName = "grid.json") {

@@ -15,7 +15,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
+import { runCli as cli } from "../support/cli.js";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const GRID = path.join(__dirname, "tiny-grid.json");
@@ -79,12 +79,6 @@ function jobState(id: string): string {
 const floatscope = `${process.execPath} ${CLI}`;
 /** What an injected `touch` would create (a file name starting with it). */
 const MARK = "FSPWNED";
-async function cli(...args: string[]) {
-  const out: string[] = [],
-    err: string[] = [];
-  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
 
 describe("Slurm job array on a local cluster", () => {
   it.skipIf(!process.env.CI)("CI has a cluster (a skipped Slurm test is a failure under CI)", () => {

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
+import { runCli as cli } from "../support/cli.js";
 import { readGrid } from "../../src/grid/grid.js";
 import { readShardFile } from "../../src/grid/shard.js";
 import { GridError } from "../../src/util/errors.js";
@@ -36,12 +36,6 @@ const spec = {
   batchSize: 1,
 };
 
-async function cli(...args: string[]) {
-  const out: string[] = [],
-    err: string[] = [];
-  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
 const whole = path.join(tmp, "whole"),
   four = path.join(tmp, "four");
 

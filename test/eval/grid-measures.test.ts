@@ -11,7 +11,7 @@ import { absorptionRate } from "../../src/analysis/absorption.js";
 import { temporalDrift } from "../../src/analysis/drift.js";
 import { firstTokenSink } from "../../src/analysis/first-token-sink.js";
 import { tokenTypes } from "../../src/analysis/token-types.js";
-import { main } from "../../src/cli/main.js";
+import { runCli as cli } from "../support/cli.js";
 import { readGrid } from "../../src/grid/grid.js";
 import { mergeShards, shardFilesIn } from "../../src/grid/merge.js";
 import { readShardFile } from "../../src/grid/shard.js";
@@ -38,12 +38,6 @@ const spec = {
   measures: ["sink", "absorption", "drift", "token-types"],
 };
 
-async function cli(...args: string[]) {
-  const out: string[] = [],
-    err: string[] = [];
-  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t) });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
 const whole = path.join(tmp, "whole"),
   four = path.join(tmp, "four");
 
