@@ -11,6 +11,7 @@ import {
   anchorFrontier,
   chanceBaseline,
   distanceTo,
+  emptyLayerStats,
   factsPerStep,
   type FactSpan,
   type FrontierLayerStats,
@@ -243,25 +244,7 @@ describe("anchorFrontier on a trace", () => {
 });
 
 describe("pooling over traces", () => {
-  const zero: FrontierLayerStats = {
-    layer: 0,
-    steps: 1,
-    distinct: 1,
-    moves: 0,
-    anchors: 0,
-    within: 0,
-    distance: 0,
-    chanceWithin: 0,
-    chanceDistance: 0,
-    unmaskedAnchors: 0,
-    unmaskedWithin: 0,
-    unmaskedDistance: 0,
-    unmaskedChanceWithin: 0,
-    unmaskedChanceDistance: 0,
-    sourceSteps: 0,
-    sourceHits: 0,
-    sourceShuffled: 0,
-  };
+  const zero: FrontierLayerStats = { ...emptyLayerStats(0, 1), distinct: 1 };
   const unit = (anchors: number, within: number) => ({
     model: "m",
     sample: String(anchors),
