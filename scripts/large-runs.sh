@@ -7,12 +7,14 @@
 #   RUNS="claims cards" sh scripts/large-runs.sh              # only some steps, in the order given
 #   FLOATSCOPE_NQ=/path/to/nq-open-oracle.jsonl.gz sh scripts/large-runs.sh   # the NQ step needs the data file
 #
-# Steps (RUNS, default "claims claims-rest cards frontier nq"):
+# Steps (RUNS, default "claims claims-rest claims-rest-real cards frontier nq"):
 #   claims    findings/claims.grid.json (every tier, n = 100 per model: sink, absorption, drift, token types)
 #             through the evaluation grid → runs/claims/ → findings/claims.findings.json (docs/claims.md)
-#   claims-rest  findings/claims-rest.grid.json (every tier, n = 100 per model: RAG gain, drop over distractors,
-#             spread over gold positions, angle share, retrieval heads) → runs/claims-rest/ →
+#   claims-rest  findings/claims-rest.grid.json (tiny and real-base tiers, n = 100 per model: RAG gain, drop over
+#             distractors, spread over gold positions, angle share, retrieval heads) → runs/claims-rest/ →
 #             findings/claims-rest.findings.json
+#   claims-rest-real  findings/claims-rest-real.grid.json (the real tier's ARM, n = 100: angle share, retrieval
+#             scores, closed-book and gold among 4) → runs/claims-rest-real/ → findings/claims-rest-real.findings.json
 #   cards     the real-base pair's engine evaluation at the cards' n (npm run eval:real) → models/*/README.md
 #   frontier  scripts/measure-frontier.ts at n = 100 per setting → findings/frontier.findings.json
 #   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ;
@@ -26,7 +28,7 @@
 # uses and fails to start under 20 GB; the 135M models need about 2 GB of memory).
 set -e
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-"claims claims-rest cards frontier nq"}
+RUNS=${RUNS:-"claims claims-rest claims-rest-real cards frontier nq"}
 ulimit -v 40000000 2>/dev/null || true
 say() { printf '[large-runs %s] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 
@@ -44,9 +46,9 @@ for run in $RUNS; do
       npx floatscope eval --grid findings/claims.grid.json --out runs/claims
       npx floatscope merge runs/claims --out runs/claims/merged.jsonl --findings findings/claims.findings.json
       ;;
-    claims-rest)
-      npx floatscope eval --grid findings/claims-rest.grid.json --out runs/claims-rest
-      npx floatscope merge runs/claims-rest --out runs/claims-rest/merged.jsonl --findings findings/claims-rest.findings.json
+    claims-rest | claims-rest-real)
+      npx floatscope eval --grid "findings/$run.grid.json" --out "runs/$run"
+      npx floatscope merge "runs/$run" --out "runs/$run/merged.jsonl" --findings "findings/$run.findings.json"
       ;;
     cards)
       npm run eval:real -- --threads 2 --batch-size 8 \
@@ -66,7 +68,7 @@ for run in $RUNS; do
       npx tsx scripts/measure-nq.ts --n 300 --threads 2 --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
       ;;
     *)
-      say "unknown step \"$run\" (claims, claims-rest, cards, frontier, nq)" >&2
+      say "unknown step \"$run\" (claims, claims-rest, claims-rest-real, cards, frontier, nq)" >&2
       exit 2
       ;;
   esac
