@@ -20,7 +20,8 @@
 #   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ;
 #             the real-base pair first, then every tier)
 # Each step's invocation appends its provenance (commit at its start, machine, wall time, load, decode seconds per
-# model) to findings/runs.jsonl (scripts/record-run.mjs); a resumed step adds one line per invocation.
+# model) to findings/runs.jsonl (scripts/record-run.mjs): a "started" line as it begins and a "finished" line at its
+# end (or when a signal stops it); a resumed step adds lines per invocation.
 # then CLAIMS.md (committed, at the repository's root) from the findings files in findings/ alone: the verdicts of
 # the large runs (notebook 10 writes notebooks/_executed/CLAIMS.md from the notebooks' own small runs).
 #
@@ -41,6 +42,10 @@ for run in $RUNS; do
   state0=unknown
   [ -n "$commit0" ] && { [ -z "$(git status --porcelain --untracked-files=no)" ] && state0=clean || state0=dirty; }
   say "$run: start (load $load0)"
+  # the start line first, so an invocation killed before its end still leaves a line; a stop by a signal records
+  # its end with a note
+  RECORD_PHASE=start node scripts/record-run.mjs "$run" "$t0" "$load0" "$commit0" "$state0"
+  trap 'RECORD_NOTE="stopped by a signal before the end of the step" node scripts/record-run.mjs "$run" "$t0" "$load0" "$commit0" "$state0" "runs/$run"; exit 130' INT TERM HUP
   case "$run" in
     claims)
       npx floatscope eval --grid findings/claims.grid.json --out runs/claims
@@ -74,6 +79,7 @@ for run in $RUNS; do
   esac
   # provenance: commit, machine, wall time of this invocation, decode seconds per model of a grid's rows
   node scripts/record-run.mjs "$run" "$t0" "$load0" "$commit0" "$state0" "runs/$run"
+  trap - INT TERM HUP
   say "$run: done"
 done
 npx tsx scripts/render-claims.ts findings --out CLAIMS.md

@@ -8,6 +8,9 @@
 // The commit is the one checked out when the step started (HEAD may move while a step runs for hours), and
 // whether tracked files differed from it then (`dirty`: a run on uncommitted code says so).
 // RECORD_FINISHED_EPOCH and RECORD_NOTE (optional) record an invocation after the fact, saying how.
+// RECORD_PHASE=start writes the invocation's start line (`"phase": "started"`: commit, machine, start load) as the
+// step begins, so a step killed before its end (SIGKILL, a machine that goes away) still leaves a line: a
+// "started" line with no "finished" line of the same step and `started` time is an invocation that did not end.
 import * as fs from "node:fs";
 import * as os from "node:os";
 
@@ -19,14 +22,15 @@ if (!step || !startedS) {
   process.exit(2);
 }
 const started = Number(startedS) * 1000;
+const phase = process.env.RECORD_PHASE === "start" ? "started" : "finished";
 const finished = process.env.RECORD_FINISHED_EPOCH ? Number(process.env.RECORD_FINISHED_EPOCH) * 1000 : Date.now();
 const record = {
   step,
+  phase,
   commit: commit || null,
   dirty: state === "dirty" ? true : state === "clean" ? false : null,
   started: new Date(started).toISOString(),
-  finished: new Date(finished).toISOString(),
-  wallSeconds: Math.round((finished - started) / 1000),
+  ...(phase === "finished" ? { finished: new Date(finished).toISOString(), wallSeconds: Math.round((finished - started) / 1000) } : {}),
   machine: {
     cpu: os.cpus()[0]?.model ?? "unknown",
     cores: os.cpus().length,
@@ -34,9 +38,12 @@ const record = {
     node: process.version,
   },
   ...(process.env.RECORD_NOTE ? { note: process.env.RECORD_NOTE } : {}),
-  load: { start: load0 ?? null, end: fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") },
+  load: {
+    start: load0 ?? null,
+    ...(phase === "finished" ? { end: fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") } : {}),
+  },
 };
-if (runDir && fs.existsSync(runDir)) {
+if (phase === "finished" && runDir && fs.existsSync(runDir)) {
   const last = new Map();
   for (const f of fs
     .readdirSync(runDir)
@@ -60,5 +67,7 @@ if (runDir && fs.existsSync(runDir)) {
 }
 fs.appendFileSync("findings/runs.jsonl", JSON.stringify(record) + "\n");
 console.log(
-  `[large-runs] provenance of "${step}" → findings/runs.jsonl (${record.wallSeconds} s, commit ${String(record.commit).slice(0, 7)}${record.dirty ? ", uncommitted changes" : ""})`,
+  phase === "started"
+    ? `[large-runs] start of "${step}" → findings/runs.jsonl (commit ${String(record.commit).slice(0, 7)})`
+    : `[large-runs] provenance of "${step}" → findings/runs.jsonl (${record.wallSeconds} s, commit ${String(record.commit).slice(0, 7)}${record.dirty ? ", uncommitted changes" : ""})`,
 );
