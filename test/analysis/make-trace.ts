@@ -85,3 +85,29 @@ export function makeTrace(p: TraceParts): Trace {
     partial: false,
   };
 }
+
+/**
+ * The retrieval-heads fixture shared by the analysis and grid tests. Prompt "The capital is Paris":
+ * BOS(0) The(1) ␣capital(2) ␣is(3) ␣Paris(4); generated 5 ("Paris" = id 23), 6 (EOS); 2 heads, 7 positions.
+ */
+export const capitalIsParis = {
+  text: "The capital is Paris",
+  offsets: [
+    [0, 0],
+    [0, 3],
+    [3, 11],
+    [11, 14],
+    [14, 20],
+    [20, 26],
+    [26, 26],
+  ] as [number, number][],
+  prompt: [1, 20, 21, 22, 23],
+  H: 2,
+  T: 7,
+  /** argmax_key [head, query]: every row at BOS (key 0) except the given (head, row) → key. */
+  argmax(set: [number, number, number][]): number[] {
+    const a = new Array(2 * 7).fill(0);
+    for (const [h, row, key] of set) a[h * 7 + row] = key;
+    return a;
+  },
+};

@@ -1,30 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { charsToTokens, copyHits, evidenceSpan, retrievalHeads, rouge1Recall } from "../../src/analysis/retrieval-heads.js";
 import { ProbeMissingError, SettingsError } from "../../src/util/errors.js";
-import { makeTrace, probe, probeMap, step } from "./make-trace.js";
+import { capitalIsParis, makeTrace, probe, probeMap, step } from "./make-trace.js";
 
-// Prompt "The capital is Paris": BOS(0) The(1) ␣capital(2) ␣is(3) ␣Paris(4); generated 5 ("Paris" = id 23), 6 (EOS).
-const text = "The capital is Paris";
-const offsets: [number, number][] = [
-  [0, 0],
-  [0, 3],
-  [3, 11],
-  [11, 14],
-  [14, 20],
-  [20, 26],
-  [26, 26],
-];
-const prompt = [1, 20, 21, 22, 23];
+const { text, offsets, prompt, H, T, argmax } = capitalIsParis;
 const seq = [...prompt, 23, 2];
-const H = 2;
-const T = 7;
-
-/** argmax_key [head, query] with every row pointing at BOS except the given (head, row) → key. */
-function argmax(set: [number, number, number][]): number[] {
-  const a = new Array(H * T).fill(0);
-  for (const [h, row, key] of set) a[h * T + row] = key;
-  return a;
-}
 
 function trace(answer: string, over: { dream?: boolean } = {}) {
   const shift = over.dream ? 1 : 0;

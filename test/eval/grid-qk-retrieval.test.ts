@@ -16,7 +16,7 @@ import {
   retrievalMeasure,
 } from "../../src/grid/measures-qk-retrieval.js";
 import { GridError } from "../../src/util/errors.js";
-import { makeTrace, probe, probeMap, step } from "../analysis/make-trace.js";
+import { capitalIsParis, makeTrace, probe, probeMap, step } from "../analysis/make-trace.js";
 
 describe("qk measure", () => {
   it("decomposes notebook 03's layers: the paper's 1, 11, 28 of 32, scaled to the depth", () => {
@@ -66,26 +66,8 @@ describe("qk measure", () => {
   });
 });
 
-// Prompt "The capital is Paris": BOS(0) The(1) ␣capital(2) ␣is(3) ␣Paris(4, id 23); generated 5 ("Paris"), 6 (EOS).
-const text = "The capital is Paris";
-const offsets: [number, number][] = [
-  [0, 0],
-  [0, 3],
-  [3, 11],
-  [11, 14],
-  [14, 20],
-  [20, 26],
-  [26, 26],
-];
-const prompt = [1, 20, 21, 22, 23];
-const H = 2,
-  T = 7;
-/** argmax_key [head, query]: every row at BOS (key 0) except the given (head, row) → key. */
-function argmax(set: [number, number, number][]): number[] {
-  const a = new Array(H * T).fill(0);
-  for (const [h, row, key] of set) a[h * T + row] = key;
-  return a;
-}
+const { text, offsets, prompt, H, T, argmax } = capitalIsParis;
+
 /**
  * Step 0 unmasks position 5 (token 23, "Paris") from row 5: layer 0 head 0 and both heads of layer 1 point at
  * key 4 ("Paris"): three copy events. Step 1 unmasks EOS: layer 0 head 0 points at key 4 again, but the token
