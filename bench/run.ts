@@ -637,6 +637,8 @@ const MODULE_SCRIPTS: Record<string, string> = {
   interventions: "## Interventions",
   "weight-scan": "## Weight scan",
   gguf: "## GGUF",
+  // the real ARM's decoding with and without the key/value cache (needs its GGUF, as gguf does)
+  "arm-kv-cache": "## ARM key/value cache",
   scrubber: "## Widgets",
   // bench-only set-up first (bench/setup-llamacpp.sh); skips in one line without it or under 20 GB of RAM
   scale: "## Scale: 8B-sized 4-bit models vs llama.cpp",

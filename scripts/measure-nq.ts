@@ -13,10 +13,12 @@
  *   npx tsx scripts/measure-nq.ts --n 300 --out findings/nq-table1.findings.json   # the committed large run
  *   npx tsx scripts/measure-nq.ts --merged runs/nq/merged.jsonl --out …          # the same table from a grid run
  *
- * The large run (n = 300 per setting, both tiers) is about 26 h of CPU — 13–26 h on 2 idle cores; the real-base
- * pair alone (which decides the claim) 2.3–4.5 h, the real ARM the rest (no KV cache: each of its up to 32
- * tokens is a full forward over a 1000-token prompt). docs/claims.md (`rag-gain-mdm-vs-arm`) has the measured
- * per-question times behind that estimate; the script prints the same estimate from its own run.
+ * The large run (n = 300 per setting, both tiers) was about 26 h of CPU — 13–26 h on 2 idle cores; the real-base
+ * pair alone (which decides the claim) 2.3–4.5 h, the real ARM the rest, when each of its up to 32 tokens was a
+ * full forward over a 1000-token prompt. The ARM now decodes through the engine's key/value cache (one prompt
+ * forward, then one single-row forward per token; BENCHMARKS.md "ARM key/value cache"), so its share is far
+ * smaller. docs/claims.md (`rag-gain-mdm-vs-arm`) has the measured per-question times behind the old estimate;
+ * the script prints an estimate from its own run.
  *
  *   (ulimit -v 64000000; nice npx tsx scripts/measure-nq.ts --n 300 --threads 2 \
  *      --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json) > nq-300.log 2>&1

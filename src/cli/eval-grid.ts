@@ -70,7 +70,7 @@ const GRID_ROWS: FlagRow[] = [
   { name: "shard", type: "string", value: "<i/n>", help: "which share to run", default: "1/1" },
   { name: "out", type: "string", value: "<dir>", help: "folder for shard files (default grid-runs/<grid name>)" },
   { name: "batch-size", type: "string", value: "<n>", help: "questions per forward batch (default: the grid's, 8)" },
-  ...runtimeRows("device", "threads", "quantized-weights"),
+  ...runtimeRows("device", "threads", "quantized-weights", "no-kv-cache"),
 ];
 
 export const GRID_FLAGS: FlagSpec = flagSpec(GRID_ROWS);
@@ -104,7 +104,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
     throw new UsageError("Bad --shard", { field: "--shard", expected: "i/n with 1 ≤ i ≤ n, e.g. 2/4", found: JSON.stringify(v.shard) });
   }
   const int = (flag: string) => (v[flag] === undefined ? undefined : intList("eval", flag, String(v[flag]))[0]);
-  const { device, threads, quantizedWeights } = runtimeOptions("eval", v);
+  const { device, threads, quantizedWeights, kvCache } = runtimeOptions("eval", v);
   const grid = readGrid(inputFile(gridFile, { command: "eval", arg: "--grid", what: "grid file (JSON)", error: GridError }));
   checkGridPaths(grid);
   // The shard folder is created when missing (as it always was); when it exists, the shard file in
@@ -133,6 +133,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
       threads,
       device,
       quantizedWeights,
+      kvCache,
       batchSize: int("batch-size"),
       signal: controller.signal,
       warn: io.err,

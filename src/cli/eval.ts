@@ -87,7 +87,7 @@ const EVAL_FLAGS: Record<string, FlagRow[]> = {
     },
     ...runtimeRows("device", "threads"),
     MKDIR_ROW,
-    ...runtimeRows("no-weight-scan", "quantized-weights"),
+    ...runtimeRows("no-weight-scan", "quantized-weights", "no-kv-cache"),
   ],
 };
 
@@ -193,6 +193,7 @@ export const command: CliCommand = {
       threads: runtime.threads,
       scanWeights: runtime.scanWeights,
       quantizedWeights: runtime.quantizedWeights,
+      kvCache: runtime.kvCache,
       warn: io.err,
       ...(intervention && intervention.kind !== "none" ? { interventions: true, probes: policyProbes(intervention) } : {}),
     });

@@ -64,7 +64,16 @@ const GENERATE_FLAGS: Record<string, FlagRow[]> = {
       ],
     },
   ],
-  Runtime: runtimeRows("device", "threads", "low-memory", "memory-budget", "no-weight-scan", "quantized-weights", "accuracy-level"),
+  Runtime: runtimeRows(
+    "device",
+    "threads",
+    "low-memory",
+    "memory-budget",
+    "no-weight-scan",
+    "quantized-weights",
+    "accuracy-level",
+    "no-kv-cache",
+  ),
 };
 
 const HELP = `Usage: floatscope generate <model-dir> --prompt "…" [options]
@@ -171,6 +180,7 @@ export const command: CliCommand = {
       lowMemory: runtime.lowMemory,
       quantizedWeights: runtime.quantizedWeights,
       nbitsAccuracyLevel: runtime.nbitsAccuracyLevel,
+      kvCache: runtime.kvCache,
       // refused before a weight is read when the longest step would not fit
       plannedRun: { batch: 1, seq: encoded[0].ids.length + cfg.genLength },
       memoryBudgetBytes: runtime.memoryBudgetBytes,

@@ -1,6 +1,6 @@
 /**
  * The runtime flags (`--device`, `--threads`, `--low-memory`, `--query-chunks`, `--memory-budget`,
- * `--no-weight-scan`, `--quantized-weights`, `--accuracy-level`) of the commands that build an engine: one table gives their parse options
+ * `--no-weight-scan`, `--quantized-weights`, `--accuracy-level`, `--no-kv-cache`) of the commands that build an engine: one table gives their parse options
  * and help lines, and one function checks them into typed engine options, so a bad `--device` is
  * the same usage error in every command.
  */
@@ -10,7 +10,15 @@ export const DEVICES = ["cpu", "cuda", "auto"] as const;
 export type Device = (typeof DEVICES)[number];
 
 export type RuntimeFlag =
-  "device" | "threads" | "low-memory" | "query-chunks" | "memory-budget" | "no-weight-scan" | "quantized-weights" | "accuracy-level";
+  | "device"
+  | "threads"
+  | "low-memory"
+  | "query-chunks"
+  | "memory-budget"
+  | "no-weight-scan"
+  | "quantized-weights"
+  | "accuracy-level"
+  | "no-kv-cache";
 
 export const QUANTIZED_WEIGHTS = ["auto", "matmulnbits", "dequantize"] as const;
 
@@ -58,6 +66,14 @@ const RUNTIME_ROWS: Record<RuntimeFlag, FlagRow> = {
     ],
     default: "0",
   },
+  "no-kv-cache": {
+    name: "no-kv-cache",
+    type: "boolean",
+    help: [
+      "re-run the whole prefix at every generated token; by default a causal model",
+      "without probes or interventions decodes through a key/value cache (same tokens)",
+    ],
+  },
 };
 
 /** The rows of the runtime flags a command takes, in the table's order. */
@@ -76,6 +92,8 @@ export interface RuntimeOptions {
   quantizedWeights: (typeof QUANTIZED_WEIGHTS)[number];
   /** `--accuracy-level`; undefined: the engine's default. */
   nbitsAccuracyLevel?: (typeof ACCURACY_LEVELS)[number];
+  /** false with `--no-kv-cache`; undefined: the engine's default (on wherever it applies). */
+  kvCache?: false;
 }
 
 /** `--device` checked against DEVICES; shared with commands that only pass the word on (slurm). */
@@ -103,6 +121,7 @@ export function runtimeOptions(command: string, v: Record<string, string | boole
     scanWeights: !v["no-weight-scan"],
     quantizedWeights: quantizedWeightsFlag(command, v["quantized-weights"]),
     nbitsAccuracyLevel: accuracyLevelFlag(command, v["accuracy-level"]),
+    kvCache: v["no-kv-cache"] ? false : undefined,
   };
 }
 

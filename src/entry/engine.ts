@@ -19,7 +19,8 @@ export { estimateMemory, defaultMemoryBudget, formatBytes } from "../runtime/mem
 export type { MemoryEstimate, MemoryEstimateOptions } from "../runtime/memory.js";
 export { cudaProviderInstalled, CUDA_INSTALL_HINT } from "../runtime/session.js";
 export type { DeviceRequest } from "../runtime/session.js";
-export type { Engine, ForwardInput, ForwardOutput, AttentionIntervention } from "../runtime/types.js";
+export type { Engine, ForwardInput, ForwardOutput, AttentionIntervention, KvDecoder } from "../runtime/types.js";
+export { KV_CACHE_NAMES } from "../graph/build/kv-cache.js";
 export { INTERVENTION_INPUTS } from "../graph/interventions.js";
 export { referenceForward, probesFromAttention } from "../reference/forward.js";
 export type { ReferenceInput, ReferenceOutput } from "../reference/forward.js";

@@ -10,7 +10,9 @@
  * Outputs: `logits` float [batch, seq, vocab] (already shifted for logitShift 1, so row i is
  * the distribution for token i), then one output per probe, named canonically. With
  * `logitRows`, an extra input `logit_rows` selects the rows the head runs on, and per-row
- * vocabulary summaries are added (logits.ts).
+ * vocabulary summaries are added (logits.ts). With `kvCache` (causal, probe-free), per-layer
+ * `past.<l>.key/value` inputs and `present.<l>.key/value` outputs carry keys and values from one
+ * run to the next, and `attention_mask` covers the past keys too (build/kv-cache.ts).
  *
  * Design (docs/engine.md): weights are external data pointing INTO the safetensors files
  * (zero copy), kept in HF [out, in] layout and used through Gemm(transB=1); BF16/F16 weights get
@@ -22,6 +24,7 @@ import type { TensorInfo } from "../checkpoint/types.js";
 import { CheckpointError } from "../util/errors.js";
 import { attentionBlock, attentionRun } from "./build/attention.js";
 import { buildContext, type BuildContext, type BuildOptions } from "./build/context.js";
+import { KV_CACHE_NAMES } from "./build/kv-cache.js";
 import { linear } from "./build/linear.js";
 import { mlpBlock, mlpRows } from "./build/mlp.js";
 import { rmsNorm } from "./build/norm.js";
@@ -103,7 +106,12 @@ function buildGraph(spec: ModelSpec, options: BuildOptions, ctx: BuildContext): 
   const probes = probeOutputs(spec, ctx.req);
   // The builder emitted the outputs probeOutputs lists; check it (one rule, two readers).
   const headOutputs = new Set<string>(["logits", ...Object.values(SUMMARY_OUTPUTS)]);
-  const emitted = g.outputs.map((o) => o.name).filter((n) => !headOutputs.has(n));
+  const present = new Set<string>(
+    ctx.cache
+      ? Array.from({ length: spec.numLayers }, (_, l) => [KV_CACHE_NAMES.presentKey(l), KV_CACHE_NAMES.presentValue(l)]).flat()
+      : [],
+  );
+  const emitted = g.outputs.map((o) => o.name).filter((n) => !headOutputs.has(n) && !present.has(n));
   if (emitted.length !== probes.length || emitted.some((n) => !probes.some((p) => p.name === n))) {
     throw new Error(`internal: probe outputs disagree: ${emitted.join(",")} vs ${probes.map((p) => p.name).join(",")}`);
   }

@@ -335,6 +335,8 @@ export interface RunShardOptions {
   device?: "cpu" | "cuda" | "auto";
   /** GGUF quantised layers (EngineOptions.quantizedWeights; default "auto"). */
   quantizedWeights?: "auto" | "matmulnbits" | "dequantize";
+  /** false: no key/value-cached decoding (EngineOptions.kvCache; default on where it applies). */
+  kvCache?: false;
   batchSize?: number;
   signal?: AbortSignal;
   onProgress?: (p: ShardProgress) => void;
@@ -492,6 +494,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
         device: o.device ?? "cpu",
         threads: o.threads,
         quantizedWeights: o.quantizedWeights,
+        kvCache: o.kvCache,
         warn: o.warn,
         ...(policies.length > 0 ? { interventions: true } : {}),
         ...(policies.length > 0 || measure

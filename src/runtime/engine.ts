@@ -35,9 +35,11 @@ import {
   type WeightFootprint,
 } from "./memory.js";
 import { defaultWeightCacheDir } from "../graph/build/weight-cache.js";
+import { KV_CACHE_NAMES, kvCacheConflict } from "../graph/build/kv-cache.js";
 import { createSession, type DeviceRequest, type SessionOptions } from "./session.js";
 import type { SessionCacheReport } from "./session-cache.js";
-import type { Engine, ForwardInput, ForwardOutput } from "./types.js";
+import { CachedDecoder, emptyPast, type KvPast } from "./kv-decoder.js";
+import type { Engine, ForwardInput, ForwardOutput, KvDecoder } from "./types.js";
 
 export interface EngineOptions extends SessionOptions {
   /** Which statistics the graph computes (default `{received: true}`). */
@@ -104,6 +106,13 @@ export interface EngineOptions extends SessionOptions {
    * model").
    */
   sessionCache?: boolean;
+  /**
+   * Build the graph with a key/value cache (graph/build/kv-cache.ts), so that `decoder()` can run
+   * autoregressive decoding one new token at a time. Default: on wherever it applies — a causal
+   * model whose engine has no probes and no interventions; `forward` is then the same forward with
+   * nothing cached. false builds the plain graph; true where it cannot apply is a SettingsError.
+   */
+  kvCache?: boolean;
 }
 
 /** A checkpoint folder, an opened Checkpoint, or a spec with its tensor index (tests, custom specs). */
@@ -119,6 +128,8 @@ export interface OnnxEngine extends Engine {
   readonly logitRows: boolean;
   /** Whether the graph has the intervention inputs (EngineOptions.interventions). */
   readonly interventions: boolean;
+  /** Whether the graph carries a key/value cache (EngineOptions.kvCache resolved): `decoder` is then defined. */
+  readonly kvCache: boolean;
   /** Graph size, for reports. */
   readonly nodeCount: number;
   /** Whether the session was loaded from the session cache ("hit"), saved to it, or built without it; with the entry's size. */
@@ -137,6 +148,7 @@ function resolveSource(source: EngineSource): { spec: ModelSpec; tensors: Map<st
 
 export async function createEngine(source: EngineSource, options: EngineOptions = {}): Promise<OnnxEngine> {
   const { spec, tensors } = resolveSource(source);
+  const kvCache = resolveKvCache(options.kvCache, spec, options.probes ?? DEFAULT_PROBES, options.interventions ?? false);
   // a clean verdict is remembered beside the weight cache (the same files are not read twice)
   const verdictCache = options.weightCache === false ? undefined : (options.weightCache ?? defaultWeightCacheDir());
   if (options.scanWeights ?? true) assertFiniteWeights({ tensors }, spec, { verdictCache });
@@ -179,6 +191,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       interventions,
       logitRows: logitRows ? 1 : undefined,
       weights: weightsFor(dtype, mode),
+      kvCache,
     });
   checkBudget(
     estimateAt(planned.seq),
@@ -203,6 +216,7 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
       interventions,
       fusedAttention,
       weightCacheDir,
+      kvCache,
     });
   let built = build(computeDType);
   const sessionCacheDir = options.sessionCache && weightCacheDir !== undefined ? path.join(weightCacheDir, "sessions") : undefined;
@@ -242,10 +256,22 @@ export async function createEngine(source: EngineSource, options: EngineOptions 
     queryChunks,
     logitRows,
     interventions,
+    kvCache,
     chunkBudgetBytes,
     created.sessionCache,
     created.tempDir,
   );
+}
+
+/**
+ * EngineOptions.kvCache resolved: unset means on wherever it applies. Checked here, before any weight
+ * is read, so an explicit `true` that cannot apply fails at once.
+ */
+function resolveKvCache(requested: boolean | undefined, spec: ModelSpec, probes: ProbeRequest, interventions: boolean): boolean {
+  if (requested === false) return false;
+  const conflict = kvCacheConflict(spec, { probes, interventions });
+  if (conflict && requested === true) throw conflict;
+  return conflict === undefined;
 }
 
 /**
@@ -307,12 +333,19 @@ class OrtEngine implements OnnxEngine {
     readonly queryChunks: QueryChunks,
     readonly logitRows: boolean,
     readonly interventions: boolean,
+    readonly kvCache: boolean,
     private readonly chunkBudgetBytes: number | undefined,
     readonly sessionCache: SessionCacheReport,
     private tempDir?: string,
   ) {
     this.outputs = built.probes;
     this.nodeCount = built.nodeCount;
+    if (kvCache)
+      this.decoder = () =>
+        new CachedDecoder(
+          (input, past) => this.run(input, past),
+          (batch) => this.emptyPast(batch),
+        );
   }
 
   /** @param logitRows rows of logits per batch row (default: seq) */
@@ -327,6 +360,7 @@ class OrtEngine implements OnnxEngine {
       logitRows,
       interventions: this.interventions,
       weights: this.weights,
+      kvCache: this.kvCache,
     });
   }
 
@@ -335,6 +369,24 @@ class OrtEngine implements OnnxEngine {
   }
 
   async forward(input: ForwardInput): Promise<ForwardOutput> {
+    // a cached graph runs a plain forward with nothing cached (P = 0), its presents left in onnxruntime
+    const past = this.kvCache ? this.emptyPast(input.batch) : undefined;
+    return (await this.run(input, past, false)).out;
+  }
+
+  readonly decoder?: () => KvDecoder;
+
+  private emptyPast(batch: number): KvPast {
+    const { numLayers, numKvHeads, headDim } = this.spec;
+    return emptyPast(batch, numLayers, numKvHeads, headDim, this.computeDType === "f16" ? "float16" : "float32");
+  }
+
+  /**
+   * One run of the graph over `input`'s tokens. With `past` (a cached graph): after the past's
+   * columns, whose keys the mask extends over and whose real-token counts the positions continue;
+   * the present tensors come back too, unless `presents` is false.
+   */
+  private async run(input: ForwardInput, past?: KvPast, presents = true): Promise<{ out: ForwardOutput; present: ort.Tensor[] }> {
     const { batch: B, seq: T, ids } = input;
     if (!Number.isInteger(B) || B < 1 || !Number.isInteger(T) || T < 1) throw bad("batch/seq", "positive integers", `${B} × ${T}`);
     const N = B * T;
@@ -346,9 +398,21 @@ class OrtEngine implements OnnxEngine {
     const mask = input.attentionMask ?? new Uint8Array(N).fill(1);
     if (mask.length !== N) throw bad("attentionMask", `${N} values`, `${mask.length}`);
     const sel = this.logitRows ? selectRows(input, B, T, this.spec.logitShift) : undefined;
-    checkBudget(this.estimateMemory(B, T, sel?.rows), this.memoryBudgetBytes, { batch: B, seq: T });
+    const P = past?.length ?? 0;
+    checkBudget(this.estimateMemory(B, P + T, sel?.rows), this.memoryBudgetBytes, { batch: B, seq: P + T });
 
     const pos = positionIdsFromMask(mask, B, T);
+    // cached tokens come first: positions are HF's cumsum(mask) − 1 over the past and new columns,
+    // i.e. they continue from each row's real tokens so far
+    if (past) {
+      for (let b = 0; b < B; b++) {
+        let seen = past.real[b];
+        for (let t = 0; t < T; t++) {
+          if (mask[b * T + t]) seen++;
+          pos[b * T + t] = Math.max(0, seen - 1);
+        }
+      }
+    }
     // RoPE is computed for any position, so nothing in the graph would stop a sequence longer than
     // the model was trained for: refuse it here, for every caller (CLI, samplers, notebooks).
     let maxPos = -1;
@@ -359,6 +423,12 @@ class OrtEngine implements OnnxEngine {
         expected: `at most ${this.spec.maxPositionEmbeddings} positions per row (max_position_embeddings)`,
         found: `${maxPos + 1} positions`,
       });
+    }
+    // with a cache the mask covers the past columns too: [batch, P + seq]
+    const keyMask = new Uint8Array(B * (P + T));
+    for (let b = 0; b < B; b++) {
+      if (past) keyMask.set(past.mask.subarray(b * P, (b + 1) * P), b * (P + T));
+      for (let t = 0; t < T; t++) keyMask[b * (P + T) + P + t] = mask[b * T + t] ? 1 : 0;
     }
     const feeds: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor(
@@ -371,12 +441,15 @@ class OrtEngine implements OnnxEngine {
         BigInt64Array.from(pos, (v) => BigInt(v)),
         [B, T],
       ),
-      attention_mask: new ort.Tensor(
-        "bool",
-        Uint8Array.from(mask, (v) => (v ? 1 : 0)),
-        [B, T],
-      ),
+      attention_mask: new ort.Tensor("bool", keyMask, [B, P + T]),
     };
+    if (past) {
+      if (past.batch !== B) throw bad("batch", `${past.batch} rows (the cached batch)`, String(B));
+      past.tensors.forEach((t, i) => {
+        const l = i >> 1;
+        feeds[i % 2 === 0 ? KV_CACHE_NAMES.pastKey(l) : KV_CACHE_NAMES.pastValue(l)] = t;
+      });
+    }
     if (this.probes.received || this.probes.receivedHeads) {
       const w = input.queryWeight ?? Float32Array.from(mask, (v) => (v ? 1 : 0));
       if (w.length !== N) throw bad("queryWeight", `${N} values`, `${w.length}`);
@@ -420,6 +493,10 @@ class OrtEngine implements OnnxEngine {
     } else {
       fetches.push("logits");
     }
+    const fetchPresent = past !== undefined && presents;
+    if (fetchPresent) {
+      for (let l = 0; l < this.spec.numLayers; l++) fetches.push(KV_CACHE_NAMES.presentKey(l), KV_CACHE_NAMES.presentValue(l));
+    }
     let res: ort.InferenceSession.OnnxValueMapType;
     try {
       // onnxruntime runs the whole graph whatever is fetched (it does not prune per run): work a run
@@ -456,7 +533,11 @@ class OrtEngine implements OnnxEngine {
         margin: res[SUMMARY_OUTPUTS.margin].data as Float64Array,
       };
     }
-    return out;
+    const present: ort.Tensor[] = [];
+    if (fetchPresent) {
+      for (let l = 0; l < this.spec.numLayers; l++) present.push(res[KV_CACHE_NAMES.presentKey(l)], res[KV_CACHE_NAMES.presentValue(l)]);
+    }
+    return { out, present };
   }
 
   async dispose(): Promise<void> {

@@ -16,6 +16,7 @@
  *   selection [batch, rows, vocab] twice plus the f64 summary temporaries (3 × 8 bytes per logit);
  * - probes: every requested probe output ×2.5 (ORT's output buffer with its arena slack + the JS
  *   copy the Node binding makes; measured 2.5× at T 1024 and 2048);
+ * - kvCache: with a key/value cache, every layer's keys and values, three copies (KV_CACHE_COPIES);
  * - arena: ORT's CPU arena grows in doubling chunks and keeps them, so the compute terms above
  *   (not the probe outputs, nor MatMulNBits blocks) cost about 1.5× (measured: 4 layers, d 256, T 2048 → 0.92 GB RSS
  *   without probes, 1.76 GB with full maps for every layer; see BENCHMARKS.md "Engine");
@@ -49,6 +50,12 @@ export interface MemoryEstimateOptions {
   interventions?: boolean;
   /** The weights as the engine holds them (`weightFootprint`); default: every parameter in the compute type. */
   weights?: WeightFootprint;
+  /**
+   * The graph carries a key/value cache (graph/build/kv-cache.ts) over `seq` tokens: every layer's
+   * keys and values [batch, seq, kvHead, headDim], held three times (the past fed in, the present
+   * ORT computes, and the Node binding's copy of it that becomes the next past).
+   */
+  kvCache?: boolean;
 }
 
 export interface WeightRepresentation {
@@ -114,6 +121,8 @@ export interface MemoryEstimate {
   logits: number;
   /** PROBE_FACTOR × the probe outputs (ORT buffer + arena slack + JS copy). */
   probes: number;
+  /** The key/value cache (0 without one): KV_CACHE_COPIES × keys and values of every layer. */
+  kvCache: number;
   /** Arena slack: half of weights + attention + activations + logits. */
   arena: number;
   /** Fixed: Node + onnxruntime libraries. */
@@ -121,7 +130,7 @@ export interface MemoryEstimate {
   /** Bytes of each probe output, by name (all layers listed; one copy). */
   probeBytes: Map<string, number>;
   total: number;
-  /** The largest term: "weights", "attention", "activations", "logits" or a probe name. */
+  /** The largest term: "weights", "attention", "activations", "logits", "kvCache" or a probe name. */
   dominant: string;
 }
 
@@ -130,6 +139,9 @@ export const RUNTIME_BYTES = 96 * 2 ** 20;
 
 /** Memory per byte of probe output: ORT's buffer (+ its arena slack) and the JS copy. */
 export const PROBE_FACTOR = 2.5;
+
+/** Copies of the key/value cache alive during a cached forward: the past fed in, ORT's present, its JS copy. */
+export const KV_CACHE_COPIES = 3;
 
 /** Parameters implied by a spec (tied LM head counted once). */
 export function specParameterCount(s: ModelSpec): number {
@@ -175,11 +187,13 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
     probeBytes.set(p.name, b);
     probes += PROBE_FACTOR * b;
   }
+  const kvCache = o.kvCache ? KV_CACHE_COPIES * 2 * spec.numLayers * B * T * spec.numKvHeads * spec.headDim * bytes : 0;
   const terms: [string, number][] = [
     ["weights", weights],
     ["attention", attention],
     ["activations", activations],
     ["logits", logits],
+    ["kvCache", kvCache],
   ];
   // Probes compete as a group per kind ("blocks.*.attn.pattern"), which is what a user turns off.
   const byKind = new Map<string, number>();
@@ -199,10 +213,11 @@ export function estimateMemory(spec: ModelSpec, o: MemoryEstimateOptions): Memor
     activations,
     logits,
     probes,
+    kvCache,
     arena,
     runtime,
     probeBytes,
-    total: weights + attention + activations + logits + probes + arena + runtime,
+    total: weights + attention + activations + logits + probes + kvCache + arena + runtime,
     dominant,
   };
 }

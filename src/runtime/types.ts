@@ -84,6 +84,26 @@ export interface ForwardOutput {
   probes: Map<string, ProbeTensor>;
 }
 
+/**
+ * A key/value-cached decode (`Engine.decoder`): each `step` runs only its new tokens, after every
+ * token earlier steps ran, whose keys and values the decoder holds. One decoder per sequence batch.
+ */
+export interface KvDecoder {
+  /** Batch rows held (0 before the first step). */
+  readonly batch: number;
+  /** Key/value columns held per batch row: every column run so far, left padding included. */
+  readonly length: number;
+  /**
+   * Run `ids` [batch, seq] after what is held. `attentionMask` marks the new tokens real (1) or
+   * padding (0), positions continue from each row's real tokens so far, and `logitRows` name
+   * positions among the new tokens. The output is as `Engine.forward`'s for those new rows (no
+   * probes). Only ids, batch, seq, attentionMask, logitRows, summaries and returnLogits are read.
+   */
+  step(input: ForwardInput): Promise<ForwardOutput>;
+  /** Keep only these batch rows (indices into the current batch, ascending): the others left it. */
+  retain(rows: number[]): void;
+}
+
 export interface Engine {
   readonly spec: ModelSpec;
   readonly probes: ProbeRequest;
@@ -94,6 +114,11 @@ export interface Engine {
   /** True when `forward` honours `ForwardInput.intervention` (optional; default false). */
   readonly interventions?: boolean;
   forward(input: ForwardInput): Promise<ForwardOutput>;
+  /**
+   * A new key/value-cached decode (optional: engines built with a key/value cache, i.e. causal
+   * models without probes or interventions). The samplers use it for autoregressive decoding.
+   */
+  decoder?(): KvDecoder;
   /**
    * Throw (BudgetError) when a forward of this size would be refused, without running anything
    * (optional). `generate` calls it before it opens any trace file.

@@ -1,7 +1,9 @@
 /**
- * Autoregressive decoding for LLaMA/Qwen (docs/samplers.md): the whole prefix is re-run every
- * step (no KV cache in our engine), the last row's logits give the next token (greedy argmax, or
- * sampled with temperature / top-k / top-p), which is appended. A row stops on one of the model's
+ * Autoregressive decoding for LLaMA/Qwen (docs/samplers.md): the last row's logits give the next
+ * token (greedy argmax, or sampled with temperature / top-k / top-p), which is appended. The
+ * strategy only appends (`appendsOnly`), so on an engine with a key/value cache (probe-free,
+ * no interventions) the loop runs the prompt once and then one single-row forward per token
+ * (cached-passes.ts); otherwise, or with `kvCache: false`, the whole prefix is re-run every step. A row stops on one of the model's
  * EOS ids (the EOS token is kept, as upstream's extractor records it).
  *
  * ARM logits are not shifted (logitShift 0): output row i predicts token i + 1, so the token
@@ -19,6 +21,7 @@ export function armStrategy(cfg: RunConfig, spec: ModelSpec): Strategy {
   return {
     // greedy: argmax and its softmax probability are the engine's row summary
     summariesSuffice: sampling === null,
+    appendsOnly: true,
     rowsNeeded: (_step, row) => [row.canvas.length - 1],
     maxSteps: cfg.genLength,
     initCanvas: (prompt) => Int32Array.from(prompt),

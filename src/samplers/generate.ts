@@ -67,6 +67,14 @@ export interface GenerateOptions {
    */
   intervention?: PolicyInput;
   /**
+   * Decode autoregressive models through the engine's key/value cache (default true): the prompt
+   * runs once, then one single-row forward per generated token, with the same tokens as re-running
+   * the prefix. It applies when the engine has a decoder (`createEngine`'s `kvCache`: a causal model
+   * without probes or interventions), with no intervention policy; otherwise every step re-runs
+   * the whole canvas, as false asks. Padded batches are cached too (rows keep their left padding).
+   */
+  kvCache?: boolean;
+  /**
    * Where warnings about the prompts go (today: pieces of a prompt that became the unknown token),
    * as a sentence and as data for callers that report them their own way (the evaluator names the
    * question). Default `console.warn`, which a notebook shows under the cell.
@@ -221,6 +229,7 @@ async function runBatch(
       regions,
       signal,
       intervener,
+      kvCache: options.kvCache,
       guidance: cfg.cfgScale > 0 ? { scale: cfg.cfgScale, maskId: spec.maskTokenId! } : undefined,
       onStep: (row, step) => {
         recorders.get(row.index)!.step(step);

@@ -1,6 +1,7 @@
 /**
  * The step loop every sampler shares: pad the active rows into one batch (plus the unconditional
- * copies when classifier-free guidance is on), call `engine.forward` once, let the algorithm
+ * copies when classifier-free guidance is on), call `engine.forward` once (an appending strategy on
+ * an engine with a key/value cache instead runs only each row's new token: cached-passes.ts), let the algorithm
  * (`Strategy`) pick each row's transfers, apply them, and hand each row's step to `onStep`. After
  * the last step, one more forward pass over the final sequences with the same probes.
  *
@@ -12,6 +13,8 @@ import type { ProbeTensor } from "../util/probes.js";
 import type { PassIntervention, TraceStep } from "../trace/types.js";
 import { logitRowsInput, logitsView, padBatch, sliceProbes, type LogitsView } from "./batch.js";
 import { batchIntervention, type Intervener } from "./interventions.js";
+import { cachedPasses } from "./cached-passes.js";
+import { probeOutputs } from "../graph/probes.js";
 import type { Rng } from "../util/rng.js";
 
 /** One prompt's state while sampling. Positions are unpadded (the prompt starts at 0). */
@@ -54,6 +57,12 @@ export interface Strategy {
   rowsNeeded?(step: number, row: RowState): number[];
   /** `decide` needs only the per-row summaries (`LogitsView.summary`) of those rows, not the logits. */
   readonly summariesSuffice?: boolean;
+  /**
+   * Every step only appends tokens at the end of each row, and nothing earlier changes (ARM): the loop
+   * may then run rows through the engine's key/value cache, feeding only the new tokens
+   * (cached-passes.ts).
+   */
+  readonly appendsOnly?: boolean;
 }
 
 export interface LoopOptions {
@@ -71,6 +80,12 @@ export interface LoopOptions {
   selectRows?: boolean;
   /** An attention-intervention policy evaluated at every pass (interventions.ts). */
   intervener?: Intervener;
+  /**
+   * Use the engine's key/value cache where it gives the same tokens (default true; cached-passes.ts:
+   * an appending strategy, an engine with a decoder, no guidance, policy or region probe). false:
+   * every step re-runs the whole canvas.
+   */
+  kvCache?: boolean;
 }
 
 export interface LoopResult {
@@ -80,47 +95,19 @@ export interface LoopResult {
 
 /** Run the denoising/decoding steps over all rows. Mutates the row states. */
 export async function runSteps(engine: Engine, strategy: Strategy, rows: RowState[], opts: LoopOptions): Promise<LoopResult> {
+  const cached = cachedPasses(engine, strategy, opts);
   let step = 0;
   for (; step < strategy.maxSteps; step++) {
     if (opts.signal?.aborted) return { steps: step, interrupted: true };
     const active = rows.filter((r) => !r.done);
     if (active.length === 0) break;
-    const canvases = active.map((r) => r.canvas);
-    const regionRows = opts.regions ? active.map((r) => opts.regions!.rows[r.index]) : undefined;
-    let uncondStart = -1;
-    if (opts.guidance) {
-      uncondStart = canvases.length;
-      for (const r of active) canvases.push(unconditional(r, opts.guidance.maskId));
-      regionRows?.push(...active.map((r) => opts.regions!.rows[r.index]));
-    }
-    const { input, pads } = padBatch(canvases, opts.padId, regionRows, opts.regions?.count);
-    if (strategy.rowsNeeded && opts.selectRows !== false) {
-      // Only the rows decide() reads (the unconditional copies need the same rows, for mixing).
-      const needed = active.map((r) => strategy.rowsNeeded!(step, r));
-      if (opts.guidance) needed.push(...needed);
-      input.logitRows = logitRowsInput(needed, pads);
-      if (strategy.summariesSuffice && !opts.guidance) {
-        input.summaries = true;
-        input.returnLogits = false;
-      }
-    }
-    const { out, plans } = await intervenedForward(engine, input, active, pads, opts.intervener);
+    const { out, views, pads, plans } = cached
+      ? { ...(await cached.pass(step, active)), pads: active.map(() => 0), plans: undefined }
+      : await fullPass(engine, strategy, step, active, opts);
     const block = strategy.blockOf(step);
     active.forEach((row, b) => {
-      const view = logitsView(
-        out,
-        input.seq,
-        b,
-        pads[b],
-        opts.guidance && {
-          uncondRow: uncondStart + b,
-          uncondPad: pads[uncondStart + b],
-          scale: opts.guidance.scale,
-        },
-        input.batch,
-      );
       const fed = row.canvas;
-      const t = strategy.decide(step, row, view);
+      const t = strategy.decide(step, row, views[b]);
       apply(row, t, step);
       const probes = sliceProbes(out.probes, b, pads[b]);
       const record: TraceStep = {
@@ -141,6 +128,54 @@ export async function runSteps(engine: Engine, strategy: Strategy, rows: RowStat
     });
   }
   return { steps: step, interrupted: false };
+}
+
+/**
+ * One step's forward over the whole canvases of the active rows (padded into one batch, with the
+ * unconditional copies under guidance), and each row's logits.
+ */
+async function fullPass(
+  engine: Engine,
+  strategy: Strategy,
+  step: number,
+  active: RowState[],
+  opts: LoopOptions,
+): Promise<{ out: ForwardOutput; views: LogitsView[]; pads: number[]; plans?: PassIntervention[] }> {
+  const canvases = active.map((r) => r.canvas);
+  const regionRows = opts.regions ? active.map((r) => opts.regions!.rows[r.index]) : undefined;
+  let uncondStart = -1;
+  if (opts.guidance) {
+    uncondStart = canvases.length;
+    for (const r of active) canvases.push(unconditional(r, opts.guidance.maskId));
+    regionRows?.push(...active.map((r) => opts.regions!.rows[r.index]));
+  }
+  const { input, pads } = padBatch(canvases, opts.padId, regionRows, opts.regions?.count);
+  if (strategy.rowsNeeded && opts.selectRows !== false) {
+    // Only the rows decide() reads (the unconditional copies need the same rows, for mixing).
+    const needed = active.map((r) => strategy.rowsNeeded!(step, r));
+    if (opts.guidance) needed.push(...needed);
+    input.logitRows = logitRowsInput(needed, pads);
+    if (strategy.summariesSuffice && !opts.guidance) {
+      input.summaries = true;
+      input.returnLogits = false;
+    }
+  }
+  const { out, plans } = await intervenedForward(engine, input, active, pads, opts.intervener);
+  const views = active.map((_, b) =>
+    logitsView(
+      out,
+      input.seq,
+      b,
+      pads[b],
+      opts.guidance && {
+        uncondRow: uncondStart + b,
+        uncondPad: pads[uncondStart + b],
+        scale: opts.guidance.scale,
+      },
+      input.batch,
+    ),
+  );
+  return { out, views, pads, plans };
 }
 
 /**
@@ -210,7 +245,9 @@ export interface FinalPass {
 
 /**
  * One forward pass over the rows' final sequences with the same probes (batched, padded); an
- * intervention policy is evaluated for it as for one more step.
+ * intervention policy is evaluated for it as for one more step. An engine that records no probe,
+ * without a policy, would only return empty maps: no forward then (for a probe-free ARM run it
+ * would cost as much as the whole cached decode).
  */
 export async function finalPass(
   engine: Engine,
@@ -218,6 +255,7 @@ export async function finalPass(
   opts: Pick<LoopOptions, "padId" | "regions" | "intervener">,
 ): Promise<FinalPass[]> {
   if (rows.length === 0) return [];
+  if (!opts.intervener && probeOutputs(engine.spec, engine.probes).length === 0) return rows.map(() => ({ probes: new Map() }));
   const regionRows = opts.regions ? rows.map((r) => opts.regions!.rows[r.index]) : undefined;
   const { input, pads } = padBatch(
     rows.map((r) => r.canvas),

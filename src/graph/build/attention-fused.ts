@@ -20,10 +20,10 @@ function biasOf(ctx: BuildContext, run: AttentionRun, allowedRows: string): stri
 
 /** The fused attention of one layer: context rows [B·T, H·d]. */
 export function fusedAttention(ctx: BuildContext, run: AttentionRun, qRot: string, kRot: string, v: string): string {
-  const { g, T, H, G, hd } = ctx;
-  const flat = (x: string) => g.reshape(x, ctx.dims([-1, T, H * hd]));
-  // kv head j serves query heads j·G … j·G + G − 1 (HF's repeat_interleave)
-  const perQueryHead = (x: string) => (G === 1 ? flat(x) : flat(g.node("Expand", [g.unsqueeze(x, [3]), g.constI64([1, 1, 1, G, 1])])));
+  const { g, T, K, H, G, hd } = ctx;
+  const flat = (x: string, rows = T) => g.reshape(x, ctx.dims([-1, rows, H * hd]));
+  // kv head j serves query heads j·G … j·G + G − 1 (HF's repeat_interleave); K keys (cached ones included)
+  const perQueryHead = (x: string) => flat(G === 1 ? x : g.node("Expand", [g.unsqueeze(x, [3]), g.constI64([1, 1, 1, G, 1])]), K);
   const qF = flat(qRot),
     kF = perQueryHead(kRot),
     vF = perQueryHead(v);
@@ -52,7 +52,7 @@ export function fusedAttention(ctx: BuildContext, run: AttentionRun, qRot: strin
     else {
       // bidirectional: a bias only when some key of this run is padding
       const keys = biasOf(ctx, run, run.mask.allowed); // [B, 1, 1, T]
-      const expanded = (b: GraphBuilder) => b.node("Expand", [keys, b.concat([b.constI64([1, 1]), b.slice(b.shape(qc), 1, 2, 0), T], 0)]);
+      const expanded = (b: GraphBuilder) => b.node("Expand", [keys, b.concat([b.constI64([1, 1]), b.slice(b.shape(qc), 1, 2, 0), K], 0)]);
       contexts.push(
         g.ifElse(
           run.mask.anyPadding!,

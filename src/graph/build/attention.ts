@@ -68,8 +68,10 @@ export function attentionBlock(ctx: BuildContext, run: AttentionRun, l: number, 
   const v = g.reshape(linear(ctx, h, w.v, KV * hd, D, bias(w.vBias)), ctx.dims([-1, T, KV, hd]));
   const kRot = rotate(ctx, k, run.rope);
   if (full) emitQkProbes(g, req, l, { q: full.q, k, qRot: full.qRot, kRot }, ctx.toF32);
+  // with a key/value cache the rows attend over the cached keys and values too (kv-cache.ts)
+  const kv = ctx.cache ? ctx.cache.append(l, kRot, v) : { keys: kRot, values: v };
   let o: string;
-  if (fused) o = fusedAttention(ctx, run, full!.qRot, kRot, v);
+  if (fused) o = fusedAttention(ctx, run, full!.qRot, kv.keys, kv.values);
   else {
     // rows [start, end) of every batch row: slices of the projected queries, or (per chunk) of x
     // [B, T, D], normed, projected and rotated with those rows of cos and sin
@@ -81,7 +83,7 @@ export function attentionBlock(ctx: BuildContext, run: AttentionRun, l: number, 
       const tables = { cos: rows(run.rope.cos, 1), sin: rows(run.rope.sin, 1) };
       return projectQueries(ctx, run, w, rmsNorm(ctx, xRows, w.attnNorm, b), b, tables).q5;
     };
-    o = decomposedAttention(ctx, run, l, { q5: full?.q5, queries, kRot, v, looping });
+    o = decomposedAttention(ctx, run, l, { q5: full?.q5, queries, kRot: kv.keys, v: kv.values, looping });
   }
   return g.add(x, linear(ctx, o, w.o, D, H * hd));
 }
@@ -96,7 +98,7 @@ function decomposedAttention(
   const { g, T, H, hd } = ctx;
   // scores [B,KV,G,Q,K] = (q/√d) · kᵀ, with q grouped per kv head and k broadcast over the group
   const kT5 = g.unsqueeze(g.transpose(a.kRot, [0, 2, 3, 1]), [2]); // [B,KV,1,hd,K]
-  const v5 = g.unsqueeze(g.transpose(a.v, [0, 2, 1, 3]), [2]); // [B,KV,1,T,hd]
+  const v5 = g.unsqueeze(g.transpose(a.v, [0, 2, 1, 3]), [2]); // [B,KV,1,K,hd]
   const count = ctx.chunking === "auto" ? 1 : run.chunks.slots;
   const { context, partials } = a.looping
     ? attentionLoop(ctx, run, l, a.queries, kT5, v5) // [B, T, H·d]

@@ -12,6 +12,7 @@ import type { ProbeRequest } from "../../util/probes.js";
 import { AUTO_CHUNKS, type QueryChunks } from "../chunks.js";
 import { GraphBuilder } from "../onnx/builder.js";
 import { DataType } from "../onnx/proto.js";
+import { kvCacheConflict, kvCacheInputs, type KvCache } from "./kv-cache.js";
 import { validateProbeRequest } from "../probes.js";
 import type { ModelSpec } from "../spec.js";
 import { weightStore, type WeightStore } from "./weights.js";
@@ -61,6 +62,12 @@ export interface BuildOptions {
   fusedAttention?: boolean;
   /** MatMulNBits `accuracy_level` (0 = float compute, default; 4 = int8 activations, faster, less exact). */
   nbitsAccuracyLevel?: 0 | 1 | 2 | 3 | 4;
+  /**
+   * Key/value cache inputs and outputs (default false; build/kv-cache.ts): the graph runs new tokens
+   * after cached ones, `attention_mask` covers past and new keys. Causal models without probes or
+   * interventions only (SettingsError otherwise).
+   */
+  kvCache?: boolean;
 }
 
 export interface BuildContext {
@@ -83,13 +90,17 @@ export interface BuildContext {
   weights: WeightStore;
   /** The graph inputs, in order (parts append theirs). */
   inputNames: string[];
-  /** input_ids, position_ids, attention_mask ([batch, seq]). */
+  /** input_ids, position_ids ([batch, seq]), attention_mask ([batch, seq], or [batch, past + seq] with a cache). */
   ids: string;
   pos: string;
   mask: string;
-  /** This run's batch and seq, int64 [1]. */
+  /** This run's batch and seq (its new tokens), int64 [1]. */
   B: string;
   T: string;
+  /** Keys each row attends over, int64 [1]: T, or P + T with a key/value cache. */
+  K: string;
+  /** The key/value cache (`kvCache`), its inputs declared. */
+  cache?: KvCache;
   /** x in f32 (norms, softmax and probes run in f32), and back to the compute type. */
   toF32(x: string, b?: GraphBuilder): string;
   toCT(x: string, b?: GraphBuilder): string;
@@ -128,6 +139,10 @@ function checkOptions(spec: ModelSpec, options: BuildOptions): void {
       found: String(budget),
     });
   }
+  if (options.kvCache) {
+    const conflict = kvCacheConflict(spec, options);
+    if (conflict) throw conflict;
+  }
   const quantMode = options.quantizedWeights ?? "matmulnbits";
   if (quantMode !== "dequantize" && quantMode !== "matmulnbits") {
     throw new SettingsError("Unknown quantized-weights mode", {
@@ -148,8 +163,11 @@ export function buildContext(spec: ModelSpec, tensors: Map<string, TensorInfo>, 
   const g = new GraphBuilder();
   const ids = g.input("input_ids", DataType.INT64, ["batch", "seq"]);
   const pos = g.input("position_ids", DataType.INT64, ["batch", "seq"]);
-  const mask = g.input("attention_mask", DataType.BOOL, ["batch", "seq"]);
+  const mask = g.input("attention_mask", DataType.BOOL, ["batch", options.kvCache ? "keys" : "seq"]);
   const idsShape = g.shape(ids);
+  const B = g.slice(idsShape, 0, 1, 0);
+  const T = g.slice(idsShape, 1, 2, 0);
+  const cache = options.kvCache ? kvCacheInputs(g, spec, CT, T) : undefined;
   const { hiddenSize: D, numHeads: H, numKvHeads: KV, headDim: hd } = spec;
   return {
     g,
@@ -169,12 +187,14 @@ export function buildContext(spec: ModelSpec, tensors: Map<string, TensorInfo>, 
       cacheDir: options.weightCacheDir,
       cacheSettings: { quantizedWeights: options.quantizedWeights ?? "matmulnbits" },
     }),
-    inputNames: [ids, pos, mask],
+    inputNames: [ids, pos, mask, ...(cache?.inputs ?? [])],
     ids,
     pos,
     mask,
-    B: g.slice(idsShape, 0, 1, 0),
-    T: g.slice(idsShape, 1, 2, 0),
+    B,
+    T,
+    K: cache?.keys ?? T,
+    cache,
     toF32: (x, b = g) => (f16 ? b.cast(x, DataType.FLOAT) : x),
     toCT: (x, b = g) => (f16 ? b.cast(x, CT) : x),
     dims: (parts) =>

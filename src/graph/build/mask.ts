@@ -1,6 +1,7 @@
 /**
  * Which keys each query may attend to in this run, made once and shared by every layer:
- * `allowed` [B, 1, 1, Q|1, K] (key k is real, and for a causal model k ≤ q), the fill value for
+ * `allowed` [B, 1, 1, Q|1, K] (key k is real, and for a causal model k ≤ q; with a key/value cache,
+ * k ≤ P + q over the P cached and Q new keys), the fill value for
  * the others, and the attention interventions' narrowing of it (../interventions.ts).
  */
 import { emitInterventions, type InterventionGraph } from "../interventions.js";
@@ -26,7 +27,10 @@ export interface AttentionMask {
 export function attentionMask(ctx: BuildContext): AttentionMask {
   const { g, spec, T } = ctx;
   let allowed = g.unsqueeze(ctx.mask, [1, 2, 3]); // [B,1,1,1,K]
-  if (spec.causal) {
+  if (ctx.cache) {
+    // new row i is column P + i of the cached keys (kv-cache.ts)
+    allowed = g.and(allowed, g.not(ctx.cache.future()));
+  } else if (spec.causal) {
     const r = g.range(g.constI64([0], []), g.reshape(T, g.constI64([], [0])), g.constI64([1], []));
     const future = g.greater(g.unsqueeze(r, [0]), g.unsqueeze(r, [1])); // [Q,K]: k > q
     allowed = g.and(allowed, g.not(future));

@@ -24,7 +24,7 @@ export interface RowChunks {
 }
 
 export function rowChunks(ctx: BuildContext): RowChunks {
-  const { g, T, spec } = ctx;
+  const { g, T, K, spec } = ctx;
   const slots = chunkSlots(spec, ctx.chunking, ctx.budget);
   const rowKeys = attentionRowKeys(spec, ctx.budget);
   const once = <V>(make: () => V): (() => V) => {
@@ -32,10 +32,10 @@ export function rowChunks(ctx: BuildContext): RowChunks {
     return () => (v ??= make());
   };
   const evenRows = once(() => g.div(g.add(T, g.constI64([slots - 1])), g.constI64([slots])));
-  // r(T) = max(q, floor(rowKeys / T / q)·q) from this run's T
+  // r(T) = max(q, floor(rowKeys / K / q)·q) from this run's key count K (T, or P + T with a key/value cache)
   const autoRows = (keys: number) => {
     const q = g.constI64([AUTO_CHUNKS.attentionQuantum]);
-    return g.node("Max", [q, g.mul(g.div(g.div(g.constI64([keys]), T), q), q)]);
+    return g.node("Max", [q, g.mul(g.div(g.div(g.constI64([keys]), K), q), q)]);
   };
   const fusedRows = once(() =>
     ctx.chunking === "auto" ? g.node("Max", [evenRows(), g.node("Min", [T, autoRows(3 * rowKeys)])]) : evenRows(),
