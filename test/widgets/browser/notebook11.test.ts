@@ -118,11 +118,18 @@ describe.skipIf(missing !== null)("notebook 11 in a real JupyterLab", () => {
     expect(await pictures.count()).toBe(nPictures);
     for (let i = 0; i < nPictures; i++) {
       await pictures.nth(i).scrollIntoViewIfNeeded();
-      const size = await pictures.nth(i).evaluate((img: HTMLImageElement) => (img.complete ? [img.naturalWidth, img.naturalHeight] : [0, 0]));
+      const size = await pictures
+        .nth(i)
+        .evaluate((img: HTMLImageElement) => (img.complete ? [img.naturalWidth, img.naturalHeight] : [0, 0]));
       expect(size[0] * size[1], `picture ${i + 1}`).toBeGreaterThan(100 * 100);
     }
     // The frontier figure draws, with no error box anywhere.
-    expect(await panel.locator(".fs-renderer .fs-figure").filter({ has: page.locator(".fs-figure-canvas.fs-frontier") }).count()).toBe(1);
+    expect(
+      await panel
+        .locator(".fs-renderer .fs-figure")
+        .filter({ has: page.locator(".fs-figure-canvas.fs-frontier") })
+        .count(),
+    ).toBe(1);
     expect(await panel.locator(".fs-renderer .fs-error").count()).toBe(0);
 
     const walks: string[] = [];
@@ -145,7 +152,9 @@ describe.skipIf(missing !== null)("notebook 11 in a real JupyterLab", () => {
       const runs = scrubber.locator(".fs-run");
       const n = await runs.count();
       const names = await runs.locator(".fs-run-name").allTextContents();
-      expect(names).toEqual(tier === "tiny" ? ["tiny-llada · tiny · MDM", "tiny-dream · tiny · MDM"] : ["smollm2-135m-dream-world · real-base · MDM"]);
+      expect(names).toEqual(
+        tier === "tiny" ? ["tiny-llada · tiny · MDM", "tiny-dream · tiny · MDM"] : ["smollm2-135m-dream-world · real-base · MDM"],
+      );
       // side by side in the first row, left to right, each in view
       const boxes = await runs.evaluateAll((rs) => rs.map((r) => r.getBoundingClientRect().toJSON() as DOMRect));
       for (let i = 1; i < n; i++) {
