@@ -55,7 +55,10 @@ interface Timed {
 function counted(engine: Engine): { engine: Engine; passes: () => number } {
   let n = 0;
   const e = Object.create(engine) as Engine & { decoder?: () => KvDecoder };
-  e.forward = (input) => (n++, engine.forward(input));
+  e.forward = (input) => {
+    n++;
+    return engine.forward(input);
+  };
   if (engine.decoder) {
     e.decoder = () => {
       const d = engine.decoder!();
@@ -67,7 +70,10 @@ function counted(engine: Engine): { engine: Engine; passes: () => number } {
           return d.length;
         },
         retain: (rows) => d.retain(rows),
-        step: (input) => (n++, d.step(input)),
+        step: (input) => {
+          n++;
+          return d.step(input);
+        },
       };
     };
   }

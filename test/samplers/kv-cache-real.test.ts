@@ -39,7 +39,13 @@ describe.skipIf(!present)("the real ARM through the key/value cache (SmolLM2-135
       decoder: {
         value: () => {
           const d = m.engine.decoder!();
-          return { retain: (r: number[]) => d.retain(r), step: (i: Parameters<typeof d.step>[0]) => (steps++, d.step(i)) };
+          return {
+            retain: (r: number[]) => d.retain(r),
+            step: (i: Parameters<typeof d.step>[0]) => {
+              steps++;
+              return d.step(i);
+            },
+          };
         },
       },
     }) as Engine;
