@@ -50,6 +50,8 @@ import {
 
 export const MEASURES = ["sink", "absorption", "drift", "token-types", "qk", "retrieval"] as const;
 export type MeasureName = (typeof MEASURES)[number];
+/** The measures that read only the final pass of a decode (the others read every step's probes). */
+export const FINAL_PASS_MEASURES: readonly MeasureName[] = ["absorption", "token-types", "qk"];
 
 /** The probes each measure reads in a model of `numLayers` layers (the union is what a unit's engine computes). */
 const PROBES: Record<MeasureName, (numLayers: number) => ProbeRequest> = {

@@ -33,7 +33,7 @@ import type { AnswerExtraction, PromptFormat } from "../model/presets.js";
 import { runEval, type EvalResult } from "../qa/runner.js";
 import { parsePolicy, policyProbes } from "../samplers/interventions.js";
 import { expandGrid, shardUnits, type ResolvedGrid, type WorkUnit } from "./grid.js";
-import { measureProbes, measureTrace, type MeasuredModel, type MeasureName, type SampleMeasures } from "./measures.js";
+import { FINAL_PASS_MEASURES, measureProbes, measureTrace, type MeasuredModel, type MeasureName, type SampleMeasures } from "./measures.js";
 
 /** Shard files hold one JSON line per question: far below this even for a full NQ-open run with traces named. */
 const SHARD_MAX_BYTES = 2 ** 30;
@@ -490,6 +490,15 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
       const measure = withMeasures
         ? (t: Trace, rec: { answers: string[] }) => measureTrace(t, grid.measures, rec.answers) as Record<string, unknown>
         : undefined;
+      // An ARM whose measures all read the final pass decodes probe-free, through its key/value cache, and a second
+      // engine on the same checkpoint runs the final pass with the measures' probes: with probes at every step it
+      // would re-run the whole prefix for every token (the real ARM: tens of seconds per question).
+      const finalOnly =
+        withMeasures &&
+        policies.length === 0 &&
+        opened.find((e) => e.name === modelName)!.causal &&
+        o.kvCache !== false &&
+        grid.measures.every((n) => FINAL_PASS_MEASURES.includes(n));
       const m = await openModel(spec.path, {
         device: o.device ?? "cpu",
         threads: o.threads,
@@ -497,7 +506,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
         kvCache: o.kvCache,
         warn: o.warn,
         ...(policies.length > 0 ? { interventions: true } : {}),
-        ...(policies.length > 0 || measure
+        ...(policies.length > 0 || (measure && !finalOnly)
           ? {
               probes: (ms: { numLayers: number }) =>
                 Object.assign(
@@ -508,7 +517,17 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
             }
           : {}),
       });
+      let final: Awaited<ReturnType<typeof openModel>> | undefined;
       try {
+        final = finalOnly
+          ? await openModel(spec.path, {
+              device: o.device ?? "cpu",
+              threads: o.threads,
+              quantizedWeights: o.quantizedWeights,
+              warn: o.warn,
+              probes: (ms: { numLayers: number }) => measureProbes(grid.measures, ms.numLayers),
+            })
+          : undefined;
         for (const u of group) {
           const todo = todoOf(u);
           summary.resumed += u.end - u.start - todo.length;
@@ -541,6 +560,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
               signal: o.signal,
               ...(u.intervention !== "none" ? { intervention: u.intervention } : {}),
               measure,
+              ...(final ? { finalPassEngine: final.engine } : {}),
             });
             const rows = run.results.filter((r) => wanted.has(r.id) && !(o.signal?.aborted && r.error?.startsWith("Interrupted")));
             if (rows.length)
@@ -565,6 +585,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
         }
       } finally {
         await m.engine.dispose();
+        await final?.engine.dispose();
       }
     }
     if (o.signal?.aborted) break;

@@ -126,9 +126,11 @@ export interface EvalOptions {
   /**
    * Per-question numbers from each question's trace (e.g. a grid's attention measures): the trace keeps
    * every step in memory until this has read it, and rows carry what it returns as `measures`. The
-   * engine must compute the probes it reads.
+   * engine must compute the probes it reads (or `finalPassEngine`, for a measure of the final pass only).
    */
   measure?: (trace: Trace, record: QaRecord) => Record<string, unknown>;
+  /** The engine of the final pass, when `engine` runs the steps probe-free (`GenerateOptions.finalPassEngine`). */
+  finalPassEngine?: Engine;
 }
 
 export interface EvalRun {
@@ -428,6 +430,7 @@ async function runGroup(
       keepSteps: o.measure !== undefined,
       signal: o.signal,
       intervention: o.intervention,
+      ...(o.finalPassEngine ? { finalPassEngine: o.finalPassEngine } : {}),
       warn: (_m, d) => warned.push({ id: group[d.prompt].record.id, pieces: d.pieces }),
     });
     unknown.push(...warned);

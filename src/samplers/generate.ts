@@ -20,6 +20,7 @@ import { resolveRunConfig, type RunConfig } from "./config.js";
 import { dreamStrategy } from "./dream.js";
 import { lladaStrategy } from "./llada.js";
 import { finalPass, runSteps, type RowState, type Strategy } from "./loop.js";
+import { probeOutputs } from "../graph/probes.js";
 import { makeIntervener, type Intervener, type PolicyInput } from "./interventions.js";
 import { TraceRecorder } from "./recorder.js";
 import { Rng } from "../util/rng.js";
@@ -75,6 +76,15 @@ export interface GenerateOptions {
    */
   kvCache?: boolean;
   /**
+   * Run the final pass on this engine instead of `engine` (the same checkpoint, built with the probes the
+   * trace's final pass records), while `engine`, which then computes no probe, runs the steps: probe-free,
+   * and for an autoregressive model through its key/value cache. For runs that read probes only on the
+   * finished sequences (the grid's qk, absorption and token-types measures): the steps' records hold no
+   * probes, the final pass holds what a run on the probed engine alone would record. No intervention
+   * policy and no region-sum probe with it.
+   */
+  finalPassEngine?: Engine;
+  /**
    * Where warnings about the prompts go (today: pieces of a prompt that became the unknown token),
    * as a sentence and as data for callers that report them their own way (the evaluator names the
    * question). Default `console.warn`, which a notebook shows under the cell.
@@ -112,10 +122,13 @@ export async function generate(
   options: GenerateOptions,
 ): Promise<GenerateResult[]> {
   const spec = engine.spec;
+  // the engine whose probes the trace records: the final pass's when it has its own
+  const recording = options.finalPassEngine ?? engine;
+  if (options.finalPassEngine) checkFinalPassEngine(engine, options.finalPassEngine, options.intervention);
   const { cfg, encoded, intervener } = prepareRun(
     spec,
     prompts,
-    { ...settings, probes: settings.probes ?? engine.probes },
+    { ...settings, probes: settings.probes ?? recording.probes },
     options.tokenizer,
     options.warn,
     options.intervention,
@@ -129,11 +142,11 @@ export async function generate(
       hint: "createEngine(model, { interventions: true, … })",
     });
   }
-  if (canonicalJson(cfg.probes) !== canonicalJson(engine.probes)) {
+  if (canonicalJson(cfg.probes) !== canonicalJson(recording.probes)) {
     throw new SettingsError("The engine computes a different probe set", {
       file: "settings",
       field: "probes",
-      expected: JSON.stringify(engine.probes),
+      expected: JSON.stringify(recording.probes),
       found: JSON.stringify(cfg.probes),
       hint: "create the engine with the probes you want recorded",
     });
@@ -157,6 +170,7 @@ export async function generate(
     });
   }
   preflightBudget(engine, cfg, encoded, batchSize);
+  if (options.finalPassEngine) preflightBudget(options.finalPassEngine, cfg, encoded, batchSize);
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   // once: a second Ctrl-C falls through to the default handler (force quit), as usual for CLIs.
@@ -226,7 +240,7 @@ async function runBatch(
   try {
     const res = await runSteps(engine, strategy, rows, {
       padId,
-      regions,
+      regions: options.finalPassEngine ? undefined : regions,
       signal,
       intervener,
       kvCache: options.kvCache,
@@ -238,7 +252,7 @@ async function runBatch(
     });
     if (res.interrupted)
       return rows.map((r) => result(recorders.get(r.index)!.abandon(r.canvas, r.unmaskedAt), recorders.get(r.index)!.file));
-    const finals = await finalPass(engine, rows, { padId, regions, intervener });
+    const finals = await finalPass(options.finalPassEngine ?? engine, rows, { padId, regions, intervener });
     return rows.map((r, i) =>
       result(
         recorders.get(r.index)!.finish(r.canvas, finals[i].probes, r.unmaskedAt, finals[i].intervention),
@@ -248,6 +262,22 @@ async function runBatch(
   } finally {
     for (const r of recorders.values()) r.close();
   }
+}
+
+/** A final-pass engine must read the same checkpoint as the step engine, which must compute no probe. */
+function checkFinalPassEngine(engine: Engine, final: Engine, intervention: GenerateOptions["intervention"]): void {
+  const bad = (expected: string, found: string) =>
+    new SettingsError("Invalid final-pass engine", { file: "settings", field: "finalPassEngine", expected, found });
+  if (probeOutputs(engine.spec, engine.probes).length > 0)
+    throw bad(
+      "a step engine that computes no probe (the final-pass engine records them)",
+      `step engine probes ${JSON.stringify(engine.probes)}`,
+    );
+  if (canonicalJson(final.spec) !== canonicalJson(engine.spec))
+    throw bad("an engine on the same checkpoint as the step engine", `${final.spec.architecture} vs ${engine.spec.architecture}`);
+  if (intervention !== undefined && intervention !== "none")
+    throw bad("no intervention policy (a policy acts at every step)", "an intervention");
+  if (final.probes.regionSum) throw bad("no region-sum probe (it needs the steps' region inputs)", "regionSum");
 }
 
 /**
