@@ -129,3 +129,35 @@ for (const model of ["tiny-llama", "tiny-qwen"]) {
     });
   });
 }
+
+describe("key/value-cached decoding under every attention layout (models/tiny-llama)", () => {
+  // unrolled query chunks (a single-row step leaves chunks empty), a Loop over 16-row chunks (the quantum), fused attention
+  const layouts: [string, Parameters<typeof createEngine>[1]][] = [
+    ["3 unrolled chunks", { queryChunks: 3 }],
+    ["auto chunks, small budget", { queryChunks: "auto", chunkBudgetBytes: 4096 }],
+    ["fused attention", { fusedAttention: true }],
+  ];
+  for (const [name, options] of layouts) {
+    it(`${name}: prompt, then single tokens and a 3-token step, within 1e-4 of the plain graph`, async () => {
+      const dir = path.join(ROOT, "models", "tiny-llama");
+      const cached = await createEngine(dir, { threads: 1, probes: {}, ...options });
+      const plain = await createEngine(dir, { threads: 1, probes: {}, kvCache: false });
+      try {
+        expect(cached.kvCache).toBe(true);
+        const x = ids(40, 5, cached.spec.vocabSize);
+        const full = await plain.forward({ ids: x, batch: 1, seq: 40 });
+        const V = full.vocabSize;
+        const dec = cached.decoder!();
+        let at = 0;
+        for (const n of [30, 1, 1, 3, 1, 1, 1, 1, 1]) {
+          const o = await dec.step({ ids: x.subarray(at, at + n), batch: 1, seq: n });
+          expect(maxDiff(o.logits, full.logits.subarray(at * V, (at + n) * V)), `${name}: rows ${at}…${at + n - 1}`).toBeLessThan(1e-4);
+          at += n;
+        }
+      } finally {
+        await cached.dispose();
+        await plain.dispose();
+      }
+    });
+  }
+});
