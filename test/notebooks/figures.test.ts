@@ -14,20 +14,18 @@
  * names follow the notebooks' environment (`FLOATSCOPE_MODELS`, `FLOATSCOPE_MODEL_NAMES`), so the
  * partial and empty cases can be run on purpose, e.g. with a folder holding only some smoke models.
  */
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findModels, MODEL_MISSING_MARK, NO_MODEL_MARK } from "../../src/notebook/models.js";
 import { CLAIM_IDS, readFindings } from "../../src/display/findings.js";
 import { untracedNumbers } from "../display/claims-trace.js";
 import { ROOT, setupMissing } from "../kernel/env.js";
+import { reproduce } from "./reproduce-run.js";
 import { figures, join1, markdownOf, outputsOf, type Desc, type Notebook } from "./nb-outputs.js";
 import { bpeMarkersShown } from "./token-labels.js";
 
-const run = promisify(execFile);
 
 const NOTEBOOKS = [
   "01-temporal-drift",
@@ -113,23 +111,13 @@ describe.skipIf(missing !== null)("npm run reproduce: the figure notebooks on th
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "floatscope-figures-"));
     const t0 = Date.now();
-    try {
-      // …and the claims notebook last, which reads the others' findings and writes CLAIMS.md beside them.
-      const r = await run("bash", ["scripts/reproduce.sh", "--output-dir", dir, ...NOTEBOOKS.map((n) => `notebooks/${n}.ipynb`), `notebooks/${CLAIMS_NOTEBOOK}.ipynb`], {
-        cwd: ROOT,
-        // The tiny tier only (unless FLOATSCOPE_TIERS says otherwise): the checks below are about the tiny models'
-        // figures, and the real tiers (30-layer models) would add minutes per notebook to CI.
-        env: { ...process.env, FLOATSCOPE_SKIP_SETUP: "1", FLOATSCOPE_TIERS: process.env.FLOATSCOPE_TIERS ?? "tiny" },
-        timeout: 1_500_000,
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      log = r.stdout + r.stderr;
-      rc = 0;
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string; code?: number };
-      log = (err.stdout ?? "") + (err.stderr ?? "");
-      rc = typeof err.code === "number" ? err.code : 1;
-    }
+    // …and the claims notebook last, which reads the others' findings and writes CLAIMS.md beside them.
+    ({ log, rc } = await reproduce(dir, [...NOTEBOOKS.map((n) => `notebooks/${n}.ipynb`), `notebooks/${CLAIMS_NOTEBOOK}.ipynb`], {
+      // The tiny tier only (unless FLOATSCOPE_TIERS says otherwise): the checks below are about the tiny models'
+      // figures, and the real tiers (30-layer models) would add minutes per notebook to CI.
+      env: { FLOATSCOPE_TIERS: process.env.FLOATSCOPE_TIERS ?? "tiny" },
+      timeoutMs: 1_500_000,
+    }));
     console.log(`[notebooks] figure notebooks executed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     for (const n of NOTEBOOKS) {
       const p = join(dir, `${n}.ipynb`);
