@@ -18,8 +18,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
-import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, ROOT, startLab, type LabServer } from "./lab-server.js";
+import type { Browser, Locator, Page } from "playwright-core";
+import { missingPrerequisite, ROOT, type LabServer } from "./lab-server.js";
+import { openNotebookLab } from "./notebook-lab.js";
 import { expectInView, panelStates, setSlider } from "./scrubber-walk.js";
 
 const missing = missingPrerequisite();
@@ -50,22 +51,7 @@ describe.skipIf(missing !== null)("notebook 11 in a real JupyterLab", () => {
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     fs.copyFileSync(path.join(ROOT, "notebooks", NAME), path.join(dir, `run-${NAME}`));
-    // Render every cell (no virtual scrolling), so each output is in the DOM to be checked.
-    const settings = path.join(dir, ".jupyter/settings/@jupyterlab/notebook-extension");
-    fs.mkdirSync(settings, { recursive: true });
-    fs.writeFileSync(path.join(settings, "tracker.jupyterlab-settings"), JSON.stringify({ windowingMode: "none" }));
-    // The copy lives outside notebooks/: point it at the embedded models and data, and at the set-up's real tiers.
-    process.env.FLOATSCOPE_MODELS = path.join(ROOT, "models");
-    process.env.FLOATSCOPE_DATA = path.join(ROOT, "models/world/eval-heldout.jsonl.gz");
-    process.env.FLOATSCOPE_REAL_MODELS = path.join(ROOT, ".cache/real-models");
-    lab = await startLab(dir);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.setDefaultTimeout(20_000);
-    page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
-    await page.goto(`${lab.url}/lab?token=${lab.token}`);
-    await page.waitForFunction(() => (window as unknown as { jupyterapp?: unknown }).jupyterapp !== undefined, null, { timeout: 90_000 });
-    await page.waitForSelector(".jp-DirListing-item", { timeout: 90_000 });
+    ({ lab, browser, page } = await openNotebookLab(dir, consoleErrors));
     console.log(`[notebook 11 browser test] screenshots: ${ARTIFACTS}`);
   }, 180_000);
 

@@ -23,9 +23,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { MIME_FIGURE, MIME_SCRUBBER } from "../../../src/protocol/payloads.js";
-import { CHROMIUM, CHROMIUM_ARGS, missingPrerequisite, ROOT, startLab, type LabServer } from "./lab-server.js";
+import { missingPrerequisite, ROOT, type LabServer } from "./lab-server.js";
+import { openNotebookLab } from "./notebook-lab.js";
 import { expectInView, walkEveryStep } from "./scrubber-walk.js";
 
 const missing = missingPrerequisite();
@@ -156,24 +157,7 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     for (const f of FIGURE_NOTEBOOKS) fs.copyFileSync(path.join(NOTEBOOKS, f), path.join(dir, f));
     fs.copyFileSync(path.join(NOTEBOOKS, "01-temporal-drift.ipynb"), path.join(dir, "run-01-temporal-drift.ipynb"));
-    // Render every cell (no virtual scrolling), so each output is in the DOM to be checked.
-    const settings = path.join(dir, ".jupyter/settings/@jupyterlab/notebook-extension");
-    fs.mkdirSync(settings, { recursive: true });
-    fs.writeFileSync(path.join(settings, "tracker.jupyterlab-settings"), JSON.stringify({ windowingMode: "none" }));
-    // The copies live outside notebooks/: point them at the embedded models and data.
-    process.env.FLOATSCOPE_MODELS = path.join(ROOT, "models");
-    process.env.FLOATSCOPE_DATA = path.join(ROOT, "models/world/eval-heldout.jsonl.gz");
-    // …and at the set-up's real tiers (the notebooks' default, ../.cache/real-models, is relative to notebooks/)
-    process.env.FLOATSCOPE_REAL_MODELS = path.join(ROOT, ".cache/real-models");
-    lab = await startLab(dir);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    // Fail a check quickly instead of waiting out the test's timeout on a missing element.
-    page.setDefaultTimeout(20_000);
-    page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
-    await page.goto(`${lab.url}/lab?token=${lab.token}`);
-    await page.waitForFunction(() => (window as unknown as { jupyterapp?: unknown }).jupyterapp !== undefined, null, { timeout: 90_000 });
-    await page.waitForSelector(".jp-DirListing-item", { timeout: 90_000 });
+    ({ lab, browser, page } = await openNotebookLab(dir, consoleErrors));
     console.log(`[notebook browser test] screenshots: ${ARTIFACTS}`);
   }, 180_000);
 
