@@ -343,10 +343,14 @@ function phaseText(p: Phase): string {
   return `from step ${p.from_step}: ${rate}${warm}${mix}${canvas}${long}`;
 }
 
-/** Steps run in each phase: from its first step to the next phase's (the last one to the published step). */
+/**
+ * Steps run in each phase: from its first step to the next phase's (the last one to the published step). A
+ * phase listed twice (a model published while its own continuation ran, then continued from that file) runs
+ * 0 steps and is skipped.
+ */
 export function phaseSteps(t: Pick<Training, "steps" | "phases">): number[] {
   const ph = t.phases ?? [{ from_step: 0 } as Phase];
-  return ph.map((p, i) => (i + 1 < ph.length ? ph[i + 1].from_step : t.steps) - p.from_step);
+  return ph.map((p, i) => (i + 1 < ph.length ? ph[i + 1].from_step : t.steps) - p.from_step).filter((n) => n > 0);
 }
 
 /**

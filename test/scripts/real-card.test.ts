@@ -210,4 +210,12 @@ describe("eval-real-models --card-only", () => {
     expect(twin).toContain("**The twin and the MDM were trained on identical data for identical steps**");
     expect(twin).not.toContain("Not identical");
   });
+
+  it("skips a phase listed twice (a model published while its own continuation ran) instead of counting 0 steps", () => {
+    // the published MDM's training.json lists phase 4 twice (from_step 451 both times): 0 + 300 steps, not a
+    // fifth phase; a twin retrained without the duplicate has the same four phases
+    const { twin } = renderCards(fixture("duplicate", [0, 90, 220, 451, 451], 751));
+    expect(twin).toContain("twin 90 + 130 + 231 + 300 = 751 steps, by phase");
+    expect(twin).toContain("**The twin and the MDM were trained on identical data for identical steps**");
+  });
 });

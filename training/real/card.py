@@ -29,7 +29,8 @@ def phase_steps(t: dict) -> list[int]:
     The batches of a step are a pure function of seed and step (phase 4: of its own step count), so two runs
     with the same steps by phase saw identical data."""
     starts = [p["from_step"] for p in t.get("phases") or [{"from_step": 0}]]
-    return [b - a for a, b in zip(starts, starts[1:] + [t["steps"]])]
+    # a phase listed twice (published while its continuation ran; see publish.phases) runs 0 steps: skip it
+    return [b - a for a, b in zip(starts, starts[1:] + [t["steps"]]) if b > a]
 
 
 def pct(x) -> str:

@@ -50,10 +50,20 @@ def phases(run: dict, run_dir: str = "", last: int = 0) -> list[dict]:
     if run_dir and os.path.exists(target):
         own["target_steps"] = int(open(target).read().strip())
         own["steps_run"] = last - own["from_step"]
+    if run.get("target_at"):  # a replayed cut (train.py --target-at STEP:TARGET)
+        own["target_at"] = list(run["target_at"])
+        own["target_steps"] = int(sorted(run["target_at"], key=lambda c: int(c.split(":")[0]))[-1].split(":")[1])
+        own["steps_run"] = last - own["from_step"]
+    if run.get("stop_at"):  # stopped before the schedule's end (train.py --stop-at), the cosine unchanged
+        own["steps"] = run["steps"]
+        own["stop_at"] = run["stop_at"]
+        own["steps_run"] = last - own["from_step"]
     if not run.get("init_from"):
         return [own]
     prev = json.load(open(os.path.join(REPO, run["init_from"], "training.json")))
-    earlier = prev.get("phases") or legacy_phases(prev)
+    # a model published while its own continuation ran lists that continuation already: keep only the
+    # phases before this one (the published MDM's and twin's phase 4 appear twice for that reason)
+    earlier = [p for p in (prev.get("phases") or legacy_phases(prev)) if p["from_step"] < own["from_step"]]
     own["note"] = ("continued from the published delta; AdamW's moments were not published, so they restarted "
                    f"at zero here{' with a new warm-up' if own['warmup'] > 0 else ''}")
     return earlier + [own]
@@ -77,11 +87,13 @@ def main() -> None:
     ap.add_argument("--run", required=True)
     ap.add_argument("--name", required=True)
     ap.add_argument("--step", type=int, default=None, help="truncate the curves at this step (default: checkpoint step)")
+    ap.add_argument("--out", default=None, help="the folder to write (default models/<name>), e.g. an intermediate "
+                    "model that a later --init-from continues")
     a = ap.parse_args()
     run = json.load(open(os.path.join(a.run, "run.json")))
     st = torch.load(os.path.join(a.run, "ckpt.pt"))
     step = st["step"]
-    out = os.path.join(REPO, "models", a.name)
+    out = a.out or os.path.join(REPO, "models", a.name)
     os.makedirs(out, exist_ok=True)
     delta = {k: v.float().numpy() for k, v in st["delta"].items()}
     path = os.path.join(out, "delta.safetensors")

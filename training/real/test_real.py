@@ -280,6 +280,63 @@ def test_batches_reproducible() -> None:
     assert 20 <= n_long <= 80, n_long  # 30 % of 160 = 48
 
 
+def test_replayed_schedule() -> None:
+    """`--target-at 652:751` replays the published MDM's phase-4 cut (its live `target_steps` file, read at
+    step 652 of a 451 + 600 schedule) and `--stop-at` ends a run without moving the cosine's end. Values
+    worked by hand from lr_at's definition: warm-up 20 to 5e-4, cosine to 2e-5 at the target."""
+    import math
+    import types
+    train = _train()
+    cuts = train.parse_cuts(["652:751"])
+    assert cuts == [(652, 751)]
+    assert train.step_target(651, 1051, cuts) == 1051 and train.step_target(652, 1051, cuts) == 751
+    assert train.step_target(700, 1051, cuts, live=780) == 780  # a live file still wins
+    a = types.SimpleNamespace(lr=5e-4, warmup=20, schedule="cosine", min_lr=2e-5)
+    a.steps = train.step_target(651, 1051, cuts)
+    # step 651 of a 600-step span: 200/600 of the way, cos(π/3) = 0.5 → 2e-5 + 4.8e-4 · 0.75 = 3.8e-4
+    assert abs(train.lr_at(651, 451, a) - 3.8e-4) < 1e-12
+    a.steps = train.step_target(652, 1051, cuts)
+    # step 652 after the cut: 201/300, cos(0.67π) = −0.50904 → 2e-5 + 4.8e-4 · 0.24548 = 1.3783e-4
+    # (the MDM's metrics.csv recorded 0.000138 there, rounded to 6 places)
+    assert abs(train.lr_at(652, 451, a) - (2e-5 + 4.8e-4 * 0.5 * (1 + math.cos(math.pi * 201 / 300)))) < 1e-15
+    assert abs(train.lr_at(652, 451, a) - 1.3783e-4) < 1e-8
+    # phase 3 stopped at 451 of 480: the rate at step 450 is that of the 260-step span, 230/260 of the way
+    a.steps = 480
+    assert abs(train.lr_at(450, 220, a) - (2e-5 + 4.8e-4 * 0.5 * (1 + math.cos(math.pi * 230 / 260)))) < 1e-15
+    for bad in (["652"], ["a:751"], ["652:-1"]):
+        try:
+            train.parse_cuts(bad)
+        except SystemExit as e:
+            assert "STEP:TARGET" in str(e)
+        else:
+            raise AssertionError(bad)
+
+
+def test_publish_phases() -> None:
+    """publish.phases: a continuation of a model that was published while that same continuation ran (so
+    its training.json lists the continuation already) keeps only the earlier phases; --stop-at and
+    --target-at are recorded with the steps run."""
+    import importlib.util
+    import tempfile
+    spec = importlib.util.spec_from_file_location("real_publish", os.path.join(HERE, "publish.py"))
+    pub = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pub)
+    base = {"lr": 5e-4, "warmup": 20, "schedule": "cosine", "min_lr": 2e-5, "oracle_share": 0.5}
+    with tempfile.TemporaryDirectory(dir=REPO) as d:
+        rel = os.path.relpath(d, REPO)
+        with open(os.path.join(d, "training.json"), "w") as f:
+            json.dump({"phases": [{"from_step": 0, **base}, {"from_step": 220, **base},
+                                  {"from_step": 451, **base, "phase_steps": 600}]}, f)
+        run = {**base, "start_step": 451, "phase_steps": 600, "init_from": rel, "target_at": ["652:751"]}
+        ph = pub.phases(run, "", 751)
+        assert [p["from_step"] for p in ph] == [0, 220, 451], ph
+        assert ph[-1]["target_steps"] == 751 and ph[-1]["steps_run"] == 300 and ph[-1]["target_at"] == ["652:751"]
+        run = {**base, "start_step": 220, "steps": 480, "stop_at": 451, "init_from": rel}
+        ph = pub.phases(run, "", 451)
+        assert [p["from_step"] for p in ph] == [0, 220], ph
+        assert ph[-1]["stop_at"] == 451 and ph[-1]["steps"] == 480 and ph[-1]["steps_run"] == 231
+
+
 if __name__ == "__main__":
     for name, fn in list(globals().items()):
         if name.startswith("test_"):

@@ -73,6 +73,27 @@ def lr_at(step: int, start: int, a) -> float:
     return lr
 
 
+def parse_cuts(specs: list[str]) -> list[tuple[int, int]]:
+    """`--target-at STEP:TARGET` values → [(step, target)] sorted by step."""
+    out = []
+    for c in specs:
+        at, _, to = c.partition(":")
+        if not (at.isdigit() and to.isdigit()):
+            raise SystemExit(f"--target-at {c!r}: expected STEP:TARGET, two whole numbers (e.g. 652:751)")
+        out.append((int(at), int(to)))
+    return sorted(out)
+
+
+def step_target(step: int, steps: int, cuts: list[tuple[int, int]], live: int | None = None) -> int:
+    """The step target in force at `step` (the end of the cosine in `lr_at`): the last replayed cut whose
+    step has been reached, else `steps`; a live `<run>/target_steps` file (`live`) overrides both. A cut read
+    at step s changes the rate of step s itself, as the live file does (read at the top of the step)."""
+    for at, to in cuts:
+        if step >= at:
+            steps = to
+    return live if live is not None else steps
+
+
 def make_batch(world: World, tok, step: int, a):
     """Examples for one step: (prompt ids, answer ids) × batch, identical for both objectives. With
     `--long-share` s > 0, each example is a long-answer one (World.long_example, the same k distractors)
@@ -234,6 +255,12 @@ def main() -> None:
     ap.add_argument("--val-n", type=int, default=20)
     ap.add_argument("--ckpt-minutes", type=float, default=4.0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--stop-at", type=int, default=0, metavar="STEP",
+                    help="end the run at this global step without changing the schedule (the cosine still spans to "
+                         "--steps), as a run stopped by hand: replays the MDM's phase 3, stopped at 451 of 480")
+    ap.add_argument("--target-at", action="append", default=[], metavar="STEP:TARGET",
+                    help="from global step STEP on, the step target is TARGET (the cosine re-spans), as when a live "
+                         "run read <run>/target_steps at STEP: replays a recorded cut (repeatable)")
     ap.add_argument("--init-from", default=None, metavar="MODEL_DIR",
                     help="start a new run folder from a published model (models/<name>: delta.safetensors + "
                          "training.json): its delta, step, tokens and curves; the optimiser state starts fresh")
@@ -322,11 +349,12 @@ def main() -> None:
     last_ck = time.time()
     kind = "dream" if mdm else "arm"
     target = os.path.join(a.run, "target_steps")  # write a number here to change --steps of a live run
-    while step < a.steps:
-        if os.path.exists(target):
-            a.steps = int(open(target).read().strip() or a.steps)
-            if step >= a.steps:
-                break
+    cuts = parse_cuts(a.target_at)
+    while step < a.steps and not (a.stop_at and step >= a.stop_at):
+        live = int(open(target).read().strip() or a.steps) if os.path.exists(target) else None
+        a.steps = step_target(step, a.steps, cuts, live)
+        if step >= a.steps:
+            break
         # a phase (--phase-steps) validates at its own multiples of --eval-every, its first step included,
         # so both objectives are measured after the same number of phase steps
         due = (step - start if a.phase_steps else step) % a.eval_every == 0
