@@ -3,7 +3,15 @@ import * as path from "node:path";
 import { defineConfig } from "vitest/config";
 
 // One weight-cache folder per test run, removed at its end (test/support/weight-cache-dir.ts).
-const WEIGHT_CACHE = path.join(os.tmpdir(), `floatscope-test-weights-${process.pid}`);
+// One temp folder per test run too, removed at its end: tests' scratch folders (os.tmpdir()) and those of
+// the processes they start land there, not loose in /tmp. vitest evaluates this file more than once in a
+// process: the second time TMPDIR is already this run's folder, so keep it rather than nest another.
+const inherited = process.env.TMPDIR;
+const TEST_TMP = inherited?.includes("floatscope-test-tmp-") ? inherited : path.join(os.tmpdir(), `floatscope-test-tmp-${process.pid}`);
+process.env.TMPDIR = TEST_TMP;
+const WEIGHT_CACHE = process.env.FLOATSCOPE_CACHE_DIR?.includes("floatscope-test-weights-")
+  ? process.env.FLOATSCOPE_CACHE_DIR
+  : path.join(path.dirname(TEST_TMP), `floatscope-test-weights-${process.pid}`);
 process.env.FLOATSCOPE_CACHE_DIR = WEIGHT_CACHE;
 
 // Test tiers (README "Tests"): `vitest run` runs them all; `vitest run --project <tier>` one of them.
@@ -27,7 +35,7 @@ export default defineConfig({
     // Two cores: keep workers low so ORT sessions do not fight each other.
     maxWorkers: 2,
     pool: "forks",
-    env: { FLOATSCOPE_CACHE_DIR: WEIGHT_CACHE },
+    env: { FLOATSCOPE_CACHE_DIR: WEIGHT_CACHE, TMPDIR: TEST_TMP },
     globalSetup: ["test/support/weight-cache-dir.ts"],
     projects: [
       {
