@@ -18,7 +18,7 @@
 #   cards     the real-base pair's engine evaluation at the cards' n (npm run eval:real) → models/*/README.md
 #   frontier  scripts/measure-frontier.ts at n = 100 per setting → findings/frontier.findings.json
 #   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ;
-#             the real-base pair first, then every tier)
+#             the real-base pair first, then every tier; NQ_TIERS=real decodes one tier's rows only)
 # Each step's invocation appends its provenance (commit at its start, machine, wall time, load, decode seconds per
 # model) to findings/runs.jsonl (scripts/record-run.mjs): a "started" line as it begins and a "finished" line at its
 # end (or when a signal stops it); a resumed step adds lines per invocation.
@@ -67,10 +67,15 @@ for run in $RUNS; do
         say "nq: skipped (set FLOATSCOPE_NQ to the path of nq-open-oracle.jsonl.gz; README, \"Data\")"
         continue
       fi
-      # the real-base pair first (the tier that decides the claim; 2-5 h), then the real ARM (most of the ~26 h
-      # of CPU: its engine decodes without a KV cache); the second call resumes the pair's rows
-      npx tsx scripts/measure-nq.ts --n 300 --threads 2 --tiers real-base --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
-      npx tsx scripts/measure-nq.ts --n 300 --threads 2 --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
+      # the real-base pair first (the tier that decides the claim; the MDM is most of it), then every tier (the
+      # real ARM; the pair's rows resume). NQ_TIERS=real (or real-base) decodes only that tier's rows and writes no
+      # findings file, e.g. while a retrained model waits to be published
+      if [ -n "${NQ_TIERS:-}" ]; then
+        npx tsx scripts/measure-nq.ts --n 300 --threads 2 --tiers "$NQ_TIERS" --path "$FLOATSCOPE_NQ"
+      else
+        npx tsx scripts/measure-nq.ts --n 300 --threads 2 --tiers real-base --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
+        npx tsx scripts/measure-nq.ts --n 300 --threads 2 --path "$FLOATSCOPE_NQ" --out findings/nq-table1.findings.json
+      fi
       ;;
     *)
       say "unknown step \"$run\" (claims, claims-rest, claims-rest-real, cards, frontier, nq)" >&2
