@@ -12,7 +12,9 @@
  * Settings (scripts/lib/frontier-measure.ts): `llada32` 32 new tokens in 32 steps, LLaDA low-confidence order;
  * `dream32` the same under Dream's entropy order (both on short questions with their gold passage, as notebook 01);
  * `long64` 64 in 64 steps on long answers (models/world/eval-heldout-long.jsonl.gz, every gold passage), fact
- * spans from `factSpans` for the anchor-follows-source measure. The twin decodes greedily (no order), so it runs
+ * spans from `factSpans` for the anchor-follows-source measure, and each answer's fact recall and precision by the
+ * cards' rule (`factScores`): the same decode as the cards' `long_oracle@64` (τ 0, every gold passage, Dream's
+ * entropy order, 64 in 64), so this run also gives the long-answer recall per model. The twin decodes greedily (no order), so it runs
  * in `llada32` and `long64` only.
  *
  * Resumable: one row per decoded sample is appended to `--rows` (default .cache/measure-frontier/rows.jsonl);
@@ -29,6 +31,7 @@ import { collectFindings } from "../src/display/claims.js";
 import { fingerprintModel } from "../src/grid/shard.js";
 import { decodeQaWith, loadQaSet, notebookSettings, type Device } from "../src/notebook/notebook.js";
 import { factSpans, type RecordFact } from "../src/qa/fact-spans.js";
+import { factScores } from "../src/qa/metrics.js";
 import { FloatscopeError } from "../src/util/errors.js";
 import { provenanceOf, readClaimSource, ROOT, writeFindingsFile } from "./lib/findings-file.js";
 import {
@@ -162,7 +165,14 @@ async function measure(): Promise<void> {
               given as RecordFact[],
             );
             spans = [fsr.spans];
-            facts = { total: given.length, stated: fsr.spans.filter((f) => f.answerTokens.length > 0).length, missing: fsr.missing.length };
+            const scores = factScores(trace.answer, given as RecordFact[]);
+            facts = {
+              total: given.length,
+              stated: fsr.spans.filter((f) => f.answerTokens.length > 0).length,
+              missing: fsr.missing.length,
+              recall: scores.recall,
+              precision: scores.precision,
+            };
           }
           const stats = anchorFrontier(trace, { facts: spans }).perTrace[0];
           const row: FrontierRow & { seconds: number } = {

@@ -10,6 +10,7 @@
  */
 import type { FrontierResult } from "../../src/analysis/frontier.js";
 import { poolFrontier } from "../../src/analysis/frontier.js";
+import { bootstrapMean } from "../../src/analysis/robustness.js";
 import { formatClaimNumber } from "../../src/display/claims.js";
 import { escapeMarkdown } from "../../src/display/escape.js";
 import type { Finding } from "../../src/display/findings.js";
@@ -70,8 +71,12 @@ export interface FrontierRow {
   answer: string;
   steps: number;
   promptLength: number;
-  /** Long answers: gold facts, those the answer states (with answer tokens), and those not placed in the prompt. */
-  facts?: { total: number; stated: number; missing: number };
+  /**
+   * Long answers: gold facts, those the answer states (with answer tokens), and those not placed in the prompt;
+   * `recall` / `precision`: the answer's fact scores by the cards' rule (`factScores`, src/qa/metrics.ts), so
+   * this run's decodes also give the long-answer recall (rows written before these fields leave them out).
+   */
+  facts?: { total: number; stated: number; missing: number; recall?: number; precision?: number };
   stats: FrontierTraceStats;
 }
 
@@ -201,6 +206,8 @@ export interface FrontierGroup {
   measures: Record<MeasureKey, Pooled | null>;
   /** Per layer (pooled over samples): the share within the radius of the frontier and its chance, distinct anchors, share moved. */
   layers: { layer: number[]; within: number[]; chance: number[]; distinct: number[]; moved: number[] };
+  /** Long answers: mean fact recall and precision over the samples that carry them (bootstrap 95 %); else absent. */
+  answers?: { recall: Pooled; precision: Pooled };
 }
 
 export interface FrontierReport {
@@ -260,6 +267,15 @@ export function poolRows(
       ) as Record<MeasureKey, Pooled | null>;
       const lrows = layers.objects() as Record<string, number>[];
       const col = (k: string) => lrows.map((x) => round(x[k]) as number);
+      const scored = own.filter((r) => typeof r.facts?.recall === "number" && typeof r.facts?.precision === "number");
+      const meanOf = (xs: number[]): Pooled => {
+        const b = bootstrapMean(xs, o);
+        return { value: b.mean, lo: b.lo, hi: b.hi, baseline: null, difference: null, n: xs.length };
+      };
+      const answers =
+        scored.length > 0
+          ? { recall: meanOf(scored.map((r) => r.facts!.recall!)), precision: meanOf(scored.map((r) => r.facts!.precision!)) }
+          : undefined;
       groups.push({
         setting,
         // The twin decodes greedily whatever the setting's order: its rows say so.
@@ -270,6 +286,7 @@ export function poolRows(
         samples: own.length,
         measures,
         layers: { layer: col("layer"), within: col("within"), chance: col("chance"), distinct: col("distinct"), moved: col("moved") },
+        ...(answers ? { answers } : {}),
       });
     }
   }
@@ -306,6 +323,17 @@ export function frontierFindings(report: FrontierReport, tier: string): Finding[
           ci95: [p.difference[1] * k, p.difference[2] * k],
         });
     }
+    for (const [key, p] of Object.entries(g.answers ?? {}))
+      out.push({
+        claim: "anchors-float-mdm" as const,
+        model: g.model,
+        family: g.family,
+        tier,
+        n: p.n,
+        quantity: `frontier, ${g.label}: long-answer fact ${key} (%), factScores`,
+        value: p.value * 100,
+        ci95: [p.lo * 100, p.hi * 100],
+      });
   }
   return out;
 }
@@ -338,12 +366,18 @@ export function frontierTable(report: FrontierReport): string {
     const m = MEASURES.find((x) => x.key === key)!;
     return m.quantity.replace("{r}", String(report.radius)) + (m.baseline ? ` vs ${m.baseline}` : "");
   });
-  const lines = [`| setting | model | n | ${head.join(" | ")} |`, `|${"---|".repeat(3 + TABLE.length)}`];
+  const lines = [
+    `| setting | model | n | ${head.join(" | ")} | long-answer fact recall / precision (%) |`,
+    `|${"---|".repeat(4 + TABLE.length)}`,
+  ];
   for (const g of report.groups) {
     const cells = TABLE.map((key) => {
       const m = MEASURES.find((x) => x.key === key)!;
       return cellOf(g.measures[key], m.percent, m.baseline, g.samples);
     });
+    cells.push(
+      g.answers ? `${cellOf(g.answers.recall, true, null, g.samples)} / ${cellOf(g.answers.precision, true, null, g.samples)}` : "—",
+    );
     const model = `${escapeMarkdown(g.model)} (${g.causal ? "causal twin, greedy" : "MDM"})`;
     lines.push(`| ${g.label} | ${model} | ${g.samples} | ${cells.join(" | ")} |`);
   }

@@ -116,6 +116,20 @@ describe("poolRows", () => {
     ]);
   });
 
+  it("pools the long answers' fact recall and precision (the cards' rule) over the samples that carry them", () => {
+    // A states every fact with half its claims supported, B half the facts with every claim: means 0.75, and a
+    // resample is AA (1 / 0.5), AB or BB (0.5 / 1); a row without scores (written before them) is left out
+    const a = { ...A, facts: { total: 4, stated: 4, missing: 0, recall: 1, precision: 0.5 } };
+    const b = { ...B, facts: { total: 4, stated: 2, missing: 0, recall: 0.5, precision: 1 } };
+    const old = { ...B, record: "c", facts: { total: 4, stated: 2, missing: 0 } };
+    const r = poolRows([a, b, old], { long64: FRONTIER_SETTINGS.long64 }).groups[0];
+    expect(r.answers?.recall).toMatchObject({ value: 0.75, lo: 0.5, hi: 1, n: 2 });
+    expect(r.answers?.precision).toMatchObject({ value: 0.75, lo: 0.5, hi: 1, n: 2 });
+    const f = frontierFindings({ ...report, groups: [r] }, "real-base").filter((x) => /fact recall/.test(x.quantity));
+    expect(f).toEqual([expect.objectContaining({ value: 75, ci95: [50, 100], n: 2 })]);
+    expect(g.answers).toBeUndefined(); // rows without scores: no answers entry, the table shows "—"
+  });
+
   it("refuses rows measured with another radius", () => {
     const C = row("c", { anchors: 1 });
     C.stats.radius = 3;
@@ -146,12 +160,12 @@ describe("parseRows", () => {
 // The table of the hand-written fixture, written out by hand from its numbers and the claims table's number
 // format (3 significant digits, ties to the larger: 18.75 → 18.8).
 const HEAD =
-  "| setting | model | n | distinct top-1 anchor positions per layer over the steps | layers whose top-1 anchor moves at least once (%) | top-1 anchors within 2 positions of the frontier (%) vs chance | top-1 anchor's distance to the frontier (positions) vs chance | deep-layer top-1 anchors inside the passage span of the fact written at that step (%) vs steps shuffled |";
+  "| setting | model | n | distinct top-1 anchor positions per layer over the steps | layers whose top-1 anchor moves at least once (%) | top-1 anchors within 2 positions of the frontier (%) vs chance | top-1 anchor's distance to the frontier (positions) vs chance | deep-layer top-1 anchors inside the passage span of the fact written at that step (%) vs steps shuffled | long-answer fact recall / precision (%) |";
 const EXPECTED = [
   HEAD,
-  "|---|---|---|---|---|---|---|---|",
-  "| 32 tokens in 32 steps, LLaDA low-confidence order | smollm2-135m-dream-world (MDM) | 100 | 1.50 [1.25, 1.75] | 12.5 [6.25, 18.8] | 6.25 [3.13, 9.38]; chance 12.5 [12.5, 12.5]; difference -6.25 [-9.38, -3.13] | 48 [40, 56]; chance 32 [30, 34]; difference 16 [8, 24] | — |",
-  "| 64 new tokens, greedy left to right, long answers | smollm2-135m-causal-world (causal twin, greedy) | 100 | 1 [1, 1] | 0 [0, 0] | — | — | 50 [37.5, 62.5]; steps shuffled 25 [18.8, 31.3]; difference 25 [12.5, 37.5] (n = 80) |",
+  "|---|---|---|---|---|---|---|---|---|",
+  "| 32 tokens in 32 steps, LLaDA low-confidence order | smollm2-135m-dream-world (MDM) | 100 | 1.50 [1.25, 1.75] | 12.5 [6.25, 18.8] | 6.25 [3.13, 9.38]; chance 12.5 [12.5, 12.5]; difference -6.25 [-9.38, -3.13] | 48 [40, 56]; chance 32 [30, 34]; difference 16 [8, 24] | — | — |",
+  "| 64 new tokens, greedy left to right, long answers | smollm2-135m-causal-world (causal twin, greedy) | 100 | 1 [1, 1] | 0 [0, 0] | — | — | 50 [37.5, 62.5]; steps shuffled 25 [18.8, 31.3]; difference 25 [12.5, 37.5] (n = 80) | 50 [40, 60] / 75 [70, 80] |",
 ].join("\n");
 
 describe("frontierTable", () => {
