@@ -61,8 +61,17 @@ export { mergeShards, prepareGrid, resolveGrid, runShard, shardFilesIn } from ".
 export type { GridRow, GridSpec } from "./entry/grid.js";
 
 // --- notebook ----------------------------------------------------------------------------------
-export { compare, decodeQa, evaluateQa, findModels, loadQaSet, notebookEnv, notebookSettings } from "./entry/notebook.js";
-export type { CompareOptions, Comparison, DecodedModel } from "./entry/notebook.js";
+export {
+  compare,
+  decodeQa,
+  decodePaperSettings,
+  evaluateQa,
+  findModels,
+  loadQaSet,
+  notebookEnv,
+  notebookSettings,
+} from "./entry/notebook.js";
+export type { CompareOptions, Comparison, DecodedModel, PaperSettingRun } from "./entry/notebook.js";
 
 // --- analysis ----------------------------------------------------------------------------------
 export {

@@ -15,6 +15,8 @@ export {
 } from "../notebook/models.js";
 export type { FoundModels, ModelFolder, MissingModel } from "../notebook/models.js";
 export { notebookSettings, loadQaSet, decodeQa, decodeQaWith, evaluateQa, paperRegions } from "../notebook/notebook.js";
+export { decodePaperSettings, PAPER_ORDERS, PAPER_TOKENS } from "../notebook/paper-setting.js";
+export type { PaperSettingRun, PaperSettingOptions } from "../notebook/paper-setting.js";
 export { notebookEnv } from "../notebook/environment.js";
 export type { NotebookEnv } from "../notebook/environment.js";
 export { viewProbes, VIEW_PROBE_BUDGET_BYTES } from "../notebook/view-probes.js";
