@@ -17,6 +17,7 @@
 #             scores, closed-book and gold among 4) → runs/claims-rest-real/ → findings/claims-rest-real.findings.json
 #   cards     the real-base pair's engine evaluation at the cards' n (npm run eval:real) → models/*/README.md
 #   frontier  scripts/measure-frontier.ts at n = 100 per setting → findings/frontier.findings.json
+#             (FRONTIER_FAMILIES=dream: the MDM's rows only, no findings file)
 #   nq        scripts/measure-nq.ts at n = 300 → findings/nq-table1.findings.json (skipped without FLOATSCOPE_NQ;
 #             the real-base pair first, then every tier; NQ_TIERS=real decodes one tier's rows only)
 # Each step's invocation appends its provenance (commit at its start, machine, wall time, load, decode seconds per
@@ -60,7 +61,12 @@ for run in $RUNS; do
         --n oracle=300,oracle@32=300,long_oracle@64=100,gold_4=60,gold_9=30,closed_book=30
       ;;
     frontier)
-      npx tsx scripts/measure-frontier.ts --n 100 --out findings/frontier.findings.json
+      # FRONTIER_FAMILIES=dream decodes the MDM's rows only and writes no findings file (the twin's come later)
+      if [ -n "${FRONTIER_FAMILIES:-}" ]; then
+        npx tsx scripts/measure-frontier.ts --n 100 --families "$FRONTIER_FAMILIES"
+      else
+        npx tsx scripts/measure-frontier.ts --n 100 --out findings/frontier.findings.json
+      fi
       ;;
     nq)
       if [ -z "${FLOATSCOPE_NQ:-}" ]; then

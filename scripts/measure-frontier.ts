@@ -7,6 +7,7 @@
  *   npx tsx scripts/measure-frontier.ts                               # a check: 2 samples per setting
  *   npx tsx scripts/measure-frontier.ts --n 100 --out findings/frontier.findings.json   # the large run
  *   npx tsx scripts/measure-frontier.ts --settings llada32,long64 --n 5
+ *   npx tsx scripts/measure-frontier.ts --n 100 --families dream                  # the MDM's rows only
  *   npx tsx scripts/measure-frontier.ts --table findings/frontier.findings.json         # the README's table
  *
  * Settings (scripts/lib/frontier-measure.ts): `llada32` 32 new tokens in 32 steps, LLaDA low-confidence order;
@@ -47,7 +48,7 @@ import {
 
 function usage(msg: string): never {
   console.error(
-    `measure-frontier: ${msg}\nusage: npx tsx scripts/measure-frontier.ts [--n N] [--settings ${Object.keys(FRONTIER_SETTINGS).join(",")}] [--out f.findings.json] [--rows rows.jsonl] [--chunk K] [--device cpu|cuda|auto]\n       npx tsx scripts/measure-frontier.ts --table f.findings.json`,
+    `measure-frontier: ${msg}\nusage: npx tsx scripts/measure-frontier.ts [--n N] [--settings ${Object.keys(FRONTIER_SETTINGS).join(",")}] [--families dream,llama] [--out f.findings.json] [--rows rows.jsonl] [--chunk K] [--device cpu|cuda|auto]\n       npx tsx scripts/measure-frontier.ts --table f.findings.json`,
   );
   process.exit(2);
 }
@@ -63,6 +64,7 @@ try {
       chunk: { type: "string", default: "4" },
       device: { type: "string", default: "cpu" },
       table: { type: "string" },
+      families: { type: "string", default: "dream,llama" },
     },
   }).values as Record<string, string | undefined>;
 } catch (e) {
@@ -98,6 +100,10 @@ async function measure(): Promise<void> {
   for (const s of names)
     if (!(s in FRONTIER_SETTINGS)) usage(`unknown setting ${JSON.stringify(s)} (one of ${Object.keys(FRONTIER_SETTINGS).join(", ")})`);
   const chosen = Object.fromEntries(names.map((s) => [s, FRONTIER_SETTINGS[s]]));
+  // `--families dream`: the MDM's rows only (e.g. while the twin is retrained); the findings then pool what the
+  // rows file holds for the families asked
+  const families = args.families!.split(",").map((f) => f.trim());
+  for (const f of families) if (f !== "dream" && f !== "llama") usage(`--families is dream, llama or both, got ${JSON.stringify(f)}`);
   const device = args.device as Device;
   if (!["cpu", "cuda", "auto"].includes(device)) usage(`--device is cpu, cuda or auto, got ${JSON.stringify(device)}`);
   const rowsFile = args.rows!;
@@ -110,7 +116,7 @@ async function measure(): Promise<void> {
   const fingerprints = new Map<string, string>();
   for (const [name, def] of Object.entries(chosen)) {
     const S = notebookSettings({
-      families: def.twin ? ["dream", "llama"] : ["dream"],
+      families: (def.twin ? ["dream", "llama"] : ["dream"]).filter((f) => families.includes(f)),
       tier: "real-base",
       env: {
         FLOATSCOPE_REAL_MODELS: path.join(ROOT, ".cache/real-models"),

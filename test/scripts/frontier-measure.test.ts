@@ -204,6 +204,19 @@ describe("frontierTable", () => {
   });
 });
 
+describe("measure-frontier.ts usage", () => {
+  it("refuses a family it does not measure with the usage line and exit 2, before opening any model", () => {
+    const r = spawnSync(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/measure-frontier.ts"), "--families", "dream,gpt"], {
+      encoding: "utf8",
+      cwd: ROOT,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/--families is dream, llama or both, got "gpt"/);
+    expect(r.stderr).toMatch(/usage: .*--families dream,llama/);
+    expect(r.stdout).toBe("");
+  });
+});
+
 describe("README's model-tier section", () => {
   const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
   const block = /<!-- frontier-table[^>]*-->\n([\s\S]*?)\n<!-- \/frontier-table -->/.exec(readme)?.[1];
