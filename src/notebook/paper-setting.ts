@@ -1,5 +1,5 @@
 /**
- * The paper's temporal setting for the figure notebooks' real-base panels (issue #23): its Fig. 2 decodes about
+ * The paper's temporal setting for the figure notebooks' real-base panels: its Fig. 2 decodes about
  * 32 new tokens in 32 steps, one per step, where our 8-slot default leaves anchors little room to move. Each
  * short question is decoded at 32 in 32 under both unmasking orders the paper's models use (LLaDA's low-confidence
  * remasking, Dream's entropy order), and long-answer questions (3–5 facts over 1–3 gold passages) at 64 in 64, so

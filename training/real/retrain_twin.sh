@@ -1,7 +1,7 @@
 #!/bin/sh
-# Retrain the causal twin on exactly the MDM's steps and learning-rate schedule (issue #23: "twin and MDM
-# trained on identical data and steps"). The published pair differed in two places (training/real/README.md,
-# Recipe): the MDM's phase 3 was stopped by hand at step 451 of its 480-step cosine while the twin ran to 480,
+# Retrain the causal twin on exactly the MDM's steps and learning-rate schedule, so that the pair differs in
+# its objective alone: same data, same steps, same rates. The published pair differed in two places
+# (training/real/README.md, Recipe): the MDM's phase 3 was stopped by hand at step 451 of its 480-step cosine while the twin ran to 480,
 # and in phase 4 the twin first read the MDM's step target (751) at its phase step 171. This script starts
 # again from the twin as published at step 220 (the end of phase 2, identical for both) and replays the
 # MDM's history: phase 3 with the cosine spanning to 480 but stopped at 451 (`--stop-at`), phase 4 with 600
