@@ -328,9 +328,21 @@ export function decide(reads: string, cmps: readonly Comparison[]): Omit<TierVer
   };
 }
 
-/** Per claim: its findings and a verdict for every tier that any finding names. */
+/** The tiers' reading order: smallest models first; a data variant ("real · NQ-open") after its tier. */
+const TIER_ORDER = ["tiny", "user", "real", "real-base"];
+function tierRank(tier: string): [number, number] {
+  const [base, ...variant] = tier.split(" · ");
+  const i = TIER_ORDER.indexOf(base);
+  return [i < 0 ? TIER_ORDER.length : i, variant.length > 0 ? 1 : 0];
+}
+
+/** Per claim: its findings and a verdict for every tier that any finding names, tiers in `TIER_ORDER`. */
 export function judgeClaims(findingsIn: readonly SourcedFinding[]): ClaimResult[] {
-  const tiers = [...new Set(findingsIn.map((f) => f.tier))];
+  // sort is stable: tiers of equal rank (unknown ones) keep the order the findings give
+  const tiers = [...new Set(findingsIn.map((f) => f.tier))].sort((a, b) => {
+    const [x, y] = [tierRank(a), tierRank(b)];
+    return x[0] - y[0] || x[1] - y[1];
+  });
   const paradigmsOf = new Map(
     tiers.map((t) => [
       t,

@@ -95,6 +95,13 @@ describe("judgeClaims", () => {
     expect(v.why).toMatch(/overlap for arm-d vs mdm-b .*already separated the paper's way: arm-a above mdm-b; .*n = 23 per model/);
   });
 
+  it("lists the tiers smallest models first, a data variant after its tier, whatever order the findings come in", () => {
+    const at = (tier: string) => f("absorption-arm-vs-mdm", `m-${tier}`, "llama", Q, 60, [55, 65], 8, tier);
+    const out = judgeClaims(["real-base", "real · NQ-open", "elsewhere", "tiny", "real"].map(at));
+    const tiers = out.find((r) => r.claim === "absorption-arm-vs-mdm")!.verdicts.map((v) => v.tier);
+    expect(tiers).toEqual(["tiny", "real", "real · NQ-open", "real-base", "elsewhere"]);
+  });
+
   it("not measured says what the tier lacks: no MDM on it, or no such number", () => {
     const out = judgeClaims([
       f("absorption-arm-vs-mdm", "smollm", "llama", Q, 60, [55, 65], 2, "real"),
