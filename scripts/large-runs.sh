@@ -29,6 +29,9 @@
 # `ulimit -v`: the processes stay inside 40 GB of address space (tsx's WebAssembly reserves far more than it
 # uses and fails to start under 20 GB; the 135M models need about 2 GB of memory).
 set -e
+# The whole script is one { … } block ending in exit: the shell parses all of it before running any of it,
+# so editing this file while a run is live cannot change what that run does (dash reads a script as it goes).
+{
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-"claims claims-rest claims-rest-real cards frontier nq"}
 ulimit -v 40000000 2>/dev/null || true
@@ -95,3 +98,5 @@ for run in $RUNS; do
 done
 npx tsx scripts/render-claims.ts findings --out CLAIMS.md
 say "CLAIMS.md rendered from findings/"
+exit
+}

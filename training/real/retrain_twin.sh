@@ -15,6 +15,9 @@
 #
 # Without OUT the result is published to training/runs/twin-751 (not the model the notebooks read).
 set -e
+# The whole script is one { … } block ending in exit: the shell parses all of it before running any of it,
+# so editing this file while a run is live cannot change what that run does (dash reads a script as it goes).
+{
 cd "$(dirname "$0")/../.."
 : "${OPENBLAS_CORETYPE:=SkylakeX}"  # see run_both.sh
 export OPENBLAS_CORETYPE
@@ -45,3 +48,5 @@ $PY training/real/train.py --objective arm --run "$R/smol-arm-p4m" --init-from "
   --val-long-n 8 --val-long-steps 16 >> "$R/smol-arm-p4m.log" 2>&1
 $PY training/real/publish.py --run "$R/smol-arm-p4m" --name "$NAME" --out "$OUT"
 echo "retrained twin published to $OUT"
+exit
+}
