@@ -14,6 +14,7 @@ import { bootstrapMean } from "../../src/analysis/robustness.js";
 import { formatClaimNumber } from "../../src/display/claims.js";
 import { escapeMarkdown } from "../../src/display/escape.js";
 import type { Finding } from "../../src/display/findings.js";
+import { PAPER_ORDERS, PAPER_TOKENS } from "../../src/notebook/paper-setting.js";
 import { FloatscopeError } from "../../src/util/errors.js";
 import type { BootstrapOptions } from "../../src/util/stats.js";
 
@@ -33,26 +34,29 @@ export interface FrontierSetting {
   twin: boolean;
 }
 
-/** The paper's temporal setting under both orders, and long answers (docs/analyses.md, "The frontier"). */
+/**
+ * The paper's temporal setting under both orders, and long answers (docs/analyses.md, "The frontier"): the same
+ * orders and token counts as the figure notebooks' paper-setting sections (src/notebook/paper-setting.ts).
+ */
 export const FRONTIER_SETTINGS: Record<string, FrontierSetting> = {
   llada32: {
     label: "32 tokens in 32 steps, LLaDA low-confidence order",
-    tokens: 32,
-    order: { sampler: "llada", alg: "low_confidence" },
+    tokens: PAPER_TOKENS.short,
+    order: PAPER_ORDERS["LLaDA low-confidence order"],
     data: "short",
     twin: true,
   },
   dream32: {
     label: "32 tokens in 32 steps, Dream entropy order",
-    tokens: 32,
-    order: { sampler: "dream", alg: "entropy" },
+    tokens: PAPER_TOKENS.short,
+    order: PAPER_ORDERS["Dream entropy order"],
     data: "short",
     twin: false,
   },
   long64: {
     label: "64 tokens in 64 steps, long answers, Dream entropy order",
-    tokens: 64,
-    order: { sampler: "dream", alg: "entropy" },
+    tokens: PAPER_TOKENS.long,
+    order: PAPER_ORDERS["Dream entropy order"],
     data: "long",
     twin: true,
   },
