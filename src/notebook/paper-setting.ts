@@ -52,45 +52,38 @@ export async function decodePaperSettings(T: NotebookSettings, o: PaperSettingOp
   const short = await loadQaSet(T, { distractors: typeof o.context === "object" ? o.context.distractors : 0 });
   const base = { probes: o.probes, context: o.context, viewProbes: o.viewProbes ?? ("none" as const) };
   const n = short.records.length;
+  const add = (decoded: Record<string, DecodedModel>, tokens: number, long: boolean, setting: (run: DecodedModel) => string) => {
+    for (const run of Object.values(decoded)) out.push({ setting: setting(run), tokens, long, run });
+  };
   for (const [label, order] of Object.entries(PAPER_ORDERS)) {
     const decoded = await decodeQa(T, short, { ...base, tokens: PAPER_TOKENS.short, order, families: mdms });
-    for (const run of Object.values(decoded))
-      out.push({
-        setting: `${PAPER_TOKENS.short} tokens in ${PAPER_TOKENS.short} steps, ${label}, ${n} question(s)`,
-        tokens: PAPER_TOKENS.short,
-        long: false,
-        run,
-      });
+    add(
+      decoded,
+      PAPER_TOKENS.short,
+      false,
+      () => `${PAPER_TOKENS.short} tokens in ${PAPER_TOKENS.short} steps, ${label}, ${n} question(s)`,
+    );
   }
   if (arms.length > 0) {
     const decoded = await decodeQa(T, short, { ...base, tokens: PAPER_TOKENS.short, families: arms });
-    for (const run of Object.values(decoded))
-      out.push({
-        setting: `up to ${PAPER_TOKENS.short} tokens, greedy (causal), ${n} question(s)`,
-        tokens: PAPER_TOKENS.short,
-        long: false,
-        run,
-      });
+    add(decoded, PAPER_TOKENS.short, false, () => `up to ${PAPER_TOKENS.short} tokens, greedy (causal), ${n} question(s)`);
   }
   const longN = o.longSamples ?? 1;
   if (longN > 0) {
     const file = o.longFile ?? path.join(path.dirname(T.data), "eval-heldout-long.jsonl.gz");
     const long = await loadQaSet(T, { file, limit: longN });
+    const m = long.records.length;
     const decoded = await decodeQa(T, long, {
       ...base,
       context: "all-golds",
       tokens: PAPER_TOKENS.long,
       order: PAPER_ORDERS["Dream entropy order"],
     });
-    for (const run of Object.values(decoded))
-      out.push({
-        setting: run.causal
-          ? `long answers, up to ${PAPER_TOKENS.long} tokens, greedy (causal), ${long.records.length} question(s)`
-          : `long answers, ${PAPER_TOKENS.long} tokens in ${PAPER_TOKENS.long} steps, Dream entropy order, ${long.records.length} question(s)`,
-        tokens: PAPER_TOKENS.long,
-        long: true,
-        run,
-      });
+    add(decoded, PAPER_TOKENS.long, true, (run) =>
+      run.causal
+        ? `long answers, up to ${PAPER_TOKENS.long} tokens, greedy (causal), ${m} question(s)`
+        : `long answers, ${PAPER_TOKENS.long} tokens in ${PAPER_TOKENS.long} steps, Dream entropy order, ${m} question(s)`,
+    );
   }
   return out;
 }
