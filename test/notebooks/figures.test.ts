@@ -426,7 +426,6 @@ describe("the committed figure notebooks", () => {
     },
   );
 
-
   it.each(NOTEBOOKS.map((n) => [n]))("%s uses the floatscope kernel, imports only floatscope (+ node:), and stays small", (n) => {
     const p = join(ROOT, "notebooks", `${n}.ipynb`);
     // 3 MiB: notebook 03's real-tier QK figure (3 layers × 3 maps of 82 × 82) is ≈ 1 MB once nbformat indents its numbers.
