@@ -6,6 +6,7 @@
 #   nohup sh scripts/large-runs.sh > large-runs.log 2>&1 &
 #   RUNS="claims cards" sh scripts/large-runs.sh              # only some steps, in the order given
 #   FLOATSCOPE_NQ=/path/to/nq-open-oracle.jsonl.gz sh scripts/large-runs.sh   # the NQ step needs the data file
+#   REUSE=1 RUNS="claims claims-rest" sh scripts/large-runs.sh   # after retraining one model: decode only its rows
 #
 # Steps (RUNS, default "claims claims-rest claims-rest-real cards frontier nq"):
 #   claims    findings/claims.grid.json (every tier, n = 100 per model: sink, absorption, drift, token types)
@@ -51,12 +52,15 @@ for run in $RUNS; do
   RECORD_PHASE=start node scripts/record-run.mjs "$run" "$t0" "$load0" "$commit0" "$state0"
   trap 'RECORD_NOTE="stopped by a signal before the end of the step" node scripts/record-run.mjs "$run" "$t0" "$load0" "$commit0" "$state0" "runs/$run"; exit 130' INT TERM HUP
   case "$run" in
-    claims)
-      npx floatscope eval --grid findings/claims.grid.json --out runs/claims
-      npx floatscope merge runs/claims --out runs/claims/merged.jsonl --findings findings/claims.findings.json
-      ;;
-    claims-rest | claims-rest-real)
-      npx floatscope eval --grid "findings/$run.grid.json" --out "runs/$run"
+    claims | claims-rest | claims-rest-real)
+      # REUSE=1 after a model of the grid changed: the old run moves to runs/<step>.previous and its rows of the
+      # unchanged models are copied (`eval --reuse`), so only the changed model decodes
+      reuse=""
+      if [ -n "${REUSE:-}" ]; then
+        [ -d "runs/$run.previous" ] || { [ ! -d "runs/$run" ] || mv "runs/$run" "runs/$run.previous"; }
+        [ ! -d "runs/$run.previous" ] || reuse="--reuse runs/$run.previous"
+      fi
+      npx floatscope eval --grid "findings/$run.grid.json" --out "runs/$run" $reuse
       npx floatscope merge "runs/$run" --out "runs/$run/merged.jsonl" --findings "findings/$run.findings.json"
       ;;
     cards)

@@ -6,6 +6,7 @@
  */
 import * as path from "node:path";
 import { defaultRunFolder, parseShard, readGrid } from "../grid/grid.js";
+import { reusableRows } from "../grid/reuse.js";
 import { prepareGrid, runShard, shardFileName } from "../grid/shard.js";
 import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
@@ -13,7 +14,7 @@ import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type F
 import { runtimeOptions, runtimeRows } from "./runtime-flags.js";
 import { CHECKPOINT_INPUT, type PathArgument } from "./command-types.js";
 import { EXIT } from "./exit.js";
-import { checkpointInput, inputFile, inputFilesIn, inputPath } from "./inputs.js";
+import { checkpointInput, inputFile, inputFilesIn, inputFolder, inputPath } from "./inputs.js";
 import { outputDirectory } from "./outputs.js";
 
 /** The paths `eval --grid` reads and writes (part of eval's `paths`). */
@@ -34,6 +35,14 @@ export const GRID_PATHS: PathArgument[] = [
     name: "runs",
     inside: ["shard-1-of-1.jsonl"],
     example: (p, f) => ["--grid", f.grid(), "--out", p],
+  },
+  {
+    arg: "--reuse",
+    role: "input",
+    expects: "folder",
+    name: "old-run",
+    inside: ["shard-1-of-1.jsonl"],
+    example: (p, f) => ["--grid", f.grid(), "--out", `${f.tmp}/new-run`, "--reuse", p],
   },
 ];
 
@@ -69,6 +78,7 @@ const GRID_ROWS: FlagRow[] = [
   { name: "grid", type: "string", value: "<file>", help: "grid spec (JSON)" },
   { name: "shard", type: "string", value: "<i/n>", help: "which share to run", default: "1/1" },
   { name: "out", type: "string", value: "<dir>", help: "folder for shard files (default grid-runs/<grid name>)" },
+  { name: "reuse", type: "string", value: "<dir>", help: "copy the rows of an earlier run of this grid for the models unchanged since" },
   { name: "batch-size", type: "string", value: "<n>", help: "questions per forward batch (default: the grid's, 8)" },
   ...runtimeRows("device", "threads", "quantized-weights", "no-kv-cache"),
 ];
@@ -80,6 +90,8 @@ export const GRID_HELP = `Usage: floatscope eval --grid <grid.json> [--shard i/n
 Runs shard i of n (1-based; default 1/1, the whole grid) of an evaluation grid: models × datasets ×
 settings × seeds (docs/cluster.md). Rows go to <dir>/shard-i-of-n.jsonl with a manifest (floatscope
 version, settings, seeds, model and data hashes); rerunning resumes. Then: floatscope merge <dir>.
+After a model changed (retrained, re-exported), --reuse <old dir> with a new --out copies the old run's
+rows of the other models and decodes only the changed model's units.
 A grid with "measures" (["sink", "absorption", "drift", "token-types"]: each question's first-token
 sink, absorption, anchor drift and anchor token types per layer) also records those attention numbers
 in its rows, decoding with the probes they need; merge pools them into the findings CLAIMS.md is built
@@ -113,6 +125,10 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   const shardFile = path.join(outDir, shardFileName(shard.index, shard.count));
   if (inspectPath(shardFile).kind !== "missing")
     inputFile(shardFile, { command: "eval", arg: "--out", what: "shard file to resume (written by an earlier run)", error: GridError });
+  // the earlier run's folder and each shard file in it, checked before any is read (a FIFO would block)
+  const reuseSpec = { command: "eval", arg: "--reuse", what: "run folder (shard files of an earlier run of this grid)", error: GridError };
+  const reuseDir = v.reuse === undefined ? undefined : inputFolder(String(v.reuse), reuseSpec);
+  if (reuseDir !== undefined) inputFilesIn(reuseDir, (n) => /^shard-\d+-of-\d+\.jsonl$/.test(n), { ...reuseSpec, what: "shard file" });
   const pg = await prepareGrid(grid);
   const controller = new AbortController();
   const stop = (sig: string) => () => {
@@ -136,6 +152,17 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
       kvCache,
       batchSize: int("batch-size"),
       signal: controller.signal,
+      ...(reuseDir !== undefined
+        ? {
+            reuse: (key, units) => {
+              const r = reusableRows(reuseDir, key, units);
+              io.err(
+                `eval: --reuse ${reuseDir}: ${r.rows.length} rows of ${r.models.join(", ") || "no model"} taken from ${r.files.length} shard file(s); decoded again: ${r.changed.join(", ") || "nothing (no model changed)"}`,
+              );
+              return r.rows;
+            },
+          }
+        : {}),
       warn: io.err,
       onProgress: (p) => {
         if (p.unit.id !== lastUnit || p.questionsDone === p.questions) {

@@ -339,6 +339,11 @@ export interface RunShardOptions {
   kvCache?: false;
   batchSize?: number;
   signal?: AbortSignal;
+  /**
+   * Rows of an earlier run to copy instead of decoding (src/grid/reuse.ts reusableRows), given this run's
+   * manifest key and the shard's units; rows already in the shard file are kept as they are.
+   */
+  reuse?: (key: ManifestKey, units: readonly WorkUnit[]) => readonly ShardRow[];
   onProgress?: (p: ShardProgress) => void;
   warn?: (text: string) => void;
 }
@@ -430,6 +435,7 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
     createdAt: new Date().toISOString(),
   };
 
+  const reused = o.reuse?.(key, mine) ?? [];
   fs.mkdirSync(o.outDir, { recursive: true });
   let done = new Set<string>();
   if (fs.existsSync(file) && fs.statSync(file).size > 0) {
@@ -454,6 +460,12 @@ export async function runShard(pg: PreparedGrid, o: RunShardOptions): Promise<Sh
   } else {
     fs.writeFileSync(file, JSON.stringify({ manifest }) + "\n");
   }
+
+  // An earlier run's rows (read before, so a refused --reuse leaves no new file): appended after the rows
+  // this shard file already holds, which stay as they are.
+  const carried = reused.filter((r) => !done.has(`${r.unit}\n${r.id}`));
+  if (carried.length > 0) fs.appendFileSync(file, carried.map((r) => JSON.stringify(r) + "\n").join(""));
+  for (const r of carried) done.add(`${r.unit}\n${r.id}`);
 
   const questions = mine.reduce((s, u) => s + u.end - u.start, 0);
   const summary: ShardRunSummary = { file, units: mine.length, questions, ran: 0, resumed: 0, errors: 0, aborted: false };

@@ -144,6 +144,58 @@ describe("grid shards and merge", () => {
     expect(refused.err).toMatch(/belongs to another run[\s\S]*datasets/);
   });
 
+  it("--reuse: after one model changed, the other model's rows are copied and only the changed one decodes", async () => {
+    // tiny-qwen "retrained": a copy whose generation_config.json gains a key, so its fingerprint changes
+    // while its answers cannot (that file does not reach the decoder); tiny-llada is untouched.
+    const changed = path.join(tmp, "changed", "tiny-qwen");
+    fs.mkdirSync(changed, { recursive: true });
+    const src = path.join(ROOT, "models/tiny-qwen");
+    for (const n of fs.readdirSync(src)) fs.copyFileSync(path.join(src, n), path.join(changed, n));
+    const gen = JSON.parse(fs.readFileSync(path.join(changed, "generation_config.json"), "utf8"));
+    fs.writeFileSync(path.join(changed, "generation_config.json"), JSON.stringify({ ...gen, retrained: "2026-12-07" }));
+    const grid2 = path.join(tmp, "grid-changed.json");
+    fs.writeFileSync(grid2, fs.readFileSync(gridFile, "utf8").replace(JSON.stringify(src), JSON.stringify(changed)));
+    const old = path.join(tmp, "whole");
+    // Into the old folder: refused, as any changed model is.
+    expect((await cli("eval", "--grid", grid2, "--out", old)).err).toMatch(/belongs to another run[\s\S]*models/);
+    const dir = path.join(tmp, "reused");
+    const r = await cli("eval", "--grid", grid2, "--out", dir, "--reuse", old);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/18 rows of tiny-llada taken from 1 shard file\(s\); decoded again: tiny-qwen/);
+    expect(r.out).toMatch(/ran 18, resumed 18/);
+    const before = readShardFile(path.join(old, "shard-1-of-1.jsonl"));
+    const after = readShardFile(path.join(dir, "shard-1-of-1.jsonl"));
+    expect(after.manifest.fingerprint).not.toBe(before.manifest.fingerprint);
+    // The copied rows are the old rows, timings included (a decode would give other milliseconds).
+    const key = (x: { unit: string; id: string }) => `${x.unit} ${x.id}`;
+    const oldLlada = new Map(before.rows.filter((x) => x.unit.startsWith("tiny-llada|")).map((x) => [key(x), JSON.stringify(x)]));
+    const newLlada = after.rows.filter((x) => x.unit.startsWith("tiny-llada|"));
+    expect(newLlada).toHaveLength(18);
+    for (const x of newLlada) expect(JSON.stringify(x)).toBe(oldLlada.get(key(x)));
+    // The merged table equals the full run's: the change did not reach the answers.
+    expect((await cli("merge", dir, "--out", path.join(tmp, "reused.jsonl"))).code).toBe(0);
+    expect(fs.readFileSync(path.join(tmp, "reused.jsonl"), "utf8")).toBe(fs.readFileSync(path.join(tmp, "whole.jsonl"), "utf8"));
+    // Sharded the same way: 2 shards, each takes its own units' rows, and they merge to the same bytes.
+    const two = path.join(tmp, "reused-two");
+    for (const i of [1, 2]) expect((await cli("eval", "--grid", grid2, "--shard", `${i}/2`, "--out", two, "--reuse", old)).code).toBe(0);
+    expect((await cli("merge", two, "--out", path.join(tmp, "reused-two.jsonl"))).code).toBe(0);
+    expect(fs.readFileSync(path.join(tmp, "reused-two.jsonl"), "utf8")).toBe(fs.readFileSync(path.join(tmp, "whole.jsonl"), "utf8"));
+    // A run of another grid (one question fewer: other data selection and units) is refused, and nothing is written.
+    const other = path.join(tmp, "other-reuse.json");
+    fs.writeFileSync(other, fs.readFileSync(grid2, "utf8").replace('"limit":6', '"limit":5'));
+    const none = path.join(tmp, "reuse-refused");
+    const refused = await cli("eval", "--grid", other, "--out", none, "--reuse", old);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/run to reuse is of another grid[\s\S]*shard-1-of-1\.jsonl[\s\S]*manifest \(datasets, units\)/);
+    expect(refused.err).not.toMatch(/\n\s+at /);
+    expect(fs.existsSync(path.join(none, "shard-1-of-1.jsonl"))).toBe(false);
+    // A folder with no shard file.
+    const empty = fs.mkdtempSync(path.join(tmp, "empty-"));
+    const nothing = await cli("eval", "--grid", grid2, "--out", path.join(tmp, "reuse-empty"), "--reuse", empty);
+    expect(nothing.code).toBe(1);
+    expect(nothing.err).toMatch(/No shard files in the run to reuse/);
+  }, 180_000);
+
   it("usage errors exit 2", async () => {
     expect((await cli("eval", "--grid", gridFile, "--shard", "4/3")).code).toBe(2);
     expect((await cli("merge", path.join(tmp, "three"))).code).toBe(2);
