@@ -119,16 +119,16 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   const { device, threads, quantizedWeights, kvCache } = runtimeOptions("eval", v);
   const grid = readGrid(inputFile(gridFile, { command: "eval", arg: "--grid", what: "grid file (JSON)", error: GridError }));
   checkGridPaths(grid);
+  // the earlier run's folder and each shard file in it, checked before any is read (a FIFO would block) and before --out is created
+  const reuseSpec = { command: "eval", arg: "--reuse", what: "run folder (shard files of an earlier run of this grid)", error: GridError };
+  const reuseDir = v.reuse === undefined ? undefined : inputFolder(String(v.reuse), reuseSpec);
+  if (reuseDir !== undefined) inputFilesIn(reuseDir, (n) => /^shard-\d+-of-\d+\.jsonl$/.test(n), { ...reuseSpec, what: "shard file" });
   // The shard folder is created when missing (as it always was); when it exists, the shard file in
   // it is read to resume, so it must be a regular file or not there yet.
   const outDir = outputDirectory("eval", "out", String(v.out ?? defaultRunFolder(grid)), true, io);
   const shardFile = path.join(outDir, shardFileName(shard.index, shard.count));
   if (inspectPath(shardFile).kind !== "missing")
     inputFile(shardFile, { command: "eval", arg: "--out", what: "shard file to resume (written by an earlier run)", error: GridError });
-  // the earlier run's folder and each shard file in it, checked before any is read (a FIFO would block)
-  const reuseSpec = { command: "eval", arg: "--reuse", what: "run folder (shard files of an earlier run of this grid)", error: GridError };
-  const reuseDir = v.reuse === undefined ? undefined : inputFolder(String(v.reuse), reuseSpec);
-  if (reuseDir !== undefined) inputFilesIn(reuseDir, (n) => /^shard-\d+-of-\d+\.jsonl$/.test(n), { ...reuseSpec, what: "shard file" });
   const pg = await prepareGrid(grid);
   const controller = new AbortController();
   const stop = (sig: string) => () => {

@@ -53,7 +53,10 @@ export interface ReusedRows {
 export function reusableRows(dir: string, key: ManifestKey, units: readonly WorkUnit[]): ReusedRows {
   let names: string[];
   try {
-    names = fs.readdirSync(dir).filter((n) => SHARD_NAME.test(n)).sort();
+    names = fs
+      .readdirSync(dir)
+      .filter((n) => SHARD_NAME.test(n))
+      .sort();
   } catch (e) {
     throw new GridError("Cannot read the run to reuse", {
       file: dir,
