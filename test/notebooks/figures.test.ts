@@ -426,6 +426,21 @@ describe("the committed figure notebooks", () => {
     },
   );
 
+  it("01-temporal-drift: the real-base MDM's panels are at 32 tokens in 32 steps, once under each unmasking order", () => {
+    const nb = JSON.parse(readFileSync(join(ROOT, "notebooks", "01-temporal-drift.ipynb"), "utf8")) as Notebook;
+    const logs = outputsOf(nb).filter((o) => o.output_type === "stream").map((o) => join1(o.text)).join("");
+    const steps = [...logs.matchAll(/smollm2-135m-dream-world: \d+ prompt\(s\), prompt \d+ tokens, (\d+) decoding steps/g)].map((m) => Number(m[1]));
+    if (steps.length === 0) return; // executed without the real-base tier (its tier note says so at the top)
+    expect(steps).toEqual([32, 32]);
+    // a titled shallow and deep panel per order, and the findings name each order
+    const md = markdownOf(nb).join("\n");
+    for (const order of ["LLaDA low-confidence order", "Dream entropy order"])
+      for (const depth of ["shallow layer 0", "deep layer 29"]) {
+        expect(md).toContain(`32 tokens in 32 steps, ${order}, 1 question(s) · ${depth}`);
+        expect(md).toMatch(new RegExp(`distinct anchor positions \\(${depth}, 32 tokens in 32 steps, ${order}, 1 question\\(s\\)\\) \\d+ \\(n = 32\\)`));
+      }
+  });
+
   it.each(NOTEBOOKS.map((n) => [n]))("%s uses the floatscope kernel, imports only floatscope (+ node:), and stays small", (n) => {
     const p = join(ROOT, "notebooks", `${n}.ipynb`);
     // 3 MiB: notebook 03's real-tier QK figure (3 layers × 3 maps of 82 × 82) is ≈ 1 MB once nbformat indents its numbers.

@@ -186,7 +186,7 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     });
     const scrubber = panel.locator(".fs-scrubber").first();
     await scrubber.locator("canvas.fs-map").first().waitFor({ timeout: 240_000 });
-    // its runs: the tiny LLaDA and Dream, and the real-base MDM when its merged model is set up
+    // its runs: the tiny LLaDA and Dream, and the real-base MDM (under Dream's order) when its merged model is set up
     const realBase = fs.existsSync(path.join(ROOT, ".cache/real-models/smollm2-135m-dream-world"));
     await expect(scrubber.locator(".fs-run").count()).resolves.toBe(realBase ? 3 : 2);
     // The full map holds data: many colours, not the grey "no map" fill.
@@ -223,7 +223,8 @@ describe.skipIf(missing !== null)("figure notebooks in a real JupyterLab", () =>
     await scrubber.screenshot({ path: path.join(ARTIFACTS, "01-executed-scrubber.png") });
     // The drift figures of the same run (shared figure renderer): a colour bar and the prompt's words on the x axis.
     const drift = panel.locator(".fs-renderer .fs-figure");
-    const nDrift = 2 * (realBase ? 3 : 2); // a shallow and a deep layer per run
+    // a shallow and a deep layer per run: the tiny LLaDA and Dream, the real-base MDM under each of the two orders
+    const nDrift = 2 * (realBase ? 4 : 2);
     expect(await drift.count()).toBe(nDrift);
     for (let i = 0; i < nDrift; i++) {
       expect(await drift.nth(i).locator(".fs-colourbar").count()).toBeGreaterThan(0);
