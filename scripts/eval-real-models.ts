@@ -466,7 +466,13 @@ export function renderCard(
   ].filter(([, s]) => s !== undefined && Number(s) !== t.steps);
   if (stale.length)
     L.push(
-      `**Measured on an earlier delta:** ${stale.map(([who, s]) => `${who} step ${escapeMarkdown(String(s))}`).join(", ")}; the committed delta is step ${t.steps}. \`RUNS=cards sh scripts/large-runs.sh\` measures it with the engine.`,
+      `**Measured on an earlier delta:** ${stale.map(([who, s]) => `${who} step ${escapeMarkdown(String(s))}`).join(", ")}; the committed delta is step ${t.steps}. ${stale
+        .map(([who]) =>
+          who === "torch"
+            ? "`training/real/eval_qa.py` (as `training/real/finish.sh` runs it) measures it with torch"
+            : "`RUNS=cards sh scripts/large-runs.sh` measures it with the engine",
+        )
+        .join("; ")}.`,
       "",
     );
   L.push("| setting | slots | torch | engine | s / question |", "|---|---|---|---|---|");

@@ -204,6 +204,18 @@ describe("eval-real-models --card-only", () => {
     expect(mdm).toContain("MDM canvas 8-64 slots, 30 % long-answer examples");
   });
 
+  it("a measurement of an earlier delta names the command that measures the committed one: torch's for torch", () => {
+    const dir = fixture("stale-torch", [0, 90, 220, 451], 751);
+    const torch = JSON.parse(fs.readFileSync(path.join(dir, MDM, "eval-torch.json"), "utf8"));
+    fs.writeFileSync(path.join(dir, MDM, "eval-torch.json"), JSON.stringify({ ...torch, delta_step: "451" }));
+    const { mdm, twin } = renderCards(dir);
+    expect(mdm).toContain(
+      "**Measured on an earlier delta:** torch step 451; the committed delta is step 751. `training/real/eval_qa.py` (as `training/real/finish.sh` runs it) measures it with torch.",
+    );
+    expect(mdm).not.toContain("large-runs.sh` measures it");
+    expect(twin).not.toContain("Measured on an earlier delta");
+  });
+
   it("says identical data and steps only when every phase has the same steps", () => {
     const { twin } = renderCards(fixture("equal", [0, 90, 220, 451], 751));
     expect(twin).toContain("MDM 90 + 130 + 231 + 300 = 751 steps, twin 90 + 130 + 231 + 300 = 751 steps, by phase");
