@@ -7,7 +7,7 @@
 import * as path from "node:path";
 import { defaultRunFolder, parseShard, readGrid } from "../grid/grid.js";
 import { reusableRows } from "../grid/reuse.js";
-import { prepareGrid, runShard, shardFileName } from "../grid/shard.js";
+import { prepareGrid, runShard, SHARD_FILE_NAME, shardFileName } from "../grid/shard.js";
 import { GridError } from "../util/errors.js";
 import { inspectPath } from "../util/paths.js";
 import { flagHelp, flagSpec, intList, parseFlags, UsageError, type CliIO, type FlagRow, type FlagSpec } from "./args.js";
@@ -122,7 +122,7 @@ export async function runGridEval(argv: string[], io: CliIO): Promise<number> {
   // the earlier run's folder and each shard file in it, checked before any is read (a FIFO would block) and before --out is created
   const reuseSpec = { command: "eval", arg: "--reuse", what: "run folder (shard files of an earlier run of this grid)", error: GridError };
   const reuseDir = v.reuse === undefined ? undefined : inputFolder(String(v.reuse), reuseSpec);
-  if (reuseDir !== undefined) inputFilesIn(reuseDir, (n) => /^shard-\d+-of-\d+\.jsonl$/.test(n), { ...reuseSpec, what: "shard file" });
+  if (reuseDir !== undefined) inputFilesIn(reuseDir, (n) => SHARD_FILE_NAME.test(n), { ...reuseSpec, what: "shard file" });
   // The shard folder is created when missing (as it always was); when it exists, the shard file in
   // it is read to resume, so it must be a regular file or not there yet.
   const outDir = outputDirectory("eval", "out", String(v.out ?? defaultRunFolder(grid)), true, io);

@@ -16,7 +16,16 @@ import * as path from "node:path";
 import { GridError } from "../util/errors.js";
 import type { ColumnKind } from "../util/table-export.js";
 import { aggregateMeasures, type MeasureAggregate, type MeasuredSample } from "./measures.js";
-import { doneKeys, manifestKey, readShardFile, canonicalJson, type ManifestKey, type ShardFile, type ShardRow } from "./shard.js";
+import {
+  doneKeys,
+  manifestKey,
+  readShardFile,
+  canonicalJson,
+  SHARD_FILE_NAME,
+  type ManifestKey,
+  type ShardFile,
+  type ShardRow,
+} from "./shard.js";
 
 /** One row of a merged grid table. */
 export interface GridRow {
@@ -130,7 +139,7 @@ export function shardFilesIn(inputs: readonly string[]): string[] {
     if (fs.existsSync(p) && fs.statSync(p).isDirectory()) {
       const found = fs
         .readdirSync(p)
-        .filter((f) => /^shard-\d+-of-\d+\.jsonl$/.test(f))
+        .filter((f) => SHARD_FILE_NAME.test(f))
         .sort()
         .map((f) => path.join(p, f));
       if (found.length === 0)

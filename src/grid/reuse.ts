@@ -15,10 +15,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { WorkUnit } from "./grid.js";
-import { canonicalJson, doneKeys, manifestKey, readShardFile, type ManifestKey, type ShardRow } from "./shard.js";
+import { canonicalJson, doneKeys, manifestKey, readShardFile, SHARD_FILE_NAME, type ManifestKey, type ShardRow } from "./shard.js";
 import { GridError } from "../util/errors.js";
-
-const SHARD_NAME = /^shard-\d+-of-\d+\.jsonl$/;
 
 /** Everything of a manifest key except the models and their measured labels. */
 function withoutModels(k: ManifestKey): Record<string, unknown> {
@@ -55,7 +53,7 @@ export function reusableRows(dir: string, key: ManifestKey, units: readonly Work
   try {
     names = fs
       .readdirSync(dir)
-      .filter((n) => SHARD_NAME.test(n))
+      .filter((n) => SHARD_FILE_NAME.test(n))
       .sort();
   } catch (e) {
     throw new GridError("Cannot read the run to reuse", {

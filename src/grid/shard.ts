@@ -240,6 +240,9 @@ export async function prepareGrid(grid: ResolvedGrid): Promise<PreparedGrid> {
   return { grid, all, selected, units: expandGrid(grid, sizes), datasetEntries };
 }
 
+/** The names `shardFileName` gives: what a run folder's shard files are recognised by. */
+export const SHARD_FILE_NAME = /^shard-\d+-of-\d+\.jsonl$/;
+
 /** Shard file name for shard i of n. */
 export function shardFileName(index: number, count: number): string {
   const w = String(count).length;
